@@ -1,0 +1,36 @@
+// JS handle of an Engine. Bindings only: converts arguments, calls the engine, converts back.
+// Status codes are returned as numbers (negative where a result would otherwise be a count);
+// the TS layer turns them into RvmaError.
+#pragma once
+#include <napi.h>
+
+#include <memory>
+
+#include "../engine.h"
+
+namespace rvma::addon {
+
+class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env);
+  explicit EndpointWrap(const Napi::CallbackInfo& info);
+  ~EndpointWrap() override;
+
+ private:
+  Napi::Value OpenMailbox(const Napi::CallbackInfo& info);
+  Napi::Value CloseMailbox(const Napi::CallbackInfo& info);
+  Napi::Value Post(const Napi::CallbackInfo& info);
+  Napi::Value IncEpoch(const Napi::CallbackInfo& info);
+  Napi::Value Put(const Napi::CallbackInfo& info);
+  Napi::Value CompletionPage(const Napi::CallbackInfo& info);
+  Napi::Value OpenCount(const Napi::CallbackInfo& info);
+  Napi::Value Ref(const Napi::CallbackInfo& info);
+  Napi::Value Unref(const Napi::CallbackInfo& info);
+  Napi::Value Close(const Napi::CallbackInfo& info);
+  void shutdown();
+
+  std::shared_ptr<Engine> engine_;
+  napi_threadsafe_function wake_ = nullptr;
+};
+
+}  // namespace rvma::addon

@@ -1,0 +1,21 @@
+// How the core and the providers report upward. The engine implements it: it queues the
+// events and wakes JS once per batch.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "mailbox.h"
+#include "status.h"
+
+namespace rvma {
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void completions(const std::vector<CompletionRecord>& records) = 0;
+  // A closed mailbox whose last in-flight put finished: its buffers may now be reused.
+  virtual void mailboxReleased(uint32_t mailboxId) = 0;
+  virtual void putDone(uint64_t putId, Status status) = 0;
+};
+
+}  // namespace rvma

@@ -1,0 +1,57 @@
+// vaddr -> Mailbox translation for one endpoint, and the narrow interface providers use to
+// place puts: reserve (translate + bounds check), write the payload, then commit or cancel.
+// Thread-safe: JS-thread calls and progress-thread arrivals serialise on one lock; payload
+// bytes are written outside it.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "completion_words.h"
+#include "event_sink.h"
+#include "mailbox.h"
+
+namespace rvma {
+
+struct OpenedMailbox {
+  uint32_t id;
+  uint32_t slot;
+};
+
+class MailboxTable {
+ public:
+  explicit MailboxTable(EventSink& events) : events_(events) {}
+  ~MailboxTable();
+
+  Status open(uint64_t vaddr, const MailboxConfig& cfg, OpenedMailbox* out);
+  // released: false when puts are still being written into it (a release event follows).
+  Status close(uint64_t vaddr, bool* released);
+  Status post(uint64_t vaddr, uint8_t* data, uint64_t size, uint64_t threshold, uint64_t* indexOut);
+  Status incEpoch(uint64_t vaddr);
+  void closeAll();
+
+  // Provider interface.
+  Status reserve(uint64_t vaddr, const Placement& where, uint64_t len, Reservation* out);
+  void commit(const Reservation& r);
+  void cancel(const Reservation& r);
+  // reserve + copy + commit, for providers that hold the whole payload in memory.
+  Status deliver(uint64_t vaddr, const Placement& where, const uint8_t* data, uint64_t len);
+
+  size_t openCount();
+  std::shared_ptr<CompletionPage> completionPage(uint32_t index);
+
+ private:
+  Mailbox* find(uint64_t vaddr);
+  void finish(const Reservation& r, bool commit);
+
+  EventSink& events_;
+  std::mutex mu_;
+  std::unordered_map<uint64_t, std::unique_ptr<Mailbox>> open_;
+  std::unordered_map<Mailbox*, std::unique_ptr<Mailbox>> draining_;  // closed, puts in flight
+  CompletionWords words_;
+  uint32_t nextId_ = 1;
+};
+
+}  // namespace rvma

@@ -1,0 +1,26 @@
+// The in-process "wire": node id -> the receiving endpoint's mailbox table. Entries are weak
+// so a closed or collected endpoint is simply unreachable.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "../../core/mailbox_table.h"
+
+namespace rvma {
+
+class LoopbackFabric {
+ public:
+  static LoopbackFabric& instance();
+  // False if another live endpoint in this process already uses the node id.
+  bool attach(const std::string& nodeId, std::weak_ptr<MailboxTable> table);
+  void detach(const std::string& nodeId, const MailboxTable* table);
+  std::shared_ptr<MailboxTable> find(const std::string& nodeId);
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::weak_ptr<MailboxTable>> nodes_;
+};
+
+}  // namespace rvma

@@ -1,0 +1,42 @@
+// The one interface every transport implements. A provider moves a put to the peer and
+// reports its outcome upward exactly once (EventSink::putDone); on arrival it places bytes
+// through the receiver's MailboxTable (reserve / write / commit) and never touches JS.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "../core/event_sink.h"
+#include "../core/mailbox.h"
+#include "../core/mailbox_table.h"
+#include "../progress.h"
+
+namespace rvma {
+
+struct PutRequest {
+  uint64_t id;
+  std::string peer;  // node id
+  uint64_t vaddr;
+  const uint8_t* data;  // owned by the caller until putDone
+  uint64_t len;
+  Placement where;
+};
+
+// What a provider may use of its endpoint.
+struct ProviderContext {
+  std::string nodeId;
+  MailboxTable& table;
+  EventSink& events;
+  Progress& progress;
+};
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  virtual const char* name() const = 0;
+  virtual bool reaches(const std::string& peer) = 0;
+  // Runs on the progress context; must end in exactly one events.putDone(req.id, ...).
+  virtual void put(const PutRequest& req) = 0;
+  virtual void close() = 0;
+};
+
+}  // namespace rvma

@@ -1,0 +1,2 @@
+// rvma: RVMA mailboxes over RDMA-style transports.
+export * from './mailbox';

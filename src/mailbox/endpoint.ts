@@ -1,0 +1,253 @@
+// An RVMA endpoint: opens mailboxes, puts into other endpoints' mailboxes, and routes the
+// native event batches (completions, put outcomes, releases) to the waiting promises.
+import { randomBytes } from 'node:crypto';
+import { EVENT_WORDS, EventKind, NativeEndpoint, native } from '../native';
+import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-words';
+import { RvmaError, StatusContext, hex, statusError } from './errors';
+import { EpochType, Mailbox, MailboxHost } from './mailbox';
+import {
+  U64_MAX,
+  checkBoolean,
+  checkBytes,
+  checkInteger,
+  checkOneOf,
+  checkOptions,
+  checkString,
+  checkU64,
+  invalid,
+} from './validate';
+import { Wait, checkWaitOptions } from './wait';
+
+export type ProgressMode = 'loop' | 'thread';
+export type ProviderName = 'auto' | 'loopback';
+
+export interface EndpointOptions {
+  /** This endpoint's node id, unique among reachable endpoints. Default: random. */
+  nodeId?: string;
+  /** 'loop': work runs on the JS thread (lowest latency). 'thread': on a native progress thread. */
+  progress?: ProgressMode;
+  /** Transport. 'auto' picks the best one built; only 'loopback' (in-process) exists so far. */
+  provider?: ProviderName;
+}
+
+export interface MailboxOptions {
+  /** What the counter counts: bytes placed (default) or puts placed. */
+  epoch?: EpochType;
+  /** Count that ends an epoch. Default: the buffer's size ('bytes') or 1 ('ops'). */
+  threshold?: number | bigint;
+  /** Most buffers posted at once. Default 16. */
+  maxBuffers?: number;
+}
+
+export interface PutOptions {
+  /** Byte offset in the receiver's current buffer. Default 0. Exclusive with append. */
+  offset?: number | bigint;
+  /** Let the receiver place the bytes after what earlier appends placed. */
+  append?: boolean;
+  timeout?: number;
+  signal?: AbortSignal;
+}
+
+export interface Capabilities {
+  /** Providers compiled into this build. */
+  providers: string[];
+  /** Whether rdma-core (libibverbs, librdmacm) was found and linked at build time. */
+  rdmaCore: boolean;
+  /** RDMA devices present now, with their number of ACTIVE ports. */
+  devices: { name: string; activePorts: number }[];
+}
+
+/** Library-reserved vaddrs (rendezvous control, ring): not for openMailbox. */
+export const RESERVED_VADDR_MAX = 0xffffn;
+const MAX_BUFFERS_LIMIT = 1 << 20;
+
+interface PendingPut {
+  wait: Wait<void>;
+  /** Kept until the native side reports, so the bytes stay alive while they are read. */
+  data: Uint8Array | undefined;
+  context: StatusContext;
+}
+
+export class Endpoint {
+  /** What this build contains and which RDMA devices are present. */
+  static get capabilities(): Capabilities {
+    return native().capabilities();
+  }
+
+  /** Creates an endpoint. Rejects with ERR_RVMA_INVALID_ARGUMENT on bad options. */
+  static async create(options?: EndpointOptions): Promise<Endpoint> {
+    const call = 'Endpoint.create';
+    const o = checkOptions<EndpointOptions>(call, options, ['nodeId', 'progress', 'provider']);
+    const nodeId = o.nodeId === undefined ? randomBytes(8).toString('hex') : checkString(call, 'nodeId', o.nodeId);
+    const progress = checkOneOf<ProgressMode>(call, 'progress', o.progress ?? 'loop', ['loop', 'thread']);
+    checkOneOf<ProviderName>(call, 'provider', o.provider ?? 'auto', ['auto', 'loopback']);
+    return new Endpoint(nodeId, progress);
+  }
+
+  private readonly handle: NativeEndpoint;
+  private readonly mailboxes = new Map<number, Mailbox>();
+  private readonly puts = new Map<number, PendingPut>();
+  private readonly pages: Uint32Array[] = [];
+  private readonly host: MailboxHost;
+  private nextPutId = 1;
+  private waiters = 0;
+  private isClosed = false;
+
+  private constructor(
+    readonly nodeId: string,
+    readonly progress: ProgressMode,
+  ) {
+    try {
+      this.handle = new (native().NativeEndpoint)(nodeId, progress === 'thread' ? 1 : 0, (events) =>
+        this.onEvents(events),
+      );
+    } catch (error) {
+      const status = (error as { rvmaStatus?: number }).rvmaStatus;
+      if (status === undefined) throw error;
+      throw invalid('Endpoint.create', `nodeId "${nodeId}" is already used by an open endpoint in this process`);
+    }
+    this.host = {
+      handle: this.handle,
+      nodeId,
+      waiting: (delta) => this.waiting(delta),
+      released: (id) => this.mailboxes.delete(id),
+    };
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** Opens a mailbox at vaddr (1 .. 2^64-1, above the reserved 0x1..0xFFFF). */
+  openMailbox(vaddr: bigint, options?: MailboxOptions): Mailbox {
+    const call = 'Endpoint.openMailbox';
+    const v = checkU64(call, 'vaddr', vaddr, 1n);
+    if (v <= RESERVED_VADDR_MAX) {
+      throw invalid(call, `vaddr ${hex(v)} is in the range reserved for the library (0x1..0xffff)`);
+    }
+    return this.openAt(call, v, options);
+  }
+
+  /** @internal Opens any vaddr, reserved ones included (used by the library's own protocols). */
+  openAt(call: string, vaddr: bigint, options?: MailboxOptions): Mailbox {
+    const o = checkOptions<MailboxOptions>(call, options, ['epoch', 'threshold', 'maxBuffers']);
+    const epoch = checkOneOf<EpochType>(call, 'epoch', o.epoch ?? 'bytes', ['bytes', 'ops']);
+    const threshold = o.threshold === undefined ? 0n : checkU64(call, 'threshold', o.threshold, 1n);
+    const maxBuffers = checkInteger(call, 'maxBuffers', o.maxBuffers ?? 16, 1, MAX_BUFFERS_LIMIT);
+    this.assertOpen(call);
+    const opened = this.handle.openMailbox(vaddr, epoch === 'ops' ? 1 : 0, threshold, maxBuffers);
+    if (typeof opened === 'number') throw statusError(opened, { op: call, vaddr });
+    const [id, slot] = opened;
+    const mailbox = new Mailbox(this.host, vaddr, id, epoch, threshold, this.wordsOf(slot));
+    this.mailboxes.set(id, mailbox);
+    return mailbox;
+  }
+
+  /**
+   * Puts data into mailbox vaddr of the target node. Resolves once the receiver placed it;
+   * rejects with the receiver's refusal (ERR_RVMA_NO_MAILBOX, ERR_RVMA_NO_BUFFER, ...), or
+   * ERR_RVMA_TIMEOUT / ERR_RVMA_ABORTED (the put may then still be placed). The data must not
+   * change until the promise settles.
+   */
+  put(target: string | Endpoint, vaddr: bigint, data: ArrayBufferView | ArrayBuffer, options?: PutOptions): Promise<void> {
+    const call = 'Endpoint.put';
+    try {
+      const node = target instanceof Endpoint ? target.nodeId : checkString(call, 'target', target);
+      const v = checkU64(call, 'vaddr', vaddr, 1n);
+      const bytes = checkBytes(call, 'data', data);
+      const o = checkOptions<PutOptions>(call, options, ['offset', 'append', 'timeout', 'signal']);
+      const append = o.append === undefined ? false : checkBoolean(call, 'append', o.append);
+      if (append && o.offset !== undefined) throw invalid(call, 'give either offset or append, not both');
+      const offset = o.offset === undefined ? 0n : checkU64(call, 'offset', o.offset, 0n, U64_MAX);
+      checkWaitOptions(call, o.timeout, o.signal);
+      this.assertOpen(call);
+
+      const id = this.nextPutId++;
+      const context: StatusContext = { op: call, vaddr: v, node, bytes: bytes.byteLength };
+      const pending: PendingPut = {
+        data: bytes,
+        context,
+        wait: new Wait<void>(`${call} to ${hex(v)} on node "${node}"`, o, () => {
+          this.waiting(-1);
+          // Settled early (timeout/abort): the native side may still read the bytes.
+          if (pending.data === undefined) this.puts.delete(id);
+        }),
+      };
+      if (pending.wait.done) return pending.wait.promise;
+      this.waiting(1);
+      const status = this.handle.put(id, node, v, bytes, offset, append);
+      if (status === 0) {
+        this.puts.set(id, pending);
+      } else {
+        pending.data = undefined;
+        pending.wait.reject(statusError(status, context));
+      }
+      return pending.wait.promise;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Closes every mailbox and rejects everything pending with ERR_RVMA_CLOSED. */
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.handle.close(); // joins the progress thread: nothing reads put data after this
+    const error = new RvmaError('ERR_RVMA_CLOSED', `endpoint "${this.nodeId}" closed`);
+    for (const pending of this.puts.values()) {
+      pending.data = undefined;
+      pending.wait.reject(error);
+    }
+    this.puts.clear();
+    for (const mailbox of this.mailboxes.values()) mailbox.endpointClosed();
+    this.mailboxes.clear();
+  }
+
+  private onEvents(events: BigUint64Array): void {
+    for (let i = 0; i < events.length; i += EVENT_WORDS) {
+      const kind = Number(events[i]);
+      const id = Number(events[i + 1]);
+      if (kind === EventKind.Completion) {
+        this.mailboxes
+          .get(id)
+          ?.complete(Number(events[i + 3]), Number(events[i + 4]), Number(events[i + 5]), Number(events[i + 6]));
+      } else if (kind === EventKind.PutDone) {
+        this.putDone(id, Number(events[i + 7]));
+      } else if (kind === EventKind.MailboxReleased) {
+        this.mailboxes.get(id)?.released();
+      }
+    }
+  }
+
+  private putDone(id: number, status: number): void {
+    const pending = this.puts.get(id);
+    if (!pending) return;
+    this.puts.delete(id);
+    pending.data = undefined;
+    if (status === 0) pending.wait.resolve();
+    else pending.wait.reject(statusError(status, pending.context));
+  }
+
+  private wordsOf(slot: number): CompletionWordsView {
+    const pageIndex = Math.floor(slot / SLOTS_PER_PAGE);
+    let page = this.pages[pageIndex];
+    if (!page) {
+      const buffer = this.handle.completionPage(pageIndex);
+      if (!buffer) throw new Error(`rvma internal: completion page ${pageIndex} missing`);
+      page = this.pages[pageIndex] = new Uint32Array(buffer);
+    }
+    return new CompletionWordsView(page, (slot % SLOTS_PER_PAGE) * SLOT_WORDS);
+  }
+
+  /** The native wake-up keeps the process alive only while something waits on it. */
+  private waiting(delta: 1 | -1): void {
+    this.waiters += delta;
+    if (this.isClosed) return;
+    if (delta === 1 && this.waiters === 1) this.handle.ref();
+    else if (delta === -1 && this.waiters === 0) this.handle.unref();
+  }
+
+  private assertOpen(call: string): void {
+    if (this.isClosed) throw new RvmaError('ERR_RVMA_CLOSED', `${call}: endpoint "${this.nodeId}" is closed`);
+  }
+}

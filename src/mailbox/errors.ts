@@ -1,0 +1,77 @@
+// Typed errors: every refusal, timeout and abort surfaces as RvmaError with a string code.
+
+export type RvmaErrorCode =
+  | 'ERR_RVMA_NO_MAILBOX'
+  | 'ERR_RVMA_NO_BUFFER'
+  | 'ERR_RVMA_OUT_OF_BOUNDS'
+  | 'ERR_RVMA_TOO_LARGE'
+  | 'ERR_RVMA_CLOSED'
+  | 'ERR_RVMA_TIMEOUT'
+  | 'ERR_RVMA_ABORTED'
+  | 'ERR_RVMA_INVALID_ARGUMENT'
+  | 'ERR_RVMA_MAILBOX_EXISTS'
+  | 'ERR_RVMA_TOO_MANY_BUFFERS'
+  | 'ERR_RVMA_NO_PEER'
+  | 'ERR_RVMA_PEER_LOST'
+  | 'ERR_RVMA_NATIVE_UNAVAILABLE';
+
+export class RvmaError extends Error {
+  readonly code: RvmaErrorCode;
+  constructor(code: RvmaErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RvmaError';
+    this.code = code;
+  }
+}
+
+/** Native status numbers (native/core/status.h) to codes. */
+const STATUS_CODES: Record<number, RvmaErrorCode> = {
+  1: 'ERR_RVMA_NO_MAILBOX',
+  2: 'ERR_RVMA_NO_BUFFER',
+  3: 'ERR_RVMA_OUT_OF_BOUNDS',
+  4: 'ERR_RVMA_TOO_LARGE',
+  5: 'ERR_RVMA_CLOSED',
+  6: 'ERR_RVMA_INVALID_ARGUMENT',
+  7: 'ERR_RVMA_MAILBOX_EXISTS',
+  8: 'ERR_RVMA_TOO_MANY_BUFFERS',
+  9: 'ERR_RVMA_NO_PEER',
+  10: 'ERR_RVMA_PEER_LOST',
+};
+
+export function codeOfStatus(status: number): RvmaErrorCode {
+  return STATUS_CODES[status] ?? 'ERR_RVMA_INVALID_ARGUMENT';
+}
+
+export function hex(vaddr: bigint): string {
+  return `0x${vaddr.toString(16)}`;
+}
+
+/** What a put or an operation on a mailbox was doing, for the error message. */
+export interface StatusContext {
+  op: string;
+  vaddr: bigint;
+  node?: string;
+  bytes?: number;
+}
+
+const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
+  ERR_RVMA_NO_MAILBOX: (c) => `no mailbox is open at vaddr ${hex(c.vaddr)}${c.node ? ` on node "${c.node}"` : ''}`,
+  ERR_RVMA_NO_BUFFER: (c) => `mailbox ${hex(c.vaddr)}${c.node ? ` on node "${c.node}"` : ''} has no buffer posted`,
+  ERR_RVMA_OUT_OF_BOUNDS: (c) =>
+    `${c.bytes ?? 0} bytes at that offset would end past the current buffer of mailbox ${hex(c.vaddr)}`,
+  ERR_RVMA_TOO_LARGE: (c) => `${c.bytes ?? 0} bytes is larger than the current buffer of mailbox ${hex(c.vaddr)}`,
+  ERR_RVMA_CLOSED: (c) => `mailbox ${hex(c.vaddr)} or its endpoint is closed`,
+  ERR_RVMA_TIMEOUT: () => 'timed out',
+  ERR_RVMA_ABORTED: () => 'aborted',
+  ERR_RVMA_INVALID_ARGUMENT: (c) => `the core refused the arguments for mailbox ${hex(c.vaddr)}`,
+  ERR_RVMA_MAILBOX_EXISTS: (c) => `a mailbox is already open at vaddr ${hex(c.vaddr)}`,
+  ERR_RVMA_TOO_MANY_BUFFERS: (c) => `mailbox ${hex(c.vaddr)} already holds its maximum number of posted buffers`,
+  ERR_RVMA_NO_PEER: (c) => `no provider reaches node "${c.node}"`,
+  ERR_RVMA_PEER_LOST: (c) => `node "${c.node}" went away before the put to ${hex(c.vaddr)} was placed`,
+  ERR_RVMA_NATIVE_UNAVAILABLE: () => 'the native addon is unavailable',
+};
+
+export function statusError(status: number, context: StatusContext): RvmaError {
+  const code = codeOfStatus(status);
+  return new RvmaError(code, `${context.op}: ${EXPLAIN[code](context)}`);
+}

@@ -1,0 +1,9 @@
+export { Endpoint } from './endpoint';
+export type { Capabilities, EndpointOptions, MailboxOptions, ProgressMode, ProviderName, PutOptions } from './endpoint';
+export { Mailbox } from './mailbox';
+export type { EpochType, PostOptions } from './mailbox';
+export type { Completion } from './completion';
+export type { CompletionWordsSnapshot } from './completion-words';
+export { RvmaError } from './errors';
+export type { RvmaErrorCode } from './errors';
+export type { WaitOptions } from './wait';

@@ -1,0 +1,181 @@
+// A receiver's mailbox: buffers go in with post(), completions come out in epoch order.
+import { native, NativeEndpoint } from '../native';
+import { Completion } from './completion';
+import { CompletionWordsSnapshot, CompletionWordsView } from './completion-words';
+import { RvmaError, hex, statusError } from './errors';
+import { checkBytes, checkInteger, checkOptions, checkU64, invalid } from './validate';
+import { Wait, WaitOptions, parseWaitOptions } from './wait';
+
+export type EpochType = 'bytes' | 'ops';
+
+export interface PostOptions {
+  /** Count that ends this buffer's epoch; overrides the mailbox's threshold. */
+  threshold?: number | bigint;
+}
+
+/** What a Mailbox needs from its Endpoint (internal). */
+export interface MailboxHost {
+  readonly handle: NativeEndpoint;
+  readonly nodeId: string;
+  /** +1 when something starts waiting, -1 when it stops (keeps the process alive meanwhile). */
+  waiting(delta: 1 | -1): void;
+  /** The mailbox's native half is gone; stop routing events to it. */
+  released(id: number): void;
+}
+
+interface Posted {
+  index: number;
+  buffer: Uint8Array;
+}
+
+const MAX_BUFFER_BYTES = 2 ** 40;
+
+export class Mailbox {
+  private posted: Posted[] = [];
+  private ready: Completion[] = [];
+  private waiters: Wait<Completion>[] = [];
+  private closedEpoch = -1;
+
+  /** @internal Created by Endpoint.openMailbox. */
+  constructor(
+    private readonly host: MailboxHost,
+    readonly vaddr: bigint,
+    /** @internal */ readonly id: number,
+    readonly epochType: EpochType,
+    private readonly threshold: bigint,
+    private readonly words: CompletionWordsView,
+  ) {}
+
+  get closed(): boolean {
+    return this.closedEpoch >= 0;
+  }
+
+  /** Completed epochs (mod 2^32), read straight from the completion words: no native call. */
+  get epoch(): number {
+    return this.closed ? this.closedEpoch : this.words.epoch();
+  }
+
+  /** The last completion record as the completion words hold it. */
+  lastCompletion(): CompletionWordsSnapshot {
+    return this.words.snapshot();
+  }
+
+  /** Buffers posted and not yet retired. */
+  get postedCount(): number {
+    return this.posted.length;
+  }
+
+  /**
+   * Appends a buffer to the mailbox's FIFO. A number allocates native, zeroed, page-aligned
+   * memory of that size; a Buffer/TypedArray/ArrayBuffer is used in place (not copied) and
+   * must not be touched until its completion arrives. Returns the buffer that was posted.
+   */
+  post(sizeOrBuffer: number | ArrayBufferView | ArrayBuffer, options?: PostOptions): Uint8Array {
+    const call = 'Mailbox.post';
+    const o = checkOptions<PostOptions>(call, options, ['threshold']);
+    this.assertOpen(call);
+    const buffer =
+      typeof sizeOrBuffer === 'number'
+        ? new Uint8Array(native().allocBuffer(checkInteger(call, 'size', sizeOrBuffer, 0, MAX_BUFFER_BYTES)))
+        : checkBytes(call, 'buffer', sizeOrBuffer);
+    const threshold = o.threshold === undefined ? this.threshold : checkU64(call, 'threshold', o.threshold, 1n);
+    if (this.epochType === 'bytes') {
+      if (buffer.byteLength === 0) throw invalid(call, 'a bytes-epoch buffer must hold at least 1 byte');
+      if (threshold > BigInt(buffer.byteLength)) {
+        throw invalid(call, `threshold ${threshold} is larger than the buffer (${buffer.byteLength} bytes)`);
+      }
+    }
+    const index = this.host.handle.post(this.vaddr, buffer, threshold);
+    if (index < 0) throw statusError(-index, { op: call, vaddr: this.vaddr });
+    this.posted.push({ index, buffer });
+    return buffer;
+  }
+
+  /** Ends the current epoch now, with whatever the head buffer holds. */
+  incEpoch(): void {
+    const call = 'Mailbox.incEpoch';
+    this.assertOpen(call);
+    const status = this.host.handle.incEpoch(this.vaddr);
+    if (status !== 0) throw statusError(status, { op: call, vaddr: this.vaddr });
+  }
+
+  /** The next completion, in epoch order. Rejects with ERR_RVMA_CLOSED when the mailbox closes. */
+  next(options?: WaitOptions): Promise<Completion> {
+    const call = 'Mailbox.next';
+    const o = parseWaitOptions(call, options);
+    if (this.ready.length > 0) return Promise.resolve(this.ready.shift()!);
+    if (this.closed) return Promise.reject(this.closedError(call));
+    const wait = new Wait<Completion>(`${call} on mailbox ${hex(this.vaddr)}`, o, (w) => {
+      const i = this.waiters.indexOf(w);
+      if (i >= 0) this.waiters.splice(i, 1);
+      this.host.waiting(-1);
+    });
+    if (!wait.done) {
+      this.host.waiting(1);
+      this.waiters.push(wait);
+    }
+    return wait.promise;
+  }
+
+  /** Completions as an async iterator; it ends when the mailbox closes. */
+  async *completions(options?: { signal?: AbortSignal }): AsyncIterableIterator<Completion> {
+    const o = checkOptions<{ signal?: AbortSignal }>('Mailbox.completions', options, ['signal']);
+    for (;;) {
+      try {
+        yield await this.next({ signal: o.signal });
+      } catch (error) {
+        if (error instanceof RvmaError && error.code === 'ERR_RVMA_CLOSED') return;
+        throw error;
+      }
+    }
+  }
+
+  /** Closes the mailbox: later puts to it are refused, pending waits reject with ERR_RVMA_CLOSED. */
+  close(): void {
+    if (this.closed) return;
+    this.closedEpoch = this.words.epoch();
+    const result = this.host.handle.closeMailbox(this.vaddr);
+    // 1: gone now. 0: puts still being written; buffers stay referenced until the release event.
+    if (result !== 0) this.released();
+    this.ready = [];
+    const error = this.closedError('Mailbox.next');
+    for (const wait of [...this.waiters]) wait.reject(error);
+  }
+
+  /** @internal An epoch ended natively. */
+  complete(epoch: number, bufferIndex: number, bytes: number, ops: number): void {
+    if (this.closed) return;
+    const head = this.posted.shift();
+    if (!head || head.index !== bufferIndex) {
+      throw new Error(`rvma internal: completion for buffer ${bufferIndex} but FIFO head is ${head?.index}`);
+    }
+    const completion: Completion = { vaddr: this.vaddr, epoch, bufferIndex, bytes, ops, buffer: head.buffer };
+    const wait = this.waiters[0];
+    if (wait) wait.resolve(completion);
+    else this.ready.push(completion);
+  }
+
+  /** @internal The native mailbox is gone: no more writes into our buffers. */
+  released(): void {
+    this.posted = [];
+    this.host.released(this.id);
+  }
+
+  /** @internal The endpoint closed under us. */
+  endpointClosed(): void {
+    if (this.closed) return;
+    this.closedEpoch = this.words.epoch();
+    this.posted = [];
+    this.ready = [];
+    const error = this.closedError('Mailbox.next');
+    for (const wait of [...this.waiters]) wait.reject(error);
+  }
+
+  private assertOpen(call: string): void {
+    if (this.closed) throw this.closedError(call);
+  }
+
+  private closedError(call: string): RvmaError {
+    return new RvmaError('ERR_RVMA_CLOSED', `${call}: mailbox ${hex(this.vaddr)} is closed`);
+  }
+}

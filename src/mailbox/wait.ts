@@ -1,0 +1,89 @@
+// One settle-once wait with a timeout and an AbortSignal; every public wait is built on it.
+import { RvmaError } from './errors';
+import { checkOptions, invalid } from './validate';
+
+export interface WaitOptions {
+  /** Milliseconds before the wait rejects with ERR_RVMA_TIMEOUT. Default: no limit. */
+  timeout?: number;
+  /** Rejects the wait with ERR_RVMA_ABORTED when aborted. */
+  signal?: AbortSignal;
+}
+
+export function checkWaitOptions(call: string, timeout: unknown, signal: unknown): void {
+  if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0))) {
+    throw invalid(call, `timeout must be a non-negative number of milliseconds, got ${String(timeout)}`);
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw invalid(call, 'signal must be an AbortSignal');
+  }
+}
+
+export function parseWaitOptions(call: string, options: unknown): WaitOptions {
+  const o = checkOptions<WaitOptions>(call, options, ['timeout', 'signal']);
+  checkWaitOptions(call, o.timeout, o.signal);
+  return o;
+}
+
+export class Wait<T> {
+  readonly promise: Promise<T>;
+  private resolveFn!: (value: T) => void;
+  private rejectFn!: (error: Error) => void;
+  private timer: NodeJS.Timeout | undefined;
+  private settled = false;
+  private readonly onAbort: () => void;
+
+  /**
+   * onSettle runs once when a registered wait ends, whichever way (to unlink it from its
+   * queue). A wait whose signal was already aborted is born done and never calls it.
+   */
+  constructor(
+    private readonly what: string,
+    private readonly options: WaitOptions,
+    private readonly onSettle: (wait: Wait<T>) => void,
+  ) {
+    this.promise = new Promise<T>((resolve, reject) => {
+      this.resolveFn = resolve;
+      this.rejectFn = reject;
+    });
+    const { timeout, signal } = options;
+    this.onAbort = () => this.reject(abortError(what, signal!));
+    if (signal?.aborted) {
+      // Already aborted: the caller never registers this wait, so onSettle does not run.
+      this.settled = true;
+      this.rejectFn(abortError(what, signal));
+      return;
+    }
+    signal?.addEventListener('abort', this.onAbort, { once: true });
+    if (timeout !== undefined && timeout !== Infinity) {
+      this.timer = setTimeout(
+        () => this.reject(new RvmaError('ERR_RVMA_TIMEOUT', `${what} timed out after ${timeout} ms`)),
+        timeout,
+      );
+    }
+  }
+
+  get done(): boolean {
+    return this.settled;
+  }
+
+  resolve(value: T): void {
+    if (this.finish()) this.resolveFn(value);
+  }
+
+  reject(error: Error): void {
+    if (this.finish()) this.rejectFn(error);
+  }
+
+  private finish(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.options.signal?.removeEventListener('abort', this.onAbort);
+    this.onSettle(this);
+    return true;
+  }
+}
+
+function abortError(what: string, signal: AbortSignal): RvmaError {
+  return new RvmaError('ERR_RVMA_ABORTED', `${what} was aborted`, { cause: signal.reason });
+}

@@ -1,0 +1,79 @@
+// The compiled addon: its typing (declarations only) and a loader whose failure says what to do.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { RvmaError } from './mailbox/errors';
+
+/** Events arrive as a BigUint64Array, EVENT_WORDS words per event (see native/engine.h). */
+export const EVENT_WORDS = 8;
+export const enum EventKind {
+  Completion = 1,
+  PutDone = 2,
+  MailboxReleased = 3,
+}
+
+export interface NativeEndpoint {
+  /** [mailboxId, completionSlot], or a status number on refusal. */
+  openMailbox(vaddr: bigint, epochType: 0 | 1, threshold: bigint, maxBuffers: number): [number, number] | number;
+  /** 1: released now, 0: a release event follows (puts still in flight), negative: -status. */
+  closeMailbox(vaddr: bigint): number;
+  /** The buffer's index in the mailbox, or -status. */
+  post(vaddr: bigint, bytes: Uint8Array, threshold: bigint): number;
+  incEpoch(vaddr: bigint): number;
+  /** 0: accepted (a PutDone event follows), otherwise the refusal status. */
+  put(putId: number, peer: string, vaddr: bigint, data: Uint8Array, offset: bigint, append: boolean): number;
+  completionPage(index: number): ArrayBuffer | undefined;
+  openCount(): number;
+  ref(): void;
+  unref(): void;
+  close(): void;
+}
+
+export interface NativeCapabilities {
+  providers: string[];
+  rdmaCore: boolean;
+  devices: { name: string; activePorts: number }[];
+}
+
+export interface NativeAddon {
+  NativeEndpoint: new (nodeId: string, progress: 0 | 1, onEvents: (events: BigUint64Array) => void) => NativeEndpoint;
+  allocBuffer(size: number): ArrayBuffer;
+  capabilities(): NativeCapabilities;
+  heapBytes(): number;
+}
+
+const SYSTEM_PACKAGES = 'cmake g++ pkg-config libibverbs-dev librdmacm-dev';
+let addon: NativeAddon | undefined;
+
+function candidates(): string[] {
+  if (process.env.RVMA_ADDON) return [path.resolve(process.env.RVMA_ADDON)];
+  // src/native.ts runs from the package root's src/ (tests) or dist/src/ (built).
+  return [path.join(__dirname, '..'), path.join(__dirname, '..', '..')].map((root) =>
+    path.join(root, 'build', 'Release', 'rvma.node'),
+  );
+}
+
+/** The addon, loaded on first use. Throws ERR_RVMA_NATIVE_UNAVAILABLE with the fix. */
+export function native(): NativeAddon {
+  if (addon) return addon;
+  const tried = candidates();
+  const found = tried.find((file) => fs.existsSync(file));
+  if (!found) {
+    throw new RvmaError(
+      'ERR_RVMA_NATIVE_UNAVAILABLE',
+      `the rvma native addon is not built (looked for ${tried.join(', ')}). ` +
+        `Run \`npm install\` (or \`npm run build:native\`) in the rvma package; ` +
+        `building needs these system packages: ${SYSTEM_PACKAGES}.`,
+    );
+  }
+  try {
+    addon = require(found) as NativeAddon;
+  } catch (cause) {
+    throw new RvmaError(
+      'ERR_RVMA_NATIVE_UNAVAILABLE',
+      `the rvma native addon at ${found} failed to load: ${(cause as Error).message}. ` +
+        `Rebuild it with \`npm run build:native\`; it links the system packages ${SYSTEM_PACKAGES}.`,
+      { cause },
+    );
+  }
+  return addon;
+}
