@@ -118,6 +118,11 @@ export class Endpoint {
     return this.isClosed;
   }
 
+  /** Mailboxes open on this endpoint, as the native table counts them. */
+  get mailboxCount(): number {
+    return this.isClosed ? 0 : this.handle.openCount();
+  }
+
   /** Opens a mailbox at vaddr (1 .. 2^64-1, above the reserved 0x1..0xFFFF). */
   openMailbox(vaddr: bigint, options?: MailboxOptions): Mailbox {
     const call = 'Endpoint.openMailbox';

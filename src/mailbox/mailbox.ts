@@ -31,9 +31,10 @@ interface Posted {
 const MAX_BUFFER_BYTES = 2 ** 40;
 
 export class Mailbox {
-  private posted: Posted[] = [];
-  private ready: Completion[] = [];
-  private waiters: Wait<Completion>[] = [];
+  // Created on first use: a million idle mailboxes should cost little JS heap.
+  private posted: Posted[] | undefined;
+  private ready: Completion[] | undefined;
+  private waiters: Wait<Completion>[] | undefined;
   private closedEpoch = -1;
 
   /** @internal Created by Endpoint.openMailbox. */
@@ -62,7 +63,7 @@ export class Mailbox {
 
   /** Buffers posted and not yet retired. */
   get postedCount(): number {
-    return this.posted.length;
+    return this.posted?.length ?? 0;
   }
 
   /**
@@ -87,7 +88,7 @@ export class Mailbox {
     }
     const index = this.host.handle.post(this.vaddr, buffer, threshold);
     if (index < 0) throw statusError(-index, { op: call, vaddr: this.vaddr });
-    this.posted.push({ index, buffer });
+    (this.posted ??= []).push({ index, buffer });
     return buffer;
   }
 
@@ -103,16 +104,17 @@ export class Mailbox {
   next(options?: WaitOptions): Promise<Completion> {
     const call = 'Mailbox.next';
     const o = parseWaitOptions(call, options);
-    if (this.ready.length > 0) return Promise.resolve(this.ready.shift()!);
+    if (this.ready?.length) return Promise.resolve(this.ready.shift()!);
     if (this.closed) return Promise.reject(this.closedError(call));
+    const waiters = (this.waiters ??= []);
     const wait = new Wait<Completion>(`${call} on mailbox ${hex(this.vaddr)}`, o, (w) => {
-      const i = this.waiters.indexOf(w);
-      if (i >= 0) this.waiters.splice(i, 1);
+      const i = waiters.indexOf(w);
+      if (i >= 0) waiters.splice(i, 1);
       this.host.waiting(-1);
     });
     if (!wait.done) {
       this.host.waiting(1);
-      this.waiters.push(wait);
+      waiters.push(wait);
     }
     return wait.promise;
   }
@@ -137,27 +139,25 @@ export class Mailbox {
     const result = this.host.handle.closeMailbox(this.vaddr);
     // 1: gone now. 0: puts still being written; buffers stay referenced until the release event.
     if (result !== 0) this.released();
-    this.ready = [];
-    const error = this.closedError('Mailbox.next');
-    for (const wait of [...this.waiters]) wait.reject(error);
+    this.dropWaits();
   }
 
   /** @internal An epoch ended natively. */
   complete(epoch: number, bufferIndex: number, bytes: number, ops: number): void {
     if (this.closed) return;
-    const head = this.posted.shift();
+    const head = this.posted?.shift();
     if (!head || head.index !== bufferIndex) {
       throw new Error(`rvma internal: completion for buffer ${bufferIndex} but FIFO head is ${head?.index}`);
     }
     const completion: Completion = { vaddr: this.vaddr, epoch, bufferIndex, bytes, ops, buffer: head.buffer };
-    const wait = this.waiters[0];
+    const wait = this.waiters?.[0];
     if (wait) wait.resolve(completion);
-    else this.ready.push(completion);
+    else (this.ready ??= []).push(completion);
   }
 
   /** @internal The native mailbox is gone: no more writes into our buffers. */
   released(): void {
-    this.posted = [];
+    this.posted = undefined;
     this.host.released(this.id);
   }
 
@@ -165,8 +165,13 @@ export class Mailbox {
   endpointClosed(): void {
     if (this.closed) return;
     this.closedEpoch = this.words.epoch();
-    this.posted = [];
-    this.ready = [];
+    this.posted = undefined;
+    this.dropWaits();
+  }
+
+  private dropWaits(): void {
+    this.ready = undefined;
+    if (!this.waiters?.length) return;
     const error = this.closedError('Mailbox.next');
     for (const wait of [...this.waiters]) wait.reject(error);
   }
