@@ -1,28 +1,54 @@
 #include "engine.h"
 
+#include <random>
+
 #include "providers/loopback/loopback_fabric.h"
 #include "providers/loopback/loopback_provider.h"
+#include "providers/tcp/tcp_provider.h"
 
 namespace rvma {
 
-Engine::Engine(const EngineOptions& options)
-    : options_(options), table_(std::make_shared<MailboxTable>(*this)), progress_(options.progress) {}
+namespace {
+uint64_t randomIncarnation() {
+  std::random_device rd;
+  uint64_t v = (uint64_t(rd()) << 32) ^ rd();
+  return v ? v : 1;
+}
+}  // namespace
 
-std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* status) {
+Engine::Engine(const EngineOptions& options)
+    : options_(options), incarnation_(randomIncarnation()), table_(std::make_shared<MailboxTable>(*this)),
+      progress_(options.progress) {}
+
+std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* status, std::string* error) {
   std::shared_ptr<Engine> engine(new Engine(options));
+  ProviderContext ctx{options.nodeId, *engine->table_, *engine, engine->progress_};
+  auto tcp = std::make_unique<TcpProvider>(ctx, options.tcp, engine->incarnation_);
+  if (!tcp->listen(error)) {
+    *status = Status::InvalidArgument;
+    return nullptr;
+  }
   // Aliasing pointer: a peer holding the table keeps the whole engine (and its sink) alive.
   std::shared_ptr<MailboxTable> table(engine, engine->table_.get());
   if (!LoopbackFabric::instance().attach(options.nodeId, table)) {
     *status = Status::MailboxExists;
+    *error = "node id \"" + options.nodeId + "\" is already used by an open endpoint in this process";
     return nullptr;
   }
-  engine->providers_.push_back(std::make_unique<LoopbackProvider>(
-      ProviderContext{options.nodeId, *engine->table_, *engine, engine->progress_}));
+  // In-process peers first: loopback wins for any node it reaches.
+  if (options.provider != "tcp") engine->providers_.push_back(std::make_unique<LoopbackProvider>(ctx));
+  engine->tcp_ = tcp.get();
+  if (options.provider != "loopback") engine->providers_.push_back(std::move(tcp));
+  else engine->tcpHolder_ = std::move(tcp);  // accepts nothing, carries no puts
+  engine->tcp_->start();  // before the worker exists, so no race on its registrations
+  engine->progress_.start();
   *status = Status::Ok;
   return engine;
 }
 
 Engine::~Engine() { close(); }
+
+std::string Engine::listenAddress() const { return tcp_ ? tcp_->boundAddress() : std::string(); }
 
 Status Engine::put(PutRequest req) {
   if (closed_) return Status::Closed;
@@ -35,16 +61,26 @@ Status Engine::put(PutRequest req) {
   return Status::NoPeer;
 }
 
+Status Engine::connect(uint64_t requestId, const std::string& address) {
+  if (closed_) return Status::Closed;
+  std::string host;
+  uint16_t port;
+  if (!parseTcpAddress(address, &host, &port)) return Status::InvalidArgument;
+  TcpProvider* tcp = tcp_;
+  progress_.submit([tcp, requestId, address] { tcp->connect(requestId, address); });
+  return Status::Ok;
+}
+
 void Engine::setWake(std::function<void()> wake) {
   std::lock_guard<std::mutex> lock(eventsMu_);
   wake_ = std::move(wake);
 }
 
-std::vector<Event> Engine::drain() {
+EventBatch Engine::drain() {
   wakePending_ = false;
-  std::vector<Event> out;
+  EventBatch out;
   std::lock_guard<std::mutex> lock(eventsMu_);
-  out.swap(events_);
+  std::swap(out, pending_);
   return out;
 }
 
@@ -53,16 +89,21 @@ void Engine::close() {
   LoopbackFabric::instance().detach(options_.nodeId, table_.get());
   progress_.stop();
   for (auto& provider : providers_) provider->close();
-  table_->closeAll();
+  table_->closeAll();  // waits for in-process writers still copying into our buffers
   std::lock_guard<std::mutex> lock(eventsMu_);
   wake_ = nullptr;
-  events_.clear();
+  pending_ = EventBatch{};
 }
 
 // wake_ is called under the lock so close() can be sure no call is in progress after it.
-void Engine::push(const Event& e) {
+void Engine::push(const Event& e, std::string text) {
   std::lock_guard<std::mutex> lock(eventsMu_);
-  events_.push_back(e);
+  if (closed_) return;  // JS settles everything itself on close
+  pending_.events.push_back(e);
+  if (!text.empty() || e.kind == uint64_t(EventKind::Connected) || e.kind == uint64_t(EventKind::ProtocolError)) {
+    pending_.events.back().vaddr = pending_.texts.size();
+    pending_.texts.push_back(std::move(text));
+  }
   if (wake_ && !wakePending_.exchange(true)) wake_();
 }
 
@@ -78,6 +119,14 @@ void Engine::mailboxReleased(uint32_t mailboxId) {
 
 void Engine::putDone(uint64_t putId, Status status) {
   push(Event{uint64_t(EventKind::PutDone), putId, 0, 0, 0, 0, 0, uint64_t(status)});
+}
+
+void Engine::connected(uint64_t requestId, Status status, const std::string& detail) {
+  push(Event{uint64_t(EventKind::Connected), requestId, 0, 0, 0, 0, 0, uint64_t(status)}, detail);
+}
+
+void Engine::protocolError(const std::string& peer, const std::string& message) {
+  push(Event{uint64_t(EventKind::ProtocolError), 0, 0, 0, 0, 0, 0, 0}, peer + "\n" + message);
 }
 
 }  // namespace rvma

@@ -1,5 +1,5 @@
 // An endpoint's native half: mailbox table + providers + progress + the event queue that
-// carries completions and put outcomes up to JS, with one wake-up per batch.
+// carries completions, put outcomes and connection news up to JS, one wake-up per batch.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -13,53 +13,78 @@
 #include "core/mailbox_table.h"
 #include "progress.h"
 #include "providers/provider.h"
+#include "providers/tcp/tcp_options.h"
 
 namespace rvma {
 
-enum class EventKind : uint32_t { Completion = 1, PutDone = 2, MailboxReleased = 3 };
+class TcpProvider;
+
+enum class EventKind : uint32_t { Completion = 1, PutDone = 2, MailboxReleased = 3, Connected = 4, ProtocolError = 5 };
 
 // Flat so the addon can hand a batch to JS as one BigUint64Array (kWords per event).
+// Connected and ProtocolError carry text: `vaddr` then indexes the batch's texts.
 struct Event {
   static constexpr size_t kWords = 8;
   uint64_t kind, id, vaddr, epoch, bufferIndex, bytes, ops, status;
 };
 
+struct EventBatch {
+  std::vector<Event> events;
+  std::vector<std::string> texts;
+};
+
 struct EngineOptions {
   std::string nodeId;
   ProgressMode progress = ProgressMode::Loop;
+  std::string provider = "auto";  // "auto" | "loopback" | "tcp": which transports puts may use
+  TcpOptions tcp;
 };
 
 class Engine final : public EventSink, public std::enable_shared_from_this<Engine> {
  public:
-  // Fails with MailboxExists-like semantics (nullptr) when the node id is taken in-process.
-  static std::shared_ptr<Engine> create(const EngineOptions& options, Status* status);
+  // nullptr with *error set when the node id is taken in-process (*status MailboxExists)
+  // or the listen address cannot be bound (*status InvalidArgument).
+  static std::shared_ptr<Engine> create(const EngineOptions& options, Status* status, std::string* error);
   ~Engine() override;
 
   MailboxTable& table() { return *table_; }
   const std::string& nodeId() const { return options_.nodeId; }
+  std::string listenAddress() const;
+  uint64_t incarnation() const { return incarnation_; }
 
   // Ok: accepted, the outcome arrives as a PutDone event. Anything else: refused now.
   Status put(PutRequest req);
+  // The outcome arrives as a Connected event carrying the peer's node id.
+  Status connect(uint64_t requestId, const std::string& address);
   // wake() is called at most once between two drain() calls, from any thread.
   void setWake(std::function<void()> wake);
-  std::vector<Event> drain();
+  EventBatch drain();
   void close();
+
+  // Loop mode: the fd to watch and the call to make when it is readable.
+  int progressFd() const { return progress_.fd(); }
+  void poll() { progress_.poll(); }
 
   // EventSink
   void completions(const std::vector<CompletionRecord>& records) override;
   void mailboxReleased(uint32_t mailboxId) override;
   void putDone(uint64_t putId, Status status) override;
+  void connected(uint64_t requestId, Status status, const std::string& detail) override;
+  void protocolError(const std::string& peer, const std::string& message) override;
 
  private:
   explicit Engine(const EngineOptions& options);
-  void push(const Event& e);
+  void push(const Event& e, std::string text = {});
 
   EngineOptions options_;
+  uint64_t incarnation_;
   std::shared_ptr<MailboxTable> table_;
   Progress progress_;
   std::vector<std::unique_ptr<Provider>> providers_;
+  TcpProvider* tcp_ = nullptr;
+  std::unique_ptr<Provider> tcpHolder_;
   std::mutex eventsMu_;
-  std::vector<Event> events_;
+  EventBatch pending_;
   std::function<void()> wake_;
   std::atomic<bool> wakePending_{false};
   std::atomic<bool> closed_{false};

@@ -2,30 +2,42 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdint>
 #include <system_error>
 
 namespace rvma {
 
+namespace {
+constexpr uint64_t kWakeToken = 1;
+}
+
 Progress::Progress(ProgressMode mode) : mode_(mode) {
-  if (mode_ != ProgressMode::Thread) return;
   epollFd_ = epoll_create1(EPOLL_CLOEXEC);
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (epollFd_ < 0 || wakeFd_ < 0) throw std::system_error(errno, std::generic_category(), "progress thread setup");
+  if (epollFd_ < 0 || wakeFd_ < 0) {
+    int err = errno;
+    if (epollFd_ >= 0) close(epollFd_);
+    if (wakeFd_ >= 0) close(wakeFd_);
+    throw std::system_error(err, std::generic_category(), "progress setup");
+  }
   epoll_event ev{};
   ev.events = EPOLLIN;
-  ev.data.fd = wakeFd_;
+  ev.data.u64 = kWakeToken;
   epoll_ctl(epollFd_, EPOLL_CTL_ADD, wakeFd_, &ev);
-  worker_ = std::thread([this] { run(); });
 }
 
 Progress::~Progress() {
   stop();
-  if (wakeFd_ >= 0) close(wakeFd_);
-  if (epollFd_ >= 0) close(epollFd_);
+  for (int fd : timerFds_) close(fd);
+  close(wakeFd_);
+  close(epollFd_);
+}
+
+void Progress::start() {
+  if (mode_ == ProgressMode::Thread && !worker_.joinable()) worker_ = std::thread([this] { run(); });
 }
 
 void Progress::submit(std::function<void()> task) {
@@ -49,34 +61,96 @@ void Progress::submit(std::function<void()> task) {
 }
 
 void Progress::stop() {
-  if (!worker_.joinable()) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
-  uint64_t one = 1;
-  ssize_t n = write(wakeFd_, &one, sizeof one);
-  (void)n;
-  worker_.join();
+  if (worker_.joinable()) {
+    uint64_t one = 1;
+    ssize_t n = write(wakeFd_, &one, sizeof one);
+    (void)n;
+    worker_.join();
+  }
   queue_.clear();
 }
 
-void Progress::run() {
-  std::vector<std::function<void()>> batch;
-  epoll_event events[16];
-  for (;;) {
-    int n = epoll_wait(epollFd_, events, 16, -1);
-    if (n < 0 && errno != EINTR) return;
-    uint64_t count;
-    while (read(wakeFd_, &count, sizeof count) > 0) {
+uint64_t Progress::add(int fd, uint32_t events, IoHandler handler) {
+  uint64_t token = nextToken_++;
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = token;
+  if (epoll_ctl(epollFd_, EPOLL_CTL_ADD, fd, &ev) != 0) return 0;
+  handlers_.emplace(token, std::move(handler));
+  return token;
+}
+
+void Progress::modify(uint64_t token, int fd, uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = token;
+  epoll_ctl(epollFd_, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void Progress::remove(uint64_t token, int fd) {
+  epoll_ctl(epollFd_, EPOLL_CTL_DEL, fd, nullptr);
+  handlers_.erase(token);
+}
+
+uint64_t Progress::every(uint32_t intervalMs, std::function<void()> fn) {
+  int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (tfd < 0) return 0;
+  itimerspec spec{};
+  spec.it_interval.tv_sec = intervalMs / 1000;
+  spec.it_interval.tv_nsec = long(intervalMs % 1000) * 1000000L;
+  spec.it_value = spec.it_interval;
+  timerfd_settime(tfd, 0, &spec, nullptr);
+  timerFds_.push_back(tfd);
+  return add(tfd, EPOLLIN, [tfd, fn = std::move(fn)](uint32_t) {
+    uint64_t expirations;
+    while (read(tfd, &expirations, sizeof expirations) > 0) {
     }
+    fn();
+  });
+}
+
+void Progress::poll() { dispatch(0); }
+
+void Progress::runTasks() {
+  uint64_t count;
+  while (read(wakeFd_, &count, sizeof count) > 0) {
+  }
+  std::vector<std::function<void()>> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    batch.swap(queue_);
+  }
+  for (auto& task : batch) task();
+}
+
+void Progress::dispatch(int timeoutMs) {
+  epoll_event events[64];
+  int n = epoll_wait(epollFd_, events, 64, timeoutMs);
+  for (int i = 0; i < n; i++) {
+    uint64_t token = events[i].data.u64;
+    if (token == kWakeToken) {
+      runTasks();
+      continue;
+    }
+    auto it = handlers_.find(token);  // gone if an earlier handler in this batch removed it
+    if (it == handlers_.end()) continue;
+    IoHandler handler = it->second;  // a copy: the handler may remove itself
+    handler(events[i].events);
+  }
+}
+
+void Progress::run() {
+  for (;;) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) return;
-      batch.swap(queue_);
     }
-    for (auto& task : batch) task();
-    batch.clear();
+    dispatch(-1);
   }
 }
 

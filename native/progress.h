@@ -1,15 +1,21 @@
-// Where provider work runs. Loop: inline on the caller (the JS thread), like Node's own
-// sockets. Thread: on a dedicated native thread that waits in epoll, so data keeps landing
-// while JS computes. Providers with fds (tcp, verbs) add them to the same epoll set.
+// Where provider work runs. One epoll set per endpoint holds every provider fd, a wake-up
+// eventfd for submitted tasks and timers. Loop mode: the addon has libuv watch the epoll fd
+// and calls poll() on the JS thread, and submitted tasks run inline. Thread mode: a native
+// thread waits in epoll and runs everything, so data keeps landing while JS computes.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace rvma {
 
 enum class ProgressMode { Loop = 0, Thread = 1 };
+
+// Handlers run on the progress context (JS thread in loop mode, the worker in thread mode).
+using IoHandler = std::function<void(uint32_t epollEvents)>;
 
 class Progress {
  public:
@@ -21,11 +27,27 @@ class Progress {
   ProgressMode mode() const { return mode_; }
   // Loop: runs the task before returning. Thread: queues it for the worker.
   void submit(std::function<void()> task);
+  // Starts the worker (thread mode); before that, submitted tasks wait.
+  void start();
   // Joins the worker; tasks still queued are dropped (their owners reject them).
   void stop();
 
+  // fd registration, from the progress context only. The handler is dropped by remove(),
+  // and an event already fetched for a removed fd is not delivered.
+  uint64_t add(int fd, uint32_t events, IoHandler handler);
+  void modify(uint64_t token, int fd, uint32_t events);
+  void remove(uint64_t token, int fd);
+  // A periodic callback on the progress context (timerfd in the same epoll set).
+  uint64_t every(uint32_t intervalMs, std::function<void()> fn);
+
+  // Loop mode: the fd libuv watches, and the non-blocking dispatch it calls.
+  int fd() const { return epollFd_; }
+  void poll();
+
  private:
   void run();
+  void dispatch(int timeoutMs);
+  void runTasks();
 
   ProgressMode mode_;
   int epollFd_ = -1;
@@ -34,6 +56,9 @@ class Progress {
   std::vector<std::function<void()>> queue_;
   bool stopping_ = false;
   std::thread worker_;
+  std::unordered_map<uint64_t, IoHandler> handlers_;
+  std::vector<int> timerFds_;
+  uint64_t nextToken_ = 2;  // 1 is the wake-up eventfd
 };
 
 }  // namespace rvma

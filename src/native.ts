@@ -9,6 +9,10 @@ export const enum EventKind {
   Completion = 1,
   PutDone = 2,
   MailboxReleased = 3,
+  /** Word 2 indexes the batch's texts: the peer's node id, or why connecting failed. */
+  Connected = 4,
+  /** Word 2 indexes the batch's texts: "peer\nmessage". */
+  ProtocolError = 5,
 }
 
 export interface NativeEndpoint {
@@ -21,6 +25,9 @@ export interface NativeEndpoint {
   incEpoch(vaddr: bigint): number;
   /** 0: accepted (a PutDone event follows), otherwise the refusal status. */
   put(putId: number, peer: string, vaddr: bigint, data: Uint8Array, offset: bigint, append: boolean): number;
+  /** 0: accepted (a Connected event follows), otherwise the refusal status. */
+  connect(requestId: number, address: string): number;
+  listenAddress(): string;
   completionPage(index: number): ArrayBuffer | undefined;
   openCount(): number;
   ref(): void;
@@ -28,14 +35,30 @@ export interface NativeEndpoint {
   close(): void;
 }
 
+export interface NativeTcpOptions {
+  provider?: string;
+  listen?: string;
+  maxPutBytes?: number;
+  maxInflightBytes?: number;
+  keepaliveMs?: number;
+  peerTimeoutMs?: number;
+  connectTimeoutMs?: number;
+}
+
 export interface NativeCapabilities {
   providers: string[];
   rdmaCore: boolean;
+  loopProgress: boolean;
   devices: { name: string; activePorts: number }[];
 }
 
 export interface NativeAddon {
-  NativeEndpoint: new (nodeId: string, progress: 0 | 1, onEvents: (events: BigUint64Array) => void) => NativeEndpoint;
+  NativeEndpoint: new (
+    nodeId: string,
+    progress: 0 | 1,
+    onEvents: (events: BigUint64Array, texts: string[]) => void,
+    tcp: NativeTcpOptions,
+  ) => NativeEndpoint;
   allocBuffer(size: number): ArrayBuffer;
   capabilities(): NativeCapabilities;
   heapBytes(): number;

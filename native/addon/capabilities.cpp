@@ -43,7 +43,13 @@ Napi::Value Capabilities(const Napi::CallbackInfo& info) {
   Napi::Object caps = Napi::Object::New(env);
   Napi::Array providers = Napi::Array::New(env);
   providers.Set(0u, "loopback");
+  providers.Set(1u, "tcp");
   caps.Set("providers", providers);
+#ifdef RVMA_HAVE_UV
+  caps.Set("loopProgress", true);
+#else
+  caps.Set("loopProgress", false);
+#endif
 #ifdef RVMA_HAVE_RDMA_CORE
   caps.Set("rdmaCore", true);
 #else

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "convert.h"
+#include "loop_watch.h"
 
 namespace rvma::addon {
 namespace {
@@ -12,18 +13,21 @@ void deliverEvents(napi_env env, napi_value callback, void* context, void*) {
   if (!env) return;  // the function is being torn down
   auto engine = static_cast<std::weak_ptr<Engine>*>(context)->lock();
   if (!engine) return;
-  std::vector<Event> events = engine->drain();
-  if (events.empty()) return;
+  EventBatch batch = engine->drain();
+  if (batch.events.empty()) return;
   Napi::Env e(env);
   Napi::HandleScope scope(e);
-  size_t words = events.size() * Event::kWords;
+  size_t words = batch.events.size() * Event::kWords;
   auto buffer = Napi::ArrayBuffer::New(e, words * sizeof(uint64_t));
-  std::memcpy(buffer.Data(), events.data(), words * sizeof(uint64_t));
-  napi_value array;
-  napi_create_typedarray(env, napi_biguint64_array, words, buffer, 0, &array);
+  std::memcpy(buffer.Data(), batch.events.data(), words * sizeof(uint64_t));
+  napi_value args[2];
+  napi_create_typedarray(env, napi_biguint64_array, words, buffer, 0, &args[0]);
+  Napi::Array texts = Napi::Array::New(e, batch.texts.size());
+  for (size_t i = 0; i < batch.texts.size(); i++) texts.Set(uint32_t(i), Napi::String::New(e, batch.texts[i]));
+  args[1] = texts;
   napi_value undefined;
   napi_get_undefined(env, &undefined);
-  napi_call_function(env, undefined, callback, 1, &array, nullptr);
+  napi_call_function(env, undefined, callback, 2, args, nullptr);
 }
 
 void finalizeContext(napi_env, void* data, void*) { delete static_cast<std::weak_ptr<Engine>*>(data); }
@@ -45,6 +49,8 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::Post>("post"),
                          InstanceMethod<&EndpointWrap::IncEpoch>("incEpoch"),
                          InstanceMethod<&EndpointWrap::Put>("put"),
+                         InstanceMethod<&EndpointWrap::Connect>("connect"),
+                         InstanceMethod<&EndpointWrap::ListenAddress>("listenAddress"),
                          InstanceMethod<&EndpointWrap::CompletionPage>("completionPage"),
                          InstanceMethod<&EndpointWrap::OpenCount>("openCount"),
                          InstanceMethod<&EndpointWrap::Ref>("ref"),
@@ -53,25 +59,51 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                      });
 }
 
-// new NativeEndpoint(nodeId: string, progress: 0 | 1, onEvents: (events: BigUint64Array) => void)
+namespace {
+
+bool readTransportOptions(const Napi::Object& o, TcpOptions* tcp, std::string* providerOut) {
+  auto num = [&](const char* key, auto* out) {
+    Napi::Value v = o.Get(key);
+    if (v.IsUndefined()) return true;
+    if (!v.IsNumber()) return false;
+    *out = decltype(+*out)(v.As<Napi::Number>().DoubleValue());
+    return true;
+  };
+  Napi::Value provider = o.Get("provider");
+  if (provider.IsString()) *providerOut = provider.As<Napi::String>().Utf8Value();
+  Napi::Value listen = o.Get("listen");
+  if (listen.IsString()) tcp->listen = listen.As<Napi::String>().Utf8Value();
+  return num("maxPutBytes", &tcp->maxPutBytes) && num("maxInflightBytes", &tcp->maxInflightBytes) &&
+         num("keepaliveMs", &tcp->keepaliveMs) && num("peerTimeoutMs", &tcp->peerTimeoutMs) &&
+         num("connectTimeoutMs", &tcp->connectTimeoutMs);
+}
+
+}  // namespace
+
+// new NativeEndpoint(nodeId, progress: 0 | 1, onEvents(events, texts), { provider, listen, ...tcp })
 EndpointWrap::EndpointWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EndpointWrap>(info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsNumber() || !info[2].IsFunction()) {
-    typeError(env, "NativeEndpoint(nodeId, progress, onEvents)");
+  EngineOptions options;
+  if (info.Length() < 4 || !info[0].IsString() || !info[1].IsNumber() || !info[2].IsFunction() ||
+      !info[3].IsObject() || !readTransportOptions(info[3].As<Napi::Object>(), &options.tcp, &options.provider)) {
+    typeError(env, "NativeEndpoint(nodeId, progress, onEvents, tcpOptions)");
     return;
   }
-  EngineOptions options;
   options.nodeId = info[0].As<Napi::String>().Utf8Value();
   options.progress = info[1].As<Napi::Number>().Int32Value() == 1 ? ProgressMode::Thread : ProgressMode::Loop;
+#ifndef RVMA_HAVE_UV
+  options.progress = ProgressMode::Thread;  // without libuv headers, loop mode cannot watch fds
+#endif
   Status status = Status::Ok;
+  std::string error;
   try {
-    engine_ = Engine::create(options, &status);
+    engine_ = Engine::create(options, &status, &error);
   } catch (const std::exception& e) {
-    statusError(env, Status::InvalidArgument, e.what());
-    return;
+    status = Status::InvalidArgument;
+    error = e.what();
   }
   if (!engine_) {
-    statusError(env, status, "node id already in use by another endpoint in this process");
+    statusError(env, status, error.c_str());
     return;
   }
   auto* context = new std::weak_ptr<Engine>(engine_);
@@ -88,11 +120,14 @@ EndpointWrap::EndpointWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<En
   napi_unref_threadsafe_function(env, wake_);  // JS refs it while something waits
   napi_threadsafe_function wake = wake_;
   engine_->setWake([wake] { napi_call_threadsafe_function(wake, nullptr, napi_tsfn_nonblocking); });
+  if (options.progress == ProgressMode::Loop) loopWatch_ = LoopWatch::start(env, engine_);
 }
 
 EndpointWrap::~EndpointWrap() { shutdown(); }
 
 void EndpointWrap::shutdown() {
+  if (loopWatch_) LoopWatch::stop(loopWatch_);
+  loopWatch_ = nullptr;
   if (engine_) engine_->close();  // after this no thread calls wake_
   engine_.reset();
   if (wake_) napi_release_threadsafe_function(wake_, napi_tsfn_abort);
@@ -189,6 +224,19 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, double(s));
 }
 
+// connect(requestId: number, address: string) -> status (a Connected event follows on 0)
+Napi::Value EndpointWrap::Connect(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!engine_) return Napi::Number::New(env, double(Status::Closed));
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsString()) return typeError(env, "connect(requestId, address)");
+  return Napi::Number::New(env, double(engine_->connect(uint64_t(info[0].As<Napi::Number>().Int64Value()),
+                                                          info[1].As<Napi::String>().Utf8Value())));
+}
+
+Napi::Value EndpointWrap::ListenAddress(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), engine_ ? engine_->listenAddress() : std::string());
+}
+
 // completionPage(index) -> ArrayBuffer over that page of completion words (kept alive by the view)
 Napi::Value EndpointWrap::CompletionPage(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -207,11 +255,13 @@ Napi::Value EndpointWrap::OpenCount(const Napi::CallbackInfo& info) {
 
 Napi::Value EndpointWrap::Ref(const Napi::CallbackInfo& info) {
   if (wake_) napi_ref_threadsafe_function(info.Env(), wake_);
+  if (loopWatch_) LoopWatch::ref(loopWatch_, true);
   return info.Env().Undefined();
 }
 
 Napi::Value EndpointWrap::Unref(const Napi::CallbackInfo& info) {
   if (wake_) napi_unref_threadsafe_function(info.Env(), wake_);
+  if (loopWatch_) LoopWatch::ref(loopWatch_, false);
   return info.Env().Undefined();
 }
 

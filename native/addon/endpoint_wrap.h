@@ -22,6 +22,8 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value Post(const Napi::CallbackInfo& info);
   Napi::Value IncEpoch(const Napi::CallbackInfo& info);
   Napi::Value Put(const Napi::CallbackInfo& info);
+  Napi::Value Connect(const Napi::CallbackInfo& info);
+  Napi::Value ListenAddress(const Napi::CallbackInfo& info);
   Napi::Value CompletionPage(const Napi::CallbackInfo& info);
   Napi::Value OpenCount(const Napi::CallbackInfo& info);
   Napi::Value Ref(const Napi::CallbackInfo& info);
@@ -31,6 +33,7 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
 
   std::shared_ptr<Engine> engine_;
   napi_threadsafe_function wake_ = nullptr;
+  struct LoopWatch* loopWatch_ = nullptr;  // loop mode: libuv watches the progress fd
 };
 
 }  // namespace rvma::addon

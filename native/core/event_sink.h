@@ -2,6 +2,7 @@
 // events and wakes JS once per batch.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "mailbox.h"
@@ -16,6 +17,10 @@ class EventSink {
   // A closed mailbox whose last in-flight put finished: its buffers may now be reused.
   virtual void mailboxReleased(uint32_t mailboxId) = 0;
   virtual void putDone(uint64_t putId, Status status) = 0;
+  // A connect request finished; detail is the peer's node id, or why it failed.
+  virtual void connected(uint64_t requestId, Status status, const std::string& detail) = 0;
+  // A peer broke the protocol or failed the handshake; that connection was closed.
+  virtual void protocolError(const std::string& peer, const std::string& message) = 0;
 };
 
 }  // namespace rvma

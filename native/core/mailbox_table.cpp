@@ -42,7 +42,7 @@ Status MailboxTable::close(uint64_t vaddr, bool* released) {
 }
 
 void MailboxTable::closeAll() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   for (auto& [vaddr, mb] : open_) {
     mb->close();
     if (mb->inflight() == 0) {
@@ -53,6 +53,8 @@ void MailboxTable::closeAll() {
     }
   }
   open_.clear();
+  // Writers hold reservations only for the length of a copy or a socket read.
+  drained_.wait(lock, [this] { return draining_.empty(); });
 }
 
 Status MailboxTable::post(uint64_t vaddr, uint8_t* data, uint64_t size, uint64_t threshold, uint64_t* indexOut) {
@@ -92,6 +94,7 @@ void MailboxTable::finish(const Reservation& r, bool commit) {
     events_.mailboxReleased(mb->id());
     words_.release(mb->slot());
     draining_.erase(mb);
+    if (draining_.empty()) drained_.notify_all();
   }
 }
 

@@ -4,6 +4,7 @@
 // bytes are written outside it.
 #pragma once
 #include <cstdint>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -30,6 +31,7 @@ class MailboxTable {
   Status close(uint64_t vaddr, bool* released);
   Status post(uint64_t vaddr, uint8_t* data, uint64_t size, uint64_t threshold, uint64_t* indexOut);
   Status incEpoch(uint64_t vaddr);
+  // Closes every mailbox and returns once no put is still writing into their buffers.
   void closeAll();
 
   // Provider interface.
@@ -48,6 +50,7 @@ class MailboxTable {
 
   EventSink& events_;
   std::mutex mu_;
+  std::condition_variable drained_;
   std::unordered_map<uint64_t, std::unique_ptr<Mailbox>> open_;
   std::unordered_map<Mailbox*, std::unique_ptr<Mailbox>> draining_;  // closed, puts in flight
   CompletionWords words_;

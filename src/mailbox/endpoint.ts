@@ -1,9 +1,10 @@
 // An RVMA endpoint: opens mailboxes, puts into other endpoints' mailboxes, and routes the
 // native event batches (completions, put outcomes, releases) to the waiting promises.
 import { randomBytes } from 'node:crypto';
-import { EVENT_WORDS, EventKind, NativeEndpoint, native } from '../native';
+import { EventEmitter } from 'node:events';
+import { EVENT_WORDS, EventKind, NativeEndpoint, NativeTcpOptions, native } from '../native';
 import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-words';
-import { RvmaError, StatusContext, hex, statusError } from './errors';
+import { RvmaError, StatusContext, codeOfStatus, hex, statusError } from './errors';
 import { EpochType, Mailbox, MailboxHost } from './mailbox';
 import {
   U64_MAX,
@@ -16,18 +17,43 @@ import {
   checkU64,
   invalid,
 } from './validate';
-import { Wait, checkWaitOptions } from './wait';
+import { Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from './wait';
 
 export type ProgressMode = 'loop' | 'thread';
-export type ProviderName = 'auto' | 'loopback';
+export type ProviderName = 'auto' | 'loopback' | 'tcp';
+
+export interface TcpOptions {
+  /** Largest put a peer may send us; a larger PUT frame is a protocol error. Default 4 GiB. */
+  maxPutBytes?: number;
+  /** Bytes in flight (sent, not yet acknowledged) per connection before puts wait. Default 64 MiB. */
+  maxInflightBytes?: number;
+  /** An idle connection is probed this often. Default 1000 ms. */
+  keepaliveMs?: number;
+  /** A peer silent for longer is lost: its pending puts reject with ERR_RVMA_PEER_LOST. Default 5000 ms. */
+  peerTimeoutMs?: number;
+  /** Connection setup (TCP connect + handshake) limit. Default 5000 ms. */
+  connectTimeoutMs?: number;
+}
+
+/** A peer that broke the protocol or failed the handshake (its connection was closed). */
+export interface ProtocolErrorInfo {
+  peer: string;
+  message: string;
+}
 
 export interface EndpointOptions {
   /** This endpoint's node id, unique among reachable endpoints. Default: random. */
   nodeId?: string;
   /** 'loop': work runs on the JS thread (lowest latency). 'thread': on a native progress thread. */
   progress?: ProgressMode;
-  /** Transport. 'auto' picks the best one built; only 'loopback' (in-process) exists so far. */
+  /**
+   * Transports puts may use. 'auto': loopback for endpoints in this process, tcp for others.
+   * 'tcp': tcp even in-process. 'loopback': in-process only (no listening).
+   */
   provider?: ProviderName;
+  /** Accept connections at 'tcp://HOST:PORT' (port 0: any free port; see endpoint.address). */
+  listen?: string;
+  tcp?: TcpOptions;
 }
 
 export interface MailboxOptions {
@@ -53,6 +79,8 @@ export interface Capabilities {
   providers: string[];
   /** Whether rdma-core (libibverbs, librdmacm) was found and linked at build time. */
   rdmaCore: boolean;
+  /** Whether progress 'loop' runs on the JS thread (false: it runs on a thread instead). */
+  loopProgress: boolean;
   /** RDMA devices present now, with their number of ACTIVE ports. */
   devices: { name: string; activePorts: number }[];
 }
@@ -60,6 +88,11 @@ export interface Capabilities {
 /** Library-reserved vaddrs (rendezvous control, ring): not for openMailbox. */
 export const RESERVED_VADDR_MAX = 0xffffn;
 const MAX_BUFFERS_LIMIT = 1 << 20;
+const TCP_KEYS = ['maxPutBytes', 'maxInflightBytes', 'keepaliveMs', 'peerTimeoutMs', 'connectTimeoutMs'] as const;
+
+// Endpoints with something pending stay reachable even if the application dropped them:
+// their promises must settle. Idle ones may be collected (the native side then closes).
+const busy = new Set<Endpoint>();
 
 interface PendingPut {
   wait: Wait<void>;
@@ -68,44 +101,63 @@ interface PendingPut {
   context: StatusContext;
 }
 
-export class Endpoint {
+export class Endpoint extends EventEmitter {
   /** What this build contains and which RDMA devices are present. */
   static get capabilities(): Capabilities {
     return native().capabilities();
   }
 
-  /** Creates an endpoint. Rejects with ERR_RVMA_INVALID_ARGUMENT on bad options. */
+  /** Creates an endpoint. Rejects with ERR_RVMA_INVALID_ARGUMENT on bad options or a busy listen address. */
   static async create(options?: EndpointOptions): Promise<Endpoint> {
     const call = 'Endpoint.create';
-    const o = checkOptions<EndpointOptions>(call, options, ['nodeId', 'progress', 'provider']);
+    const o = checkOptions<EndpointOptions>(call, options, ['nodeId', 'progress', 'provider', 'listen', 'tcp']);
     const nodeId = o.nodeId === undefined ? randomBytes(8).toString('hex') : checkString(call, 'nodeId', o.nodeId);
     const progress = checkOneOf<ProgressMode>(call, 'progress', o.progress ?? 'loop', ['loop', 'thread']);
-    checkOneOf<ProviderName>(call, 'provider', o.provider ?? 'auto', ['auto', 'loopback']);
-    return new Endpoint(nodeId, progress);
+    const provider = checkOneOf<ProviderName>(call, 'provider', o.provider ?? 'auto', ['auto', 'loopback', 'tcp']);
+    const listen = o.listen === undefined ? undefined : checkString(call, 'listen', o.listen);
+    if (listen !== undefined && !listen.startsWith('tcp://')) {
+      throw invalid(call, `listen must look like "tcp://HOST:PORT", got "${listen}"`);
+    }
+    if (listen !== undefined && provider === 'loopback') throw invalid(call, 'listen needs a network provider, not "loopback"');
+    const tcp = checkOptions<TcpOptions>(`${call} tcp`, o.tcp, TCP_KEYS);
+    for (const key of TCP_KEYS) {
+      if (tcp[key] !== undefined) checkInteger(call, `tcp.${key}`, tcp[key], 1, Number.MAX_SAFE_INTEGER);
+    }
+    return new Endpoint(nodeId, progress, { ...tcp, listen, provider });
   }
 
   private readonly handle: NativeEndpoint;
   private readonly mailboxes = new Map<number, Mailbox>();
   private readonly puts = new Map<number, PendingPut>();
+  private readonly connects = new Map<number, Wait<string>>();
   private readonly pages: Uint32Array[] = [];
   private readonly host: MailboxHost;
-  private nextPutId = 1;
+  private nextRequestId = 1;
   private waiters = 0;
   private isClosed = false;
+  /** Where this endpoint accepts connections ('tcp://IP:PORT'), or '' if it does not listen. */
+  readonly address: string;
 
   private constructor(
     readonly nodeId: string,
     readonly progress: ProgressMode,
+    tcp: NativeTcpOptions,
   ) {
+    super();
+    // The native side holds this callback; a WeakRef keeps it from pinning the endpoint.
+    const self = new WeakRef(this);
     try {
-      this.handle = new (native().NativeEndpoint)(nodeId, progress === 'thread' ? 1 : 0, (events) =>
-        this.onEvents(events),
+      this.handle = new (native().NativeEndpoint)(
+        nodeId,
+        progress === 'thread' ? 1 : 0,
+        (events, texts) => self.deref()?.onEvents(events, texts),
+        tcp,
       );
     } catch (error) {
-      const status = (error as { rvmaStatus?: number }).rvmaStatus;
-      if (status === undefined) throw error;
-      throw invalid('Endpoint.create', `nodeId "${nodeId}" is already used by an open endpoint in this process`);
+      if ((error as { rvmaStatus?: number }).rvmaStatus === undefined) throw error;
+      throw invalid('Endpoint.create', (error as Error).message);
     }
+    this.address = this.handle.listenAddress();
     this.host = {
       handle: this.handle,
       nodeId,
@@ -167,7 +219,7 @@ export class Endpoint {
       checkWaitOptions(call, o.timeout, o.signal);
       this.assertOpen(call);
 
-      const id = this.nextPutId++;
+      const id = this.nextRequestId++;
       const context: StatusContext = { op: call, vaddr: v, node, bytes: bytes.byteLength };
       const pending: PendingPut = {
         data: bytes,
@@ -193,6 +245,34 @@ export class Endpoint {
     }
   }
 
+  /**
+   * Opens (or reuses) a connection to the endpoint listening at address ('tcp://HOST:PORT')
+   * and resolves with its node id, which put() then accepts as a target. Puts may also name
+   * the address directly; they connect on first use.
+   */
+  connect(address: string, options?: WaitOptions): Promise<string> {
+    const call = 'Endpoint.connect';
+    try {
+      checkString(call, 'address', address);
+      if (!address.startsWith('tcp://')) throw invalid(call, `address must look like "tcp://HOST:PORT", got "${address}"`);
+      const o = parseWaitOptions(call, options);
+      this.assertOpen(call);
+      const id = this.nextRequestId++;
+      const wait = new Wait<string>(`${call} to ${address}`, o, () => {
+        this.connects.delete(id);
+        this.waiting(-1);
+      });
+      if (wait.done) return wait.promise;
+      this.waiting(1);
+      this.connects.set(id, wait);
+      const status = this.handle.connect(id, address);
+      if (status !== 0) wait.reject(statusError(status, { op: call, vaddr: 0n, node: address }));
+      return wait.promise;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   /** Closes every mailbox and rejects everything pending with ERR_RVMA_CLOSED. */
   async close(): Promise<void> {
     if (this.isClosed) return;
@@ -204,11 +284,13 @@ export class Endpoint {
       pending.wait.reject(error);
     }
     this.puts.clear();
+    for (const wait of [...this.connects.values()]) wait.reject(error);
     for (const mailbox of this.mailboxes.values()) mailbox.endpointClosed();
     this.mailboxes.clear();
+    busy.delete(this);
   }
 
-  private onEvents(events: BigUint64Array): void {
+  private onEvents(events: BigUint64Array, texts: string[]): void {
     for (let i = 0; i < events.length; i += EVENT_WORDS) {
       const kind = Number(events[i]);
       const id = Number(events[i + 1]);
@@ -220,6 +302,16 @@ export class Endpoint {
         this.putDone(id, Number(events[i + 7]));
       } else if (kind === EventKind.MailboxReleased) {
         this.mailboxes.get(id)?.released();
+      } else if (kind === EventKind.Connected) {
+        const status = Number(events[i + 7]);
+        const text = texts[Number(events[i + 2])];
+        const wait = this.connects.get(id);
+        if (status === 0) wait?.resolve(text);
+        else wait?.reject(new RvmaError(codeOfStatus(status), `Endpoint.connect: ${text}`));
+      } else if (kind === EventKind.ProtocolError) {
+        const [peer, ...rest] = texts[Number(events[i + 2])].split('\n');
+        const info: ProtocolErrorInfo = { peer, message: rest.join('\n') };
+        this.emit('protocolError', info);
       }
     }
   }
@@ -248,8 +340,13 @@ export class Endpoint {
   private waiting(delta: 1 | -1): void {
     this.waiters += delta;
     if (this.isClosed) return;
-    if (delta === 1 && this.waiters === 1) this.handle.ref();
-    else if (delta === -1 && this.waiters === 0) this.handle.unref();
+    if (delta === 1 && this.waiters === 1) {
+      busy.add(this);
+      this.handle.ref();
+    } else if (delta === -1 && this.waiters === 0) {
+      busy.delete(this);
+      this.handle.unref();
+    }
   }
 
   private assertOpen(call: string): void {

@@ -36,6 +36,7 @@ export class Mailbox {
   private ready: Completion[] | undefined;
   private waiters: Wait<Completion>[] | undefined;
   private closedEpoch = -1;
+  private closedSnapshot: CompletionWordsSnapshot | undefined; // the slot is reused after close
 
   /** @internal Created by Endpoint.openMailbox. */
   constructor(
@@ -58,7 +59,7 @@ export class Mailbox {
 
   /** The last completion record as the completion words hold it. */
   lastCompletion(): CompletionWordsSnapshot {
-    return this.words.snapshot();
+    return this.closedSnapshot ?? this.words.snapshot();
   }
 
   /** Buffers posted and not yet retired. */
@@ -103,7 +104,12 @@ export class Mailbox {
   /** The next completion, in epoch order. Rejects with ERR_RVMA_CLOSED when the mailbox closes. */
   next(options?: WaitOptions): Promise<Completion> {
     const call = 'Mailbox.next';
-    const o = parseWaitOptions(call, options);
+    let o: WaitOptions;
+    try {
+      o = parseWaitOptions(call, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (this.ready?.length) return Promise.resolve(this.ready.shift()!);
     if (this.closed) return Promise.reject(this.closedError(call));
     const waiters = (this.waiters ??= []);
@@ -135,7 +141,7 @@ export class Mailbox {
   /** Closes the mailbox: later puts to it are refused, pending waits reject with ERR_RVMA_CLOSED. */
   close(): void {
     if (this.closed) return;
-    this.closedEpoch = this.words.epoch();
+    this.freeze();
     const result = this.host.handle.closeMailbox(this.vaddr);
     // 1: gone now. 0: puts still being written; buffers stay referenced until the release event.
     if (result !== 0) this.released();
@@ -164,9 +170,14 @@ export class Mailbox {
   /** @internal The endpoint closed under us. */
   endpointClosed(): void {
     if (this.closed) return;
-    this.closedEpoch = this.words.epoch();
+    this.freeze();
     this.posted = undefined;
     this.dropWaits();
+  }
+
+  private freeze(): void {
+    this.closedSnapshot = this.words.snapshot();
+    this.closedEpoch = this.closedSnapshot.epoch;
   }
 
   private dropWaits(): void {

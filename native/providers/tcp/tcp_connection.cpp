@@ -1,0 +1,437 @@
+#include "tcp_connection.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "tcp_provider.h"
+
+namespace rvma {
+namespace {
+constexpr size_t kRxBuffer = 64 * 1024;
+constexpr size_t kDirectMin = 4096;        // payload reads this large skip the staging buffer
+constexpr uint64_t kReadBudget = 8 << 20;  // per wake-up, so one busy peer cannot starve others
+constexpr int kMaxIov = 64;
+}  // namespace
+
+TcpConnection::TcpConnection(TcpProvider& owner, int fd, bool outgoing, std::string dialAddress)
+    : owner_(owner), fd_(fd), outgoing_(outgoing), dialAddress_(std::move(dialAddress)),
+      state_(outgoing ? State::Connecting : State::Handshake), rxBuf_(kRxBuffer) {}
+
+TcpConnection::~TcpConnection() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void TcpConnection::start(uint64_t nowMs) {
+  startedMs_ = lastRxMs_ = lastTxMs_ = nowMs;
+  token_ = owner_.ctx().progress.add(fd_, EPOLLIN | (outgoing_ ? uint32_t(EPOLLOUT) : 0u),
+                                     [this](uint32_t events) { onIo(events); });
+  wantWrite_ = outgoing_;
+  if (!outgoing_) onConnected();
+}
+
+void TcpConnection::onConnected() {
+  state_ = State::Handshake;
+  TxItem item;
+  item.owned = wire::encodeHello(owner_.hello());
+  tx_.push_back(std::move(item));
+  flush();
+}
+
+void TcpConnection::put(const PutRequest& req) {
+  if (state_ != State::Ready || (inflightBytes_ > 0 && inflightBytes_ + req.len > owner_.options().maxInflightBytes) ||
+      !waiting_.empty()) {
+    waiting_.push_back(req);
+    return;
+  }
+  sendPut(req);
+}
+
+void TcpConnection::sendPut(const PutRequest& req) {
+  pending_.emplace(req.id, PendingPut{req.len});
+  inflightBytes_ += req.len;
+  TxItem item;
+  wire::FrameHeader f{wire::FrameType::Put};
+  f.flags = req.where.append ? wire::kAppend : 0;
+  f.id = req.id;
+  f.vaddr = req.vaddr;
+  f.offset = req.where.append ? 0 : req.where.offset;
+  f.len = req.len;
+  wire::encodeHeader(f, item.head);
+  item.headLen = wire::kHeaderBytes;
+  item.data = req.data;
+  item.dataLen = req.len;
+  item.putId = req.id;
+  tx_.push_back(std::move(item));
+  flush();
+}
+
+// Moves waiting puts onto the wire while the in-flight cap allows.
+void TcpConnection::startWaiting() {
+  while (state_ == State::Ready && !waiting_.empty()) {
+    const PutRequest& next = waiting_.front();
+    if (inflightBytes_ > 0 && inflightBytes_ + next.len > owner_.options().maxInflightBytes) return;
+    PutRequest req = std::move(waiting_.front());
+    waiting_.pop_front();
+    sendPut(req);
+    if (state_ == State::Dead) return;
+  }
+}
+
+void TcpConnection::sendFrame(const wire::FrameHeader& f, std::string owned) {
+  TxItem item;
+  wire::encodeHeader(f, item.head);
+  item.headLen = wire::kHeaderBytes;
+  item.owned = std::move(owned);
+  tx_.push_back(std::move(item));
+}
+
+void TcpConnection::flush() {
+  while (!tx_.empty() && state_ != State::Dead && state_ != State::Connecting) {
+    iovec iov[kMaxIov];
+    int n = 0;
+    for (auto it = tx_.begin(); it != tx_.end() && n + 2 <= kMaxIov; ++it) {
+      uint64_t sent = it->sent;
+      const uint8_t* parts[2] = {it->head, it->data ? it->data : reinterpret_cast<const uint8_t*>(it->owned.data())};
+      uint64_t lens[2] = {it->headLen, it->data ? it->dataLen : it->owned.size()};
+      for (int p = 0; p < 2; p++) {
+        if (sent >= lens[p]) {
+          sent -= lens[p];
+          continue;
+        }
+        iov[n].iov_base = const_cast<uint8_t*>(parts[p] + sent);
+        iov[n].iov_len = lens[p] - sent;
+        sent = 0;
+        n++;
+      }
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = size_t(n);
+    ssize_t written = sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (written < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno == EINTR) continue;
+      fail(Status::PeerLost, std::string("send failed: ") + std::strerror(errno), false);
+      return;
+    }
+    lastTxMs_ = TcpProvider::nowMs();
+    for (uint64_t left = uint64_t(written); left > 0;) {
+      TxItem& front = tx_.front();
+      uint64_t total = front.headLen + (front.data ? front.dataLen : front.owned.size());
+      uint64_t take = std::min(left, total - front.sent);
+      front.sent += take;
+      left -= take;
+      if (front.sent < total) break;
+      uint64_t putId = front.putId;
+      tx_.pop_front();
+      auto it = putId ? pending_.find(putId) : pending_.end();
+      if (it != pending_.end()) {
+        it->second.written = true;
+        if (it->second.answered) finishPut(putId);
+      }
+    }
+  }
+  updateInterest();
+}
+
+void TcpConnection::updateInterest() {
+  if (state_ == State::Dead) return;
+  bool want = state_ == State::Connecting || !tx_.empty();
+  if (want == wantWrite_) return;
+  wantWrite_ = want;
+  owner_.ctx().progress.modify(token_, fd_, EPOLLIN | (want ? uint32_t(EPOLLOUT) : 0u));
+}
+
+void TcpConnection::onIo(uint32_t events) {
+  if (state_ == State::Connecting) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) {
+      fail(Status::NoPeer, std::string("connect to ") + dialAddress_ + " failed: " + std::strerror(err), false);
+      return;
+    }
+    if (!(events & EPOLLOUT)) return;
+    onConnected();
+    if (state_ == State::Dead) return;
+  }
+  if (events & EPOLLOUT) {
+    flush();
+    if (state_ == State::Dead) return;
+  }
+  if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
+    if (!readSome()) return;
+  }
+}
+
+// Reads what the socket has (bounded per wake-up) and places it. False once the connection died.
+bool TcpConnection::readSome() {
+  uint64_t budget = kReadBudget;
+  while (budget > 0) {
+    ssize_t n;
+    if (rx_ == Rx::Payload && rxStart_ == rxEnd_ && remaining_ >= kDirectMin) {
+      n = recv(fd_, res_.dst + got_, remaining_, 0);  // straight into the mailbox buffer
+      if (n > 0) {
+        got_ += uint64_t(n);
+        remaining_ -= uint64_t(n);
+        if (remaining_ == 0) finishPayload();
+      }
+    } else {
+      if (rxStart_ == rxEnd_) rxStart_ = rxEnd_ = 0;
+      if (rxEnd_ == rxBuf_.size()) {
+        std::memmove(rxBuf_.data(), rxBuf_.data() + rxStart_, rxEnd_ - rxStart_);
+        rxEnd_ -= rxStart_;
+        rxStart_ = 0;
+      }
+      n = recv(fd_, rxBuf_.data() + rxEnd_, rxBuf_.size() - rxEnd_, 0);
+      if (n > 0) rxEnd_ += size_t(n);
+    }
+    if (n == 0) {
+      fail(Status::PeerLost, "peer closed the connection", false);
+      return false;
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno == EINTR) continue;
+      fail(Status::PeerLost, std::string("receive failed: ") + std::strerror(errno), false);
+      return false;
+    }
+    lastRxMs_ = TcpProvider::nowMs();
+    budget -= std::min<uint64_t>(budget, uint64_t(n));
+    if (!process()) return false;
+  }
+  return true;
+}
+
+// Consumes staged bytes through the receive state machine. False once the connection died.
+bool TcpConnection::process() {
+  for (;;) {
+    size_t avail = rxEnd_ - rxStart_;
+    const uint8_t* p = rxBuf_.data() + rxStart_;
+    switch (rx_) {
+      case Rx::Hello: {
+        if (avail < helloNeed_) return true;
+        if (helloNeed_ == wire::kHelloBytes) {
+          auto r = wire::decodeHelloFixed(p, &peer_, &nodeIdLen_, &addressLen_);
+          if (r != wire::DecodeResult::Ok) {
+            protocolFail(std::string("handshake refused: ") + wire::describe(r) +
+                         (r == wire::DecodeResult::BadVersion
+                              ? " (peer speaks " + std::to_string(peer_.version) + ", this node speaks " +
+                                    std::to_string(wire::kVersion) + ")"
+                              : ""));
+            return false;
+          }
+          helloNeed_ += nodeIdLen_ + addressLen_;
+          continue;
+        }
+        peer_.nodeId.assign(reinterpret_cast<const char*>(p + wire::kHelloBytes), nodeIdLen_);
+        peer_.listenAddress.assign(reinterpret_cast<const char*>(p + wire::kHelloBytes + nodeIdLen_), addressLen_);
+        rxStart_ += helloNeed_;
+        if (!onHello()) return false;
+        continue;
+      }
+      case Rx::Header: {
+        if (avail < wire::kHeaderBytes) return true;
+        auto r = wire::decodeHeader(p, owner_.options().maxPutBytes, &hdr_);
+        if (r != wire::DecodeResult::Ok) {
+          protocolFail(std::string("bad frame: ") + wire::describe(r));
+          return false;
+        }
+        rxStart_ += wire::kHeaderBytes;
+        if (!onHeader()) return false;
+        continue;
+      }
+      case Rx::Payload: {
+        if (avail == 0) return true;
+        size_t take = size_t(std::min<uint64_t>(avail, remaining_));
+        std::memcpy(res_.dst + got_, p, take);
+        rxStart_ += take;
+        got_ += take;
+        remaining_ -= take;
+        if (remaining_ == 0) finishPayload();
+        continue;
+      }
+      case Rx::Drain: {
+        if (remaining_ > 0) {
+          if (avail == 0) return true;
+          size_t take = size_t(std::min<uint64_t>(avail, remaining_));
+          rxStart_ += take;
+          remaining_ -= take;
+          if (remaining_ > 0) return true;
+        }
+        rx_ = Rx::Header;
+        continue;
+      }
+      case Rx::ErrorText: {
+        size_t take = size_t(std::min<uint64_t>(avail, remaining_));
+        errorText_.append(reinterpret_cast<const char*>(p), take);
+        rxStart_ += take;
+        remaining_ -= take;
+        if (remaining_ > 0) return true;
+        fail(Status::PeerLost, "peer reported a protocol error: " + errorText_, true);
+        return false;
+      }
+    }
+  }
+}
+
+bool TcpConnection::onHello() {
+  rx_ = Rx::Header;
+  state_ = State::Ready;
+  owner_.onHandshake(this);
+  if (state_ == State::Dead) return false;
+  startWaiting();
+  return state_ != State::Dead;
+}
+
+bool TcpConnection::onHeader() {
+  switch (hdr_.type) {
+    case wire::FrameType::Put: {
+      Placement where{(hdr_.flags & wire::kAppend) != 0, hdr_.offset};
+      Status s = owner_.ctx().table.reserve(hdr_.vaddr, where, hdr_.len, &res_);
+      if (!ok(s)) {
+        // Refused: tell the sender now, then discard its payload as it streams in.
+        wire::FrameHeader nack{wire::FrameType::Nack};
+        nack.id = hdr_.id;
+        nack.status = uint16_t(s);
+        sendFrame(nack);
+        flush();
+        rx_ = Rx::Drain;
+        remaining_ = hdr_.len;
+        return state_ != State::Dead;
+      }
+      rx_ = Rx::Payload;
+      remaining_ = hdr_.len;
+      got_ = 0;
+      if (remaining_ == 0) finishPayload();
+      return state_ != State::Dead;
+    }
+    case wire::FrameType::Ack:
+    case wire::FrameType::Nack: {
+      auto it = pending_.find(hdr_.id);
+      if (it == pending_.end() || it->second.answered) {
+        protocolFail("answer for an unknown put id " + std::to_string(hdr_.id));
+        return false;
+      }
+      Status s = hdr_.type == wire::FrameType::Ack ? Status::Ok : Status(hdr_.status);
+      if (hdr_.type == wire::FrameType::Nack && (hdr_.status == 0 || hdr_.status > uint16_t(Status::PeerLost))) {
+        s = Status::InvalidArgument;
+      }
+      answer(hdr_.id, s);
+      return state_ != State::Dead;
+    }
+    case wire::FrameType::Ping: {
+      wire::FrameHeader pong{wire::FrameType::Pong};
+      sendFrame(pong);
+      flush();
+      return state_ != State::Dead;
+    }
+    case wire::FrameType::Pong:
+      return true;
+    case wire::FrameType::Error:
+      rx_ = Rx::ErrorText;
+      remaining_ = hdr_.len;
+      errorText_.clear();
+      if (remaining_ == 0) {
+        fail(Status::PeerLost, "peer reported a protocol error", true);
+        return false;
+      }
+      return true;
+  }
+  return true;
+}
+
+// The whole payload is in the buffer: count it, then acknowledge.
+void TcpConnection::finishPayload() {
+  owner_.ctx().table.commit(res_);
+  res_ = Reservation{};
+  rx_ = Rx::Header;
+  wire::FrameHeader ack{wire::FrameType::Ack};
+  ack.id = hdr_.id;
+  sendFrame(ack);
+  flush();
+}
+
+void TcpConnection::answer(uint64_t putId, Status status) {
+  PendingPut& p = pending_[putId];
+  p.answered = true;
+  p.status = status;
+  inflightBytes_ -= p.len;
+  if (p.written) finishPut(putId);
+  startWaiting();
+}
+
+// Reported upward only when the peer answered and the bytes left our send queue: until
+// then the sender's memory may still be read.
+void TcpConnection::finishPut(uint64_t putId) {
+  auto it = pending_.find(putId);
+  Status s = it->second.status;
+  pending_.erase(it);
+  owner_.ctx().events.putDone(putId, s);
+}
+
+void TcpConnection::protocolFail(const std::string& why) {
+  wire::FrameHeader err{wire::FrameType::Error};
+  std::string text = why.substr(0, wire::kMaxErrorTextBytes);
+  err.len = text.size();
+  // Best effort, one non-blocking write: the peer may not even speak this protocol.
+  uint8_t head[wire::kHeaderBytes];
+  wire::encodeHeader(err, head);
+  if (tx_.empty() && state_ != State::Connecting) {
+    iovec iov[2] = {{head, sizeof head}, {text.data(), text.size()}};
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 2;
+    ssize_t n = sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)n;
+  }
+  fail(Status::PeerLost, why, true);
+}
+
+void TcpConnection::fail(Status status, const std::string& why, bool protocolError) {
+  if (state_ == State::Dead) return;
+  state_ = State::Dead;
+  owner_.ctx().progress.remove(token_, fd_);
+  ::close(fd_);
+  fd_ = -1;
+  // A put half-written into a mailbox never counts: no epoch ends on partial data.
+  if (rx_ == Rx::Payload && res_.mailbox) owner_.ctx().table.cancel(res_);
+  res_ = Reservation{};
+  tx_.clear();
+  for (auto& [id, p] : pending_) owner_.ctx().events.putDone(id, p.answered ? p.status : status);
+  pending_.clear();
+  for (auto& req : waiting_) owner_.ctx().events.putDone(req.id, status);
+  waiting_.clear();
+  std::string peer = peer_.nodeId.empty() ? dialAddress_ : peer_.nodeId;
+  if (protocolError) owner_.ctx().events.protocolError(peer, why);
+  for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, status, why);
+  connectRequests_.clear();
+  owner_.onDead(this);
+}
+
+void TcpConnection::tick(uint64_t nowMs) {
+  const TcpOptions& o = owner_.options();
+  if (state_ == State::Connecting || state_ == State::Handshake) {
+    if (nowMs - startedMs_ > o.connectTimeoutMs) {
+      fail(Status::NoPeer, "connection to " + (dialAddress_.empty() ? "peer" : dialAddress_) + " timed out", false);
+    }
+    return;
+  }
+  if (state_ != State::Ready) return;
+  if (nowMs - lastRxMs_ > o.peerTimeoutMs) {
+    fail(Status::PeerLost, "peer silent for " + std::to_string(nowMs - lastRxMs_) + " ms", false);
+    return;
+  }
+  if (nowMs - lastTxMs_ >= o.keepaliveMs && tx_.empty()) {
+    wire::FrameHeader ping{wire::FrameType::Ping};
+    sendFrame(ping);
+    flush();
+  }
+}
+
+}  // namespace rvma

@@ -1,0 +1,19 @@
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace rvma {
+
+struct TcpOptions {
+  std::string listen;  // "tcp://HOST:PORT" (port 0: ephemeral), "" to accept nothing
+  uint64_t maxPutBytes = 1ull << 32;          // larger PUT frames are a protocol error
+  uint64_t maxInflightBytes = 64ull << 20;    // per connection; further puts wait
+  uint32_t keepaliveMs = 1000;                // idle connections are probed this often
+  uint32_t peerTimeoutMs = 5000;              // silence longer than this loses the peer
+  uint32_t connectTimeoutMs = 5000;
+};
+
+// "tcp://HOST:PORT" -> host, port. False when the form is wrong.
+bool parseTcpAddress(const std::string& address, std::string* host, uint16_t* port);
+
+}  // namespace rvma

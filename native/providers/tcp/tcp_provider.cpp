@@ -1,0 +1,253 @@
+#include "tcp_provider.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+namespace rvma {
+
+bool parseTcpAddress(const std::string& address, std::string* host, uint16_t* port) {
+  const std::string scheme = "tcp://";
+  if (address.compare(0, scheme.size(), scheme) != 0) return false;
+  std::string rest = address.substr(scheme.size());
+  size_t colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) return false;
+  std::string h = rest.substr(0, colon);
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  std::string p = rest.substr(colon + 1);
+  if (p.size() > 5 || !std::all_of(p.begin(), p.end(), ::isdigit)) return false;
+  unsigned long value = std::stoul(p);
+  if (value > 65535) return false;
+  *host = h;
+  *port = uint16_t(value);
+  return true;
+}
+
+namespace {
+
+void tuneSocket(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// Resolves host:port to the first usable address.
+bool resolve(const std::string& host, uint16_t port, sockaddr_storage* out, socklen_t* len, std::string* error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* result = nullptr;
+  int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &result);
+  if (rc != 0 || !result) {
+    *error = "cannot resolve " + host + ": " + gai_strerror(rc);
+    return false;
+  }
+  std::memcpy(out, result->ai_addr, result->ai_addrlen);
+  *len = result->ai_addrlen;
+  freeaddrinfo(result);
+  return true;
+}
+
+std::string formatAddress(const sockaddr_storage& addr) {
+  char host[INET6_ADDRSTRLEN] = {};
+  uint16_t port;
+  if (addr.ss_family == AF_INET6) {
+    auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
+    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+    port = ntohs(a->sin6_port);
+    return "tcp://[" + std::string(host) + "]:" + std::to_string(port);
+  }
+  auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
+  inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+  port = ntohs(a->sin_port);
+  return "tcp://" + std::string(host) + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+TcpProvider::TcpProvider(ProviderContext ctx, TcpOptions options, uint64_t incarnation)
+    : ctx_(std::move(ctx)), options_(std::move(options)), incarnation_(incarnation) {}
+
+TcpProvider::~TcpProvider() { close(); }
+
+uint64_t TcpProvider::nowMs() {
+  using namespace std::chrono;
+  return uint64_t(duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count());
+}
+
+bool TcpProvider::listen(std::string* error) {
+  if (options_.listen.empty()) return true;
+  std::string host;
+  uint16_t port;
+  if (!parseTcpAddress(options_.listen, &host, &port)) {
+    *error = "listen address must look like tcp://HOST:PORT, got \"" + options_.listen + "\"";
+    return false;
+  }
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  if (!resolve(host, port, &addr, &len, error)) return false;
+  int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int one = 1;
+  if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(fd, 512) != 0) {
+    *error = "cannot listen on " + options_.listen + ": " + std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return false;
+  }
+  sockaddr_storage bound{};
+  socklen_t boundLen = sizeof bound;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &boundLen);
+  bound_ = formatAddress(bound);
+  listenFd_ = fd;
+  return true;
+}
+
+void TcpProvider::start() {
+  if (listenFd_ >= 0) listenToken_ = ctx_.progress.add(listenFd_, EPOLLIN, [this](uint32_t) { onAccept(); });
+  uint32_t interval = std::max<uint32_t>(10, std::min(options_.keepaliveMs, options_.peerTimeoutMs) / 2);
+  ctx_.progress.every(interval, [this] {
+    dead_.clear();
+    uint64_t now = nowMs();
+    // tick() may kill a connection, which removes it from conns_: iterate over a copy.
+    std::vector<TcpConnection*> live;
+    for (auto& c : conns_) live.push_back(c.get());
+    for (TcpConnection* c : live) c->tick(now);
+  });
+}
+
+wire::Hello TcpProvider::hello() const {
+  wire::Hello h;
+  h.incarnation = incarnation_;
+  h.nodeId = ctx_.nodeId;
+  h.listenAddress = bound_;
+  return h;
+}
+
+void TcpProvider::onAccept() {
+  for (;;) {
+    int fd = accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;  // EAGAIN, or a transient error: the next readiness retries
+    tuneSocket(fd);
+    conns_.push_back(std::make_unique<TcpConnection>(*this, fd, false, std::string()));
+    conns_.back()->start(nowMs());
+  }
+}
+
+bool TcpProvider::reaches(const std::string& peer) {
+  if (peer.compare(0, 6, "tcp://") == 0) return true;
+  std::lock_guard<std::mutex> lock(knownMu_);
+  return known_.count(peer) > 0;
+}
+
+TcpConnection* TcpProvider::dial(const std::string& address, Status* status) {
+  auto existing = byAddress_.find(address);
+  if (existing != byAddress_.end()) return existing->second;
+  std::string host, error;
+  uint16_t port;
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  if (!parseTcpAddress(address, &host, &port)) {
+    *status = Status::InvalidArgument;
+    return nullptr;
+  }
+  if (!resolve(host, port, &addr, &len, &error)) {
+    *status = Status::NoPeer;
+    return nullptr;
+  }
+  int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *status = Status::NoPeer;
+    return nullptr;
+  }
+  tuneSocket(fd);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno != EINPROGRESS) {
+    ::close(fd);
+    *status = Status::NoPeer;
+    return nullptr;
+  }
+  conns_.push_back(std::make_unique<TcpConnection>(*this, fd, true, address));
+  TcpConnection* conn = conns_.back().get();
+  byAddress_[address] = conn;
+  conn->start(nowMs());
+  return conn;
+}
+
+TcpConnection* TcpProvider::route(const std::string& peer, Status* status) {
+  if (peer.compare(0, 6, "tcp://") == 0) return dial(peer, status);
+  auto it = byNode_.find(peer);
+  if (it != byNode_.end()) return it->second;
+  // Known from an earlier connection that died: dial its advertised address again.
+  auto addr = addressOfNode_.find(peer);
+  if (addr != addressOfNode_.end() && !addr->second.empty()) return dial(addr->second, status);
+  *status = Status::NoPeer;
+  return nullptr;
+}
+
+void TcpProvider::put(const PutRequest& req) {
+  Status status = Status::NoPeer;
+  TcpConnection* conn = route(req.peer, &status);
+  if (!conn) {
+    ctx_.events.putDone(req.id, status);
+    return;
+  }
+  conn->put(req);
+}
+
+void TcpProvider::connect(uint64_t requestId, const std::string& address) {
+  Status status = Status::NoPeer;
+  TcpConnection* conn = dial(address, &status);
+  if (!conn) {
+    ctx_.events.connected(requestId, status, "cannot connect to " + address);
+    return;
+  }
+  if (conn->state() == TcpConnection::State::Ready) {
+    ctx_.events.connected(requestId, Status::Ok, conn->peerNodeId());
+    return;
+  }
+  conn->connectRequests().push_back(requestId);
+}
+
+void TcpProvider::onHandshake(TcpConnection* conn) {
+  const std::string& node = conn->peerNodeId();
+  byNode_.emplace(node, conn);  // the first live connection to a node carries its puts
+  // Where to dial this node again after a loss: what it advertises, else where we reached it.
+  addressOfNode_[node] = conn->peerListenAddress().empty() ? conn->dialAddress() : conn->peerListenAddress();
+  for (uint64_t request : conn->connectRequests()) ctx_.events.connected(request, Status::Ok, node);
+  conn->connectRequests().clear();
+  std::lock_guard<std::mutex> lock(knownMu_);
+  known_.insert(node);
+}
+
+void TcpProvider::onDead(TcpConnection* conn) {
+  auto node = byNode_.find(conn->peerNodeId());
+  if (node != byNode_.end() && node->second == conn) byNode_.erase(node);
+  auto addr = byAddress_.find(conn->dialAddress());
+  if (addr != byAddress_.end() && addr->second == conn) byAddress_.erase(addr);
+  auto it = std::find_if(conns_.begin(), conns_.end(), [conn](auto& c) { return c.get() == conn; });
+  if (it != conns_.end()) {
+    dead_.push_back(std::move(*it));
+    conns_.erase(it);
+  }
+}
+
+void TcpProvider::close() {
+  auto conns = std::move(conns_);  // fail() unlinks from conns_, so walk a detached list
+  conns_.clear();
+  for (auto& c : conns) c->fail(Status::Closed, "endpoint closed", false);
+  dead_.clear();
+  if (listenFd_ >= 0) {
+    ctx_.progress.remove(listenToken_, listenFd_);
+    ::close(listenFd_);
+    listenFd_ = -1;
+  }
+}
+
+}  // namespace rvma

@@ -1,0 +1,93 @@
+#include "frames.h"
+
+#include <endian.h>
+
+#include <cstring>
+
+namespace rvma::wire {
+namespace {
+
+void put16(uint8_t* p, uint16_t v) { v = htole16(v); std::memcpy(p, &v, 2); }
+void put32(uint8_t* p, uint32_t v) { v = htole32(v); std::memcpy(p, &v, 4); }
+void put64(uint8_t* p, uint64_t v) { v = htole64(v); std::memcpy(p, &v, 8); }
+uint16_t get16(const uint8_t* p) { uint16_t v; std::memcpy(&v, p, 2); return le16toh(v); }
+uint32_t get32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return le32toh(v); }
+uint64_t get64(const uint8_t* p) { uint64_t v; std::memcpy(&v, p, 8); return le64toh(v); }
+
+}  // namespace
+
+std::string encodeHello(const Hello& h) {
+  uint8_t fixed[kHelloBytes] = {};
+  put32(fixed + 0, h.magic);
+  put16(fixed + 4, h.version);
+  put16(fixed + 6, uint16_t(h.nodeId.size()));
+  put64(fixed + 8, h.incarnation);
+  put16(fixed + 16, uint16_t(h.listenAddress.size()));
+  std::string out(reinterpret_cast<const char*>(fixed), kHelloBytes);
+  return out + h.nodeId + h.listenAddress;
+}
+
+DecodeResult decodeHelloFixed(const uint8_t in[kHelloBytes], Hello* h, size_t* nodeIdLen, size_t* addressLen) {
+  h->magic = get32(in + 0);
+  if (h->magic != kMagic) return DecodeResult::BadMagic;
+  h->version = get16(in + 4);
+  if (h->version != kVersion) return DecodeResult::BadVersion;
+  *nodeIdLen = get16(in + 6);
+  h->incarnation = get64(in + 8);
+  *addressLen = get16(in + 16);
+  if (*nodeIdLen == 0 || *nodeIdLen > kMaxNodeIdBytes || *addressLen > kMaxAddressBytes) return DecodeResult::Malformed;
+  for (size_t i = 18; i < kHelloBytes; i++) {
+    if (in[i] != 0) return DecodeResult::Malformed;
+  }
+  return DecodeResult::Ok;
+}
+
+void encodeHeader(const FrameHeader& f, uint8_t out[kHeaderBytes]) {
+  out[0] = uint8_t(f.type);
+  out[1] = f.flags;
+  put16(out + 2, f.status);
+  put32(out + 4, 0);
+  put64(out + 8, f.id);
+  put64(out + 16, f.vaddr);
+  put64(out + 24, f.offset);
+  put64(out + 32, f.len);
+}
+
+DecodeResult decodeHeader(const uint8_t in[kHeaderBytes], uint64_t maxPutBytes, FrameHeader* f) {
+  f->type = FrameType(in[0]);
+  f->flags = in[1];
+  f->status = get16(in + 2);
+  if (get32(in + 4) != 0) return DecodeResult::Malformed;
+  f->id = get64(in + 8);
+  f->vaddr = get64(in + 16);
+  f->offset = get64(in + 24);
+  f->len = get64(in + 32);
+  switch (f->type) {
+    case FrameType::Put:
+      if (f->flags & ~kAppend || f->status != 0 || f->len > maxPutBytes) return DecodeResult::Malformed;
+      if ((f->flags & kAppend) && f->offset != 0) return DecodeResult::Malformed;
+      return DecodeResult::Ok;
+    case FrameType::Ack:
+    case FrameType::Nack:
+    case FrameType::Ping:
+    case FrameType::Pong:
+      if (f->flags != 0 || f->len != 0) return DecodeResult::Malformed;
+      if (f->type != FrameType::Nack && f->status != 0) return DecodeResult::Malformed;
+      return DecodeResult::Ok;
+    case FrameType::Error:
+      return f->len <= kMaxErrorTextBytes ? DecodeResult::Ok : DecodeResult::Malformed;
+  }
+  return DecodeResult::Malformed;
+}
+
+const char* describe(DecodeResult r) {
+  switch (r) {
+    case DecodeResult::Ok: return "ok";
+    case DecodeResult::BadMagic: return "wrong magic (not an rvma peer)";
+    case DecodeResult::BadVersion: return "unsupported protocol version";
+    case DecodeResult::Malformed: return "malformed frame";
+  }
+  return "?";
+}
+
+}  // namespace rvma::wire

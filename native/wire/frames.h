@@ -1,0 +1,61 @@
+// Byte layouts of everything that crosses a stream transport (tcp), with bounds-checked
+// decoding. Little-endian on the wire. docs/protocol.md describes the same bytes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace rvma::wire {
+
+constexpr uint32_t kMagic = 0x414d5652;  // "RVMA" as bytes on the wire
+constexpr uint16_t kVersion = 1;
+constexpr size_t kHelloBytes = 32;       // followed by the node id
+constexpr size_t kMaxNodeIdBytes = 255;
+constexpr size_t kMaxAddressBytes = 255;
+constexpr size_t kHeaderBytes = 40;
+constexpr size_t kMaxErrorTextBytes = 1024;
+
+// First bytes each side sends on a new connection.
+struct Hello {
+  uint32_t magic = kMagic;
+  uint16_t version = kVersion;
+  uint64_t incarnation = 0;
+  std::string nodeId;
+  std::string listenAddress;  // where this node accepts connections ("" if it does not)
+};
+
+enum class FrameType : uint8_t {
+  Put = 1,    // payload of len bytes follows
+  Ack = 2,    // put id placed
+  Nack = 3,   // put id refused; status says why
+  Ping = 4,   // keepalive probe
+  Pong = 5,   // keepalive answer
+  Error = 6,  // protocol error text of len bytes follows; the sender closes
+};
+
+enum FrameFlags : uint8_t { kAppend = 1 };
+
+struct FrameHeader {
+  FrameType type;
+  uint8_t flags = 0;
+  uint16_t status = 0;
+  uint64_t id = 0;
+  uint64_t vaddr = 0;
+  uint64_t offset = 0;
+  uint64_t len = 0;
+};
+
+enum class DecodeResult { Ok, BadMagic, BadVersion, Malformed };
+
+// The fixed part followed by the node id and the listen address.
+std::string encodeHello(const Hello& h);
+// Reads the fixed part; the node id (*nodeIdLen bytes) and address (*addressLen) follow.
+DecodeResult decodeHelloFixed(const uint8_t in[kHelloBytes], Hello* h, size_t* nodeIdLen, size_t* addressLen);
+
+void encodeHeader(const FrameHeader& f, uint8_t out[kHeaderBytes]);
+// Rejects unknown types, nonzero reserved bytes and lengths that the type does not allow.
+DecodeResult decodeHeader(const uint8_t in[kHeaderBytes], uint64_t maxPutBytes, FrameHeader* f);
+
+const char* describe(DecodeResult r);
+
+}  // namespace rvma::wire
