@@ -18,11 +18,11 @@ uint64_t randomIncarnation() {
 
 Engine::Engine(const EngineOptions& options)
     : options_(options), incarnation_(randomIncarnation()), table_(std::make_shared<MailboxTable>(*this)),
-      progress_(options.progress) {}
+      regions_(*this), progress_(options.progress) {}
 
 std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* status, std::string* error) {
   std::shared_ptr<Engine> engine(new Engine(options));
-  ProviderContext ctx{options.nodeId, *engine->table_, *engine, engine->progress_};
+  ProviderContext ctx{options.nodeId, *engine->table_, engine->regions_, *engine, engine->progress_};
   auto tcp = std::make_unique<TcpProvider>(ctx, options.tcp, engine->incarnation_);
   if (!tcp->listen(error)) {
     *status = Status::InvalidArgument;
@@ -53,7 +53,7 @@ std::string Engine::listenAddress() const { return tcp_ ? tcp_->boundAddress() :
 Status Engine::put(PutRequest req) {
   if (closed_) return Status::Closed;
   for (auto& provider : providers_) {
-    if (!provider->reaches(req.peer)) continue;
+    if ((req.raw && !provider->supportsRaw()) || !provider->reaches(req.peer)) continue;
     Provider* p = provider.get();
     progress_.submit([p, req = std::move(req)] { p->put(req); });
     return Status::Ok;
@@ -123,6 +123,14 @@ void Engine::putDone(uint64_t putId, Status status) {
 
 void Engine::connected(uint64_t requestId, Status status, const std::string& detail) {
   push(Event{uint64_t(EventKind::Connected), requestId, 0, 0, 0, 0, 0, uint64_t(status)}, detail);
+}
+
+void Engine::rawWritten(uint32_t regionId, uint64_t offset, uint64_t len) {
+  push(Event{uint64_t(EventKind::RawWritten), regionId, 0, offset, 0, len, 1, 0});
+}
+
+void Engine::regionReleased(uint32_t regionId) {
+  push(Event{uint64_t(EventKind::RegionReleased), regionId, 0, 0, 0, 0, 0, 0});
 }
 
 void Engine::protocolError(const std::string& peer, const std::string& message) {

@@ -11,6 +11,7 @@
 
 #include "core/event_sink.h"
 #include "core/mailbox_table.h"
+#include "core/region_table.h"
 #include "progress.h"
 #include "providers/provider.h"
 #include "providers/tcp/tcp_options.h"
@@ -19,7 +20,15 @@ namespace rvma {
 
 class TcpProvider;
 
-enum class EventKind : uint32_t { Completion = 1, PutDone = 2, MailboxReleased = 3, Connected = 4, ProtocolError = 5 };
+enum class EventKind : uint32_t {
+  Completion = 1,
+  PutDone = 2,
+  MailboxReleased = 3,
+  Connected = 4,
+  ProtocolError = 5,
+  RawWritten = 6,  // id: region id, epoch: offset, bytes: length
+  RegionReleased = 7,
+};
 
 // Flat so the addon can hand a batch to JS as one BigUint64Array (kWords per event).
 // Connected and ProtocolError carry text: `vaddr` then indexes the batch's texts.
@@ -48,6 +57,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   ~Engine() override;
 
   MailboxTable& table() { return *table_; }
+  RegionTable& regions() { return regions_; }
   const std::string& nodeId() const { return options_.nodeId; }
   std::string listenAddress() const;
   uint64_t incarnation() const { return incarnation_; }
@@ -71,6 +81,8 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   void putDone(uint64_t putId, Status status) override;
   void connected(uint64_t requestId, Status status, const std::string& detail) override;
   void protocolError(const std::string& peer, const std::string& message) override;
+  void rawWritten(uint32_t regionId, uint64_t offset, uint64_t len) override;
+  void regionReleased(uint32_t regionId) override;
 
  private:
   explicit Engine(const EngineOptions& options);
@@ -79,6 +91,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   EngineOptions options_;
   uint64_t incarnation_;
   std::shared_ptr<MailboxTable> table_;
+  RegionTable regions_;
   Progress progress_;
   std::vector<std::unique_ptr<Provider>> providers_;
   TcpProvider* tcp_ = nullptr;

@@ -13,6 +13,9 @@ export const enum EventKind {
   Connected = 4,
   /** Word 2 indexes the batch's texts: "peer\nmessage". */
   ProtocolError = 5,
+  /** id: region id, word 3: offset, word 5: length. */
+  RawWritten = 6,
+  RegionReleased = 7,
 }
 
 export interface NativeEndpoint {
@@ -24,7 +27,11 @@ export interface NativeEndpoint {
   post(vaddr: bigint, bytes: Uint8Array, threshold: bigint): number;
   incEpoch(vaddr: bigint): number;
   /** 0: accepted (a PutDone event follows), otherwise the refusal status. */
-  put(putId: number, peer: string, vaddr: bigint, data: Uint8Array, offset: bigint, append: boolean): number;
+  put(putId: number, peer: string, vaddr: bigint, data: Uint8Array, offset: bigint, append: boolean, raw: boolean): number;
+  /** [key, regionId] */
+  registerRegion(bytes: Uint8Array): [bigint, number];
+  /** 1: released now, 0: a release event follows, negative: -status. */
+  deregisterRegion(key: bigint): number;
   /** 0: accepted (a Connected event follows), otherwise the refusal status. */
   connect(requestId: number, address: string): number;
   listenAddress(): string;
@@ -43,6 +50,9 @@ export interface NativeTcpOptions {
   keepaliveMs?: number;
   peerTimeoutMs?: number;
   connectTimeoutMs?: number;
+  stripes?: number;
+  stripeMinBytes?: number;
+  stripeReverse?: boolean;
 }
 
 export interface NativeCapabilities {

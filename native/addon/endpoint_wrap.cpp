@@ -50,6 +50,8 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::IncEpoch>("incEpoch"),
                          InstanceMethod<&EndpointWrap::Put>("put"),
                          InstanceMethod<&EndpointWrap::Connect>("connect"),
+                         InstanceMethod<&EndpointWrap::RegisterRegion>("registerRegion"),
+                         InstanceMethod<&EndpointWrap::DeregisterRegion>("deregisterRegion"),
                          InstanceMethod<&EndpointWrap::ListenAddress>("listenAddress"),
                          InstanceMethod<&EndpointWrap::CompletionPage>("completionPage"),
                          InstanceMethod<&EndpointWrap::OpenCount>("openCount"),
@@ -69,13 +71,21 @@ bool readTransportOptions(const Napi::Object& o, TcpOptions* tcp, std::string* p
     *out = decltype(+*out)(v.As<Napi::Number>().DoubleValue());
     return true;
   };
+  auto flag = [&](const char* key, bool* out) {
+    Napi::Value v = o.Get(key);
+    if (v.IsUndefined()) return true;
+    if (!v.IsBoolean()) return false;
+    *out = v.As<Napi::Boolean>().Value();
+    return true;
+  };
   Napi::Value provider = o.Get("provider");
   if (provider.IsString()) *providerOut = provider.As<Napi::String>().Utf8Value();
   Napi::Value listen = o.Get("listen");
   if (listen.IsString()) tcp->listen = listen.As<Napi::String>().Utf8Value();
   return num("maxPutBytes", &tcp->maxPutBytes) && num("maxInflightBytes", &tcp->maxInflightBytes) &&
          num("keepaliveMs", &tcp->keepaliveMs) && num("peerTimeoutMs", &tcp->peerTimeoutMs) &&
-         num("connectTimeoutMs", &tcp->connectTimeoutMs);
+         num("connectTimeoutMs", &tcp->connectTimeoutMs) && num("stripes", &tcp->stripes) &&
+         num("stripeMinBytes", &tcp->stripeMinBytes) && flag("stripeReverse", &tcp->stripeReverse);
 }
 
 }  // namespace
@@ -202,7 +212,8 @@ Napi::Value EndpointWrap::IncEpoch(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, double(engine_->table().incEpoch(vaddr)));
 }
 
-// put(putId: number, peer: string, vaddr: bigint, data: ArrayBufferView, offset: bigint, append: boolean) -> status
+// put(putId, peer, vaddr, data, offset: bigint, append: boolean, raw?: boolean) -> status.
+// raw: a one-sided write where vaddr is the peer's region key.
 Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!engine_) return Napi::Number::New(env, double(Status::Closed));
@@ -215,6 +226,7 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   }
   PutRequest req{uint64_t(info[0].As<Napi::Number>().Int64Value()), info[1].As<Napi::String>().Utf8Value(), vaddr,
                  data, len, Placement{info[5].As<Napi::Boolean>().Value(), offset}};
+  req.raw = info.Length() > 6 && info[6].IsBoolean() && info[6].As<Napi::Boolean>().Value();
   Status s;
   try {
     s = engine_->put(std::move(req));
@@ -235,6 +247,33 @@ Napi::Value EndpointWrap::Connect(const Napi::CallbackInfo& info) {
 
 Napi::Value EndpointWrap::ListenAddress(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), engine_ ? engine_->listenAddress() : std::string());
+}
+
+// registerRegion(bytes) -> [key: bigint, regionId: number]
+Napi::Value EndpointWrap::RegisterRegion(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!engine_) return Napi::Number::New(env, double(Status::Closed));
+  uint8_t* data;
+  size_t len;
+  if (info.Length() < 1 || !toBytes(info[0], &data, &len)) return typeError(env, "registerRegion(bytes)");
+  uint64_t key;
+  uint32_t id;
+  engine_->regions().add(data, len, &key, &id);
+  Napi::Array result = Napi::Array::New(env, 2);
+  result.Set(0u, Napi::BigInt::New(env, key));
+  result.Set(1u, Napi::Number::New(env, id));
+  return result;
+}
+
+// deregisterRegion(key) -> 1 released now | 0 release event follows | -status
+Napi::Value EndpointWrap::DeregisterRegion(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!engine_) return Napi::Number::New(env, -double(Status::Closed));
+  uint64_t key;
+  if (info.Length() < 1 || !toU64(info[0], &key)) return typeError(env, "deregisterRegion(key)");
+  bool released = false;
+  Status s = engine_->regions().remove(key, &released);
+  return Napi::Number::New(env, ok(s) ? (released ? 1 : 0) : -double(s));
 }
 
 // completionPage(index) -> ArrayBuffer over that page of completion words (kept alive by the view)

@@ -23,6 +23,8 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value IncEpoch(const Napi::CallbackInfo& info);
   Napi::Value Put(const Napi::CallbackInfo& info);
   Napi::Value Connect(const Napi::CallbackInfo& info);
+  Napi::Value RegisterRegion(const Napi::CallbackInfo& info);
+  Napi::Value DeregisterRegion(const Napi::CallbackInfo& info);
   Napi::Value ListenAddress(const Napi::CallbackInfo& info);
   Napi::Value CompletionPage(const Napi::CallbackInfo& info);
   Napi::Value OpenCount(const Napi::CallbackInfo& info);

@@ -54,12 +54,12 @@ Status Mailbox::reserve(const Placement& where, uint64_t len, Reservation* out) 
   return Status::Ok;
 }
 
-void Mailbox::commit(const Reservation& r, std::vector<CompletionRecord>& retired) {
+void Mailbox::commit(const Reservation& r, uint64_t ops, std::vector<CompletionRecord>& retired) {
   PostedBuffer* b = r.buffer;
   b->inflight--;
   inflight_--;
   b->bytes += r.len;
-  b->ops += 1;
+  b->ops += ops;
   if (epochEnded(b)) b->closing = true;
   retireReady(retired);
 }

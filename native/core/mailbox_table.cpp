@@ -79,16 +79,16 @@ Status MailboxTable::reserve(uint64_t vaddr, const Placement& where, uint64_t le
   return mb ? mb->reserve(where, len, out) : Status::NoMailbox;
 }
 
-void MailboxTable::commit(const Reservation& r) { finish(r, true); }
-void MailboxTable::cancel(const Reservation& r) { finish(r, false); }
+void MailboxTable::commit(const Reservation& r, uint64_t ops) { finish(r, true, ops); }
+void MailboxTable::cancel(const Reservation& r) { finish(r, false, 0); }
 
 // Events are queued under the lock so records of one mailbox reach JS in epoch order
 // whichever thread ended the epoch; the sink only appends and never blocks.
-void MailboxTable::finish(const Reservation& r, bool commit) {
+void MailboxTable::finish(const Reservation& r, bool commit, uint64_t ops) {
   std::lock_guard<std::mutex> lock(mu_);
   Mailbox* mb = r.mailbox;
   std::vector<CompletionRecord> retired;
-  if (commit) mb->commit(r, retired); else mb->cancel(r, retired);
+  if (commit) mb->commit(r, ops, retired); else mb->cancel(r, retired);
   if (!retired.empty()) events_.completions(retired);
   if (mb->closed() && mb->inflight() == 0) {
     events_.mailboxReleased(mb->id());

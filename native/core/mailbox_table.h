@@ -36,7 +36,7 @@ class MailboxTable {
 
   // Provider interface.
   Status reserve(uint64_t vaddr, const Placement& where, uint64_t len, Reservation* out);
-  void commit(const Reservation& r);
+  void commit(const Reservation& r, uint64_t ops = 1);
   void cancel(const Reservation& r);
   // reserve + copy + commit, for providers that hold the whole payload in memory.
   Status deliver(uint64_t vaddr, const Placement& where, const uint8_t* data, uint64_t len);
@@ -46,7 +46,7 @@ class MailboxTable {
 
  private:
   Mailbox* find(uint64_t vaddr);
-  void finish(const Reservation& r, bool commit);
+  void finish(const Reservation& r, bool commit, uint64_t ops);
 
   EventSink& events_;
   std::mutex mu_;

@@ -8,6 +8,7 @@
 #include "../core/event_sink.h"
 #include "../core/mailbox.h"
 #include "../core/mailbox_table.h"
+#include "../core/region_table.h"
 #include "../progress.h"
 
 namespace rvma {
@@ -19,12 +20,15 @@ struct PutRequest {
   const uint8_t* data;  // owned by the caller until putDone
   uint64_t len;
   Placement where;
+  bool raw = false;  // a one-sided write: vaddr is the region key, where.offset the offset
+  uint32_t parts = 0;  // set by a striping provider on each part of a split put
 };
 
 // What a provider may use of its endpoint.
 struct ProviderContext {
   std::string nodeId;
   MailboxTable& table;
+  RegionTable& regions;
   EventSink& events;
   Progress& progress;
 };
@@ -34,6 +38,7 @@ class Provider {
   virtual ~Provider() = default;
   virtual const char* name() const = 0;
   virtual bool reaches(const std::string& peer) = 0;
+  virtual bool supportsRaw() const { return false; }
   // Runs on the progress context; must end in exactly one events.putDone(req.id, ...).
   virtual void put(const PutRequest& req) = 0;
   virtual void close() = 0;

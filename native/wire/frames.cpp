@@ -46,7 +46,7 @@ void encodeHeader(const FrameHeader& f, uint8_t out[kHeaderBytes]) {
   out[0] = uint8_t(f.type);
   out[1] = f.flags;
   put16(out + 2, f.status);
-  put32(out + 4, 0);
+  put32(out + 4, f.parts);
   put64(out + 8, f.id);
   put64(out + 16, f.vaddr);
   put64(out + 24, f.offset);
@@ -57,7 +57,8 @@ DecodeResult decodeHeader(const uint8_t in[kHeaderBytes], uint64_t maxPutBytes, 
   f->type = FrameType(in[0]);
   f->flags = in[1];
   f->status = get16(in + 2);
-  if (get32(in + 4) != 0) return DecodeResult::Malformed;
+  f->parts = get32(in + 4);
+  if (f->parts != 0 && (f->type != FrameType::Put || f->parts < 2 || f->parts > kMaxParts)) return DecodeResult::Malformed;
   f->id = get64(in + 8);
   f->vaddr = get64(in + 16);
   f->offset = get64(in + 24);
@@ -65,8 +66,10 @@ DecodeResult decodeHeader(const uint8_t in[kHeaderBytes], uint64_t maxPutBytes, 
   switch (f->type) {
     case FrameType::Put:
       if (f->flags & ~kAppend || f->status != 0 || f->len > maxPutBytes) return DecodeResult::Malformed;
-      if ((f->flags & kAppend) && f->offset != 0) return DecodeResult::Malformed;
+      if ((f->flags & kAppend) && (f->offset != 0 || f->parts != 0)) return DecodeResult::Malformed;
       return DecodeResult::Ok;
+    case FrameType::RawWrite:
+      return f->flags == 0 && f->status == 0 && f->len <= maxPutBytes ? DecodeResult::Ok : DecodeResult::Malformed;
     case FrameType::Ack:
     case FrameType::Nack:
     case FrameType::Ping:

@@ -14,6 +14,7 @@ constexpr size_t kMaxNodeIdBytes = 255;
 constexpr size_t kMaxAddressBytes = 255;
 constexpr size_t kHeaderBytes = 40;
 constexpr size_t kMaxErrorTextBytes = 1024;
+constexpr uint32_t kMaxParts = 64;
 
 // First bytes each side sends on a new connection.
 struct Hello {
@@ -31,6 +32,7 @@ enum class FrameType : uint8_t {
   Ping = 4,   // keepalive probe
   Pong = 5,   // keepalive answer
   Error = 6,  // protocol error text of len bytes follows; the sender closes
+  RawWrite = 7,  // one-sided write of len bytes into registered region `vaddr` (its key)
 };
 
 enum FrameFlags : uint8_t { kAppend = 1 };
@@ -39,6 +41,7 @@ struct FrameHeader {
   FrameType type;
   uint8_t flags = 0;
   uint16_t status = 0;
+  uint32_t parts = 0;  // Put only: 0 = whole put; N >= 2 = one of N offset-addressed parts
   uint64_t id = 0;
   uint64_t vaddr = 0;
   uint64_t offset = 0;

@@ -6,6 +6,7 @@ import { EVENT_WORDS, EventKind, NativeEndpoint, NativeTcpOptions, native } from
 import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-words';
 import { RvmaError, StatusContext, codeOfStatus, hex, statusError } from './errors';
 import { EpochType, Mailbox, MailboxHost } from './mailbox';
+import { Region, RegionHost } from './region';
 import {
   U64_MAX,
   checkBoolean,
@@ -33,6 +34,12 @@ export interface TcpOptions {
   peerTimeoutMs?: number;
   /** Connection setup (TCP connect + handshake) limit. Default 5000 ms. */
   connectTimeoutMs?: number;
+  /** Connections this endpoint opens to each peer it dials (1..64). Default 1. */
+  stripes?: number;
+  /** Puts at least this large are split across the stripes in offset-addressed parts. Default 1 MiB. */
+  stripeMinBytes?: number;
+  /** Send a split put's parts last-first, one at a time (for testing order-free placement). */
+  stripeReverse?: boolean;
 }
 
 /** A peer that broke the protocol or failed the handshake (its connection was closed). */
@@ -88,7 +95,16 @@ export interface Capabilities {
 /** Library-reserved vaddrs (rendezvous control, ring): not for openMailbox. */
 export const RESERVED_VADDR_MAX = 0xffffn;
 const MAX_BUFFERS_LIMIT = 1 << 20;
-const TCP_KEYS = ['maxPutBytes', 'maxInflightBytes', 'keepaliveMs', 'peerTimeoutMs', 'connectTimeoutMs'] as const;
+const TCP_KEYS = [
+  'maxPutBytes',
+  'maxInflightBytes',
+  'keepaliveMs',
+  'peerTimeoutMs',
+  'connectTimeoutMs',
+  'stripes',
+  'stripeMinBytes',
+  'stripeReverse',
+] as const;
 
 // Endpoints with something pending stay reachable even if the application dropped them:
 // their promises must settle. Idle ones may be collected (the native side then closes).
@@ -121,7 +137,11 @@ export class Endpoint extends EventEmitter {
     if (listen !== undefined && provider === 'loopback') throw invalid(call, 'listen needs a network provider, not "loopback"');
     const tcp = checkOptions<TcpOptions>(`${call} tcp`, o.tcp, TCP_KEYS);
     for (const key of TCP_KEYS) {
-      if (tcp[key] !== undefined) checkInteger(call, `tcp.${key}`, tcp[key], 1, Number.MAX_SAFE_INTEGER);
+      if (key === 'stripeReverse') {
+        if (tcp[key] !== undefined) checkBoolean(call, `tcp.${key}`, tcp[key]);
+      } else if (tcp[key] !== undefined) {
+        checkInteger(call, `tcp.${key}`, tcp[key], 1, key === 'stripes' ? 64 : Number.MAX_SAFE_INTEGER);
+      }
     }
     return new Endpoint(nodeId, progress, { ...tcp, listen, provider });
   }
@@ -130,6 +150,8 @@ export class Endpoint extends EventEmitter {
   private readonly mailboxes = new Map<number, Mailbox>();
   private readonly puts = new Map<number, PendingPut>();
   private readonly connects = new Map<number, Wait<string>>();
+  private readonly regions = new Map<number, Region>();
+  private readonly regionHost: RegionHost;
   private readonly pages: Uint32Array[] = [];
   private readonly host: MailboxHost;
   private nextRequestId = 1;
@@ -163,6 +185,11 @@ export class Endpoint extends EventEmitter {
       nodeId,
       waiting: (delta) => this.waiting(delta),
       released: (id) => this.mailboxes.delete(id),
+    };
+    this.regionHost = {
+      handle: this.handle,
+      waiting: (delta) => this.waiting(delta),
+      released: (id) => this.regions.delete(id),
     };
   }
 
@@ -209,40 +236,87 @@ export class Endpoint extends EventEmitter {
   put(target: string | Endpoint, vaddr: bigint, data: ArrayBufferView | ArrayBuffer, options?: PutOptions): Promise<void> {
     const call = 'Endpoint.put';
     try {
-      const node = target instanceof Endpoint ? target.nodeId : checkString(call, 'target', target);
-      const v = checkU64(call, 'vaddr', vaddr, 1n);
-      const bytes = checkBytes(call, 'data', data);
       const o = checkOptions<PutOptions>(call, options, ['offset', 'append', 'timeout', 'signal']);
       const append = o.append === undefined ? false : checkBoolean(call, 'append', o.append);
       if (append && o.offset !== undefined) throw invalid(call, 'give either offset or append, not both');
-      const offset = o.offset === undefined ? 0n : checkU64(call, 'offset', o.offset, 0n, U64_MAX);
-      checkWaitOptions(call, o.timeout, o.signal);
-      this.assertOpen(call);
-
-      const id = this.nextRequestId++;
-      const context: StatusContext = { op: call, vaddr: v, node, bytes: bytes.byteLength };
-      const pending: PendingPut = {
-        data: bytes,
-        context,
-        wait: new Wait<void>(`${call} to ${hex(v)} on node "${node}"`, o, () => {
-          this.waiting(-1);
-          // Settled early (timeout/abort): the native side may still read the bytes.
-          if (pending.data === undefined) this.puts.delete(id);
-        }),
-      };
-      if (pending.wait.done) return pending.wait.promise;
-      this.waiting(1);
-      const status = this.handle.put(id, node, v, bytes, offset, append);
-      if (status === 0) {
-        this.puts.set(id, pending);
-      } else {
-        pending.data = undefined;
-        pending.wait.reject(statusError(status, context));
-      }
-      return pending.wait.promise;
+      const offset = o.offset === undefined ? 0n : checkU64(call, 'offset', o.offset);
+      return this.send(call, target, checkU64(call, 'vaddr', vaddr, 1n), data, offset, append, false, o);
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * Raw one-sided write into a peer's registered region (see registerRegion), addressed by
+   * the region's key and a byte offset: the RDMA-write baseline that mailbox puts are
+   * measured against. Needs a network provider (tcp). Resolves when the peer placed it.
+   */
+  rawWrite(
+    target: string | Endpoint,
+    key: bigint,
+    offset: number | bigint,
+    data: ArrayBufferView | ArrayBuffer,
+    options?: WaitOptions,
+  ): Promise<void> {
+    const call = 'Endpoint.rawWrite';
+    try {
+      const o = parseWaitOptions(call, options);
+      return this.send(call, target, checkU64(call, 'key', key, 1n), data, checkU64(call, 'offset', offset), false, true, o);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Registers memory for raw one-sided writes from peers; hand region.key to the writers. */
+  registerRegion(sizeOrBuffer: number | ArrayBufferView | ArrayBuffer): Region {
+    const call = 'Endpoint.registerRegion';
+    this.assertOpen(call);
+    const buffer =
+      typeof sizeOrBuffer === 'number'
+        ? new Uint8Array(native().allocBuffer(checkInteger(call, 'size', sizeOrBuffer, 1, 2 ** 40)))
+        : checkBytes(call, 'buffer', sizeOrBuffer);
+    const [key, id] = this.handle.registerRegion(buffer);
+    const region = new Region(this.regionHost, key, id, buffer);
+    this.regions.set(id, region);
+    return region;
+  }
+
+  private send(
+    call: string,
+    target: string | Endpoint,
+    vaddr: bigint,
+    data: ArrayBufferView | ArrayBuffer,
+    offset: bigint,
+    append: boolean,
+    raw: boolean,
+    o: WaitOptions,
+  ): Promise<void> {
+    const node = target instanceof Endpoint ? target.nodeId : checkString(call, 'target', target);
+    const bytes = checkBytes(call, 'data', data);
+    checkWaitOptions(call, o.timeout, o.signal);
+    this.assertOpen(call);
+
+    const id = this.nextRequestId++;
+    const context: StatusContext = { op: call, vaddr, node, bytes: bytes.byteLength };
+    const pending: PendingPut = {
+      data: bytes,
+      context,
+      wait: new Wait<void>(`${call} to ${hex(vaddr)} on node "${node}"`, o, () => {
+        this.waiting(-1);
+        // Settled early (timeout/abort): the native side may still read the bytes.
+        if (pending.data === undefined) this.puts.delete(id);
+      }),
+    };
+    if (pending.wait.done) return pending.wait.promise;
+    this.waiting(1);
+    const status = this.handle.put(id, node, vaddr, bytes, offset, append, raw);
+    if (status === 0) {
+      this.puts.set(id, pending);
+    } else {
+      pending.data = undefined;
+      pending.wait.reject(statusError(status, context));
+    }
+    return pending.wait.promise;
   }
 
   /**
@@ -287,6 +361,8 @@ export class Endpoint extends EventEmitter {
     for (const wait of [...this.connects.values()]) wait.reject(error);
     for (const mailbox of this.mailboxes.values()) mailbox.endpointClosed();
     this.mailboxes.clear();
+    for (const region of this.regions.values()) region.endpointClosed();
+    this.regions.clear();
     busy.delete(this);
   }
 
@@ -308,6 +384,10 @@ export class Endpoint extends EventEmitter {
         const wait = this.connects.get(id);
         if (status === 0) wait?.resolve(text);
         else wait?.reject(new RvmaError(codeOfStatus(status), `Endpoint.connect: ${text}`));
+      } else if (kind === EventKind.RawWritten) {
+        this.regions.get(id)?.written(Number(events[i + 3]), Number(events[i + 5]));
+      } else if (kind === EventKind.RegionReleased) {
+        this.regions.get(id)?.released();
       } else if (kind === EventKind.ProtocolError) {
         const [peer, ...rest] = texts[Number(events[i + 2])].split('\n');
         const info: ProtocolErrorInfo = { peer, message: rest.join('\n') };

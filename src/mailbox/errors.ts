@@ -55,7 +55,10 @@ export interface StatusContext {
 }
 
 const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
-  ERR_RVMA_NO_MAILBOX: (c) => `no mailbox is open at vaddr ${hex(c.vaddr)}${c.node ? ` on node "${c.node}"` : ''}`,
+  ERR_RVMA_NO_MAILBOX: (c) =>
+    c.op === 'Endpoint.rawWrite'
+      ? `no region is registered under key ${hex(c.vaddr)}${c.node ? ` on node "${c.node}"` : ''}`
+      : `no mailbox is open at vaddr ${hex(c.vaddr)}${c.node ? ` on node "${c.node}"` : ''}`,
   ERR_RVMA_NO_BUFFER: (c) => `mailbox ${hex(c.vaddr)}${c.node ? ` on node "${c.node}"` : ''} has no buffer posted`,
   ERR_RVMA_OUT_OF_BOUNDS: (c) =>
     `${c.bytes ?? 0} bytes at that offset would end past the current buffer of mailbox ${hex(c.vaddr)}`,

@@ -1,6 +1,17 @@
 export { Endpoint } from './endpoint';
-export type { Capabilities, EndpointOptions, MailboxOptions, ProgressMode, ProviderName, PutOptions } from './endpoint';
+export type {
+  Capabilities,
+  EndpointOptions,
+  MailboxOptions,
+  ProgressMode,
+  ProtocolErrorInfo,
+  ProviderName,
+  PutOptions,
+  TcpOptions,
+} from './endpoint';
 export { Mailbox } from './mailbox';
+export { Region } from './region';
+export type { RawWrite } from './region';
 export type { EpochType, PostOptions } from './mailbox';
 export type { Completion } from './completion';
 export type { CompletionWordsSnapshot } from './completion-words';

@@ -55,8 +55,9 @@ void TcpConnection::sendPut(const PutRequest& req) {
   pending_.emplace(req.id, PendingPut{req.len});
   inflightBytes_ += req.len;
   TxItem item;
-  wire::FrameHeader f{wire::FrameType::Put};
+  wire::FrameHeader f{req.raw ? wire::FrameType::RawWrite : wire::FrameType::Put};
   f.flags = req.where.append ? wire::kAppend : 0;
+  f.parts = req.parts;
   f.id = req.id;
   f.vaddr = req.vaddr;
   f.offset = req.where.append ? 0 : req.where.offset;
@@ -175,7 +176,7 @@ bool TcpConnection::readSome() {
   while (budget > 0) {
     ssize_t n;
     if (rx_ == Rx::Payload && rxStart_ == rxEnd_ && remaining_ >= kDirectMin) {
-      n = recv(fd_, res_.dst + got_, remaining_, 0);  // straight into the mailbox buffer
+      n = recv(fd_, payloadDst() + got_, remaining_, 0);  // straight into the mailbox buffer
       if (n > 0) {
         got_ += uint64_t(n);
         remaining_ -= uint64_t(n);
@@ -249,7 +250,7 @@ bool TcpConnection::process() {
       case Rx::Payload: {
         if (avail == 0) return true;
         size_t take = size_t(std::min<uint64_t>(avail, remaining_));
-        std::memcpy(res_.dst + got_, p, take);
+        std::memcpy(payloadDst() + got_, p, take);
         rxStart_ += take;
         got_ += take;
         remaining_ -= take;
@@ -294,17 +295,16 @@ bool TcpConnection::onHeader() {
     case wire::FrameType::Put: {
       Placement where{(hdr_.flags & wire::kAppend) != 0, hdr_.offset};
       Status s = owner_.ctx().table.reserve(hdr_.vaddr, where, hdr_.len, &res_);
-      if (!ok(s)) {
-        // Refused: tell the sender now, then discard its payload as it streams in.
-        wire::FrameHeader nack{wire::FrameType::Nack};
-        nack.id = hdr_.id;
-        nack.status = uint16_t(s);
-        sendFrame(nack);
-        flush();
-        rx_ = Rx::Drain;
-        remaining_ = hdr_.len;
-        return state_ != State::Dead;
-      }
+      if (!ok(s)) return refuse(s);
+      rx_ = Rx::Payload;
+      remaining_ = hdr_.len;
+      got_ = 0;
+      if (remaining_ == 0) finishPayload();
+      return state_ != State::Dead;
+    }
+    case wire::FrameType::RawWrite: {
+      Status s = owner_.ctx().regions.reserve(hdr_.vaddr, hdr_.offset, hdr_.len, &rawRes_);
+      if (!ok(s)) return refuse(s);
       rx_ = Rx::Payload;
       remaining_ = hdr_.len;
       got_ = 0;
@@ -346,10 +346,33 @@ bool TcpConnection::onHeader() {
   return true;
 }
 
-// The whole payload is in the buffer: count it, then acknowledge.
+// Refused: tell the sender now, then discard its payload as it streams in.
+bool TcpConnection::refuse(Status s) {
+  wire::FrameHeader nack{wire::FrameType::Nack};
+  nack.id = hdr_.id;
+  nack.status = uint16_t(s);
+  sendFrame(nack);
+  flush();
+  rx_ = Rx::Drain;
+  remaining_ = hdr_.len;
+  return state_ != State::Dead;
+}
+
+uint8_t* TcpConnection::payloadDst() const {
+  return hdr_.type == wire::FrameType::RawWrite ? rawRes_.dst : res_.dst;
+}
+
+// The whole payload is in the buffer: count it, then acknowledge. A part of a split put
+// counts as a put only when it is the last of its parts to land.
 void TcpConnection::finishPayload() {
-  owner_.ctx().table.commit(res_);
-  res_ = Reservation{};
+  if (hdr_.type == wire::FrameType::RawWrite) {
+    owner_.ctx().regions.commit(rawRes_);
+    rawRes_ = RegionReservation{};
+  } else {
+    uint64_t ops = hdr_.parts == 0 ? 1 : owner_.partLanded(peer_.nodeId, hdr_.id, hdr_.parts);
+    owner_.ctx().table.commit(res_, ops);
+    res_ = Reservation{};
+  }
   rx_ = Rx::Header;
   wire::FrameHeader ack{wire::FrameType::Ack};
   ack.id = hdr_.id;
@@ -372,7 +395,7 @@ void TcpConnection::finishPut(uint64_t putId) {
   auto it = pending_.find(putId);
   Status s = it->second.status;
   pending_.erase(it);
-  owner_.ctx().events.putDone(putId, s);
+  owner_.putFinished(putId, s);
 }
 
 void TcpConnection::protocolFail(const std::string& why) {
@@ -401,12 +424,16 @@ void TcpConnection::fail(Status status, const std::string& why, bool protocolErr
   fd_ = -1;
   // A put half-written into a mailbox never counts: no epoch ends on partial data.
   if (rx_ == Rx::Payload && res_.mailbox) owner_.ctx().table.cancel(res_);
+  if (rx_ == Rx::Payload && rawRes_.region) owner_.ctx().regions.cancel(rawRes_);
   res_ = Reservation{};
+  rawRes_ = RegionReservation{};
   tx_.clear();
-  for (auto& [id, p] : pending_) owner_.ctx().events.putDone(id, p.answered ? p.status : status);
+  auto pending = std::move(pending_);
   pending_.clear();
-  for (auto& req : waiting_) owner_.ctx().events.putDone(req.id, status);
+  auto waiting = std::move(waiting_);
   waiting_.clear();
+  for (auto& [id, p] : pending) owner_.putFinished(id, p.answered ? p.status : status);
+  for (auto& req : waiting) owner_.putFinished(req.id, status);
   std::string peer = peer_.nodeId.empty() ? dialAddress_ : peer_.nodeId;
   if (protocolError) owner_.ctx().events.protocolError(peer, why);
   for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, status, why);

@@ -66,6 +66,8 @@ class TcpConnection {
   bool onHello();
   bool onHeader();
   void finishPayload();
+  bool refuse(Status s);
+  uint8_t* payloadDst() const;
   void answer(uint64_t putId, Status status);
   void finishPut(uint64_t putId);
   void protocolFail(const std::string& why);
@@ -92,6 +94,7 @@ class TcpConnection {
   size_t helloNeed_ = wire::kHelloBytes, nodeIdLen_ = 0, addressLen_ = 0;
   wire::FrameHeader hdr_{};
   Reservation res_;
+  RegionReservation rawRes_;  // when the incoming payload is a raw write
   uint64_t remaining_ = 0, got_ = 0;
   Status drainStatus_ = Status::Ok;
   std::string errorText_;

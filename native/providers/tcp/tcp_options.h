@@ -11,6 +11,9 @@ struct TcpOptions {
   uint32_t keepaliveMs = 1000;                // idle connections are probed this often
   uint32_t peerTimeoutMs = 5000;              // silence longer than this loses the peer
   uint32_t connectTimeoutMs = 5000;
+  uint32_t stripes = 1;                       // connections per peer this side dials
+  uint64_t stripeMinBytes = 1ull << 20;       // smaller puts travel whole on one connection
+  bool stripeReverse = false;                 // send parts last-first, one at a time (tests order-freedom)
 };
 
 // "tcp://HOST:PORT" -> host, port. False when the form is wrong.

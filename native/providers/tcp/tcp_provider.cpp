@@ -147,9 +147,7 @@ bool TcpProvider::reaches(const std::string& peer) {
   return known_.count(peer) > 0;
 }
 
-TcpConnection* TcpProvider::dial(const std::string& address, Status* status) {
-  auto existing = byAddress_.find(address);
-  if (existing != byAddress_.end()) return existing->second;
+TcpConnection* TcpProvider::dialOne(const std::string& address, Status* status) {
   std::string host, error;
   uint16_t port;
   sockaddr_storage addr{};
@@ -175,49 +173,140 @@ TcpConnection* TcpProvider::dial(const std::string& address, Status* status) {
   }
   conns_.push_back(std::make_unique<TcpConnection>(*this, fd, true, address));
   TcpConnection* conn = conns_.back().get();
-  byAddress_[address] = conn;
+  byAddress_[address].push_back(conn);
   conn->start(nowMs());
   return conn;
 }
 
-TcpConnection* TcpProvider::route(const std::string& peer, Status* status) {
+std::vector<TcpConnection*> TcpProvider::dial(const std::string& address, Status* status) {
+  auto existing = byAddress_.find(address);
+  if (existing != byAddress_.end() && !existing->second.empty()) return existing->second;
+  std::vector<TcpConnection*> group;
+  for (uint32_t i = 0; i < std::max<uint32_t>(1, options_.stripes); i++) {
+    TcpConnection* conn = dialOne(address, status);
+    if (!conn) break;
+    group.push_back(conn);
+  }
+  return group;
+}
+
+std::vector<TcpConnection*> TcpProvider::route(const std::string& peer, Status* status) {
   if (peer.compare(0, 6, "tcp://") == 0) return dial(peer, status);
   auto it = byNode_.find(peer);
-  if (it != byNode_.end()) return it->second;
+  if (it != byNode_.end() && !it->second.empty()) return it->second;
   // Known from an earlier connection that died: dial its advertised address again.
   auto addr = addressOfNode_.find(peer);
   if (addr != addressOfNode_.end() && !addr->second.empty()) return dial(addr->second, status);
   *status = Status::NoPeer;
-  return nullptr;
+  return {};
 }
 
 void TcpProvider::put(const PutRequest& req) {
   Status status = Status::NoPeer;
-  TcpConnection* conn = route(req.peer, &status);
-  if (!conn) {
+  std::vector<TcpConnection*> conns = route(req.peer, &status);
+  if (conns.empty()) {
     ctx_.events.putDone(req.id, status);
     return;
   }
+  std::vector<TcpConnection*> ready;
+  for (TcpConnection* c : conns) {
+    if (c->state() == TcpConnection::State::Ready) ready.push_back(c);
+  }
+  if (ready.size() > 1 && !req.raw && !req.where.append && req.len >= options_.stripeMinBytes) {
+    split(req, ready);
+    return;
+  }
+  // Whole puts rotate over the ready connections (order never matters); before the
+  // handshake they queue on the first connection.
+  TcpConnection* conn = ready.empty() ? conns.front() : ready[nextStripe_++ % ready.size()];
   conn->put(req);
+}
+
+// Offset-addressed parts, one per ready connection, page-aligned so each lands on its own pages.
+void TcpProvider::split(const PutRequest& req, const std::vector<TcpConnection*>& ready) {
+  uint32_t parts = uint32_t(std::min<size_t>(ready.size(), wire::kMaxParts));
+  uint64_t chunk = ((req.len + parts - 1) / parts + 4095) & ~uint64_t(4095);
+  parts = uint32_t((req.len + chunk - 1) / chunk);
+  if (parts < 2) {
+    ready.front()->put(req);
+    return;
+  }
+  SplitPut& split = splits_[req.id];
+  split.remaining = parts;
+  std::vector<std::pair<TcpConnection*, PutRequest>> all;
+  for (uint32_t i = 0; i < parts; i++) {
+    PutRequest part = req;
+    uint64_t begin = uint64_t(i) * chunk;
+    part.data = req.data + begin;
+    part.len = std::min(chunk, req.len - begin);
+    part.where.offset = req.where.offset + begin;
+    part.parts = parts;
+    all.emplace_back(ready[i], std::move(part));
+  }
+  if (!options_.stripeReverse) {
+    for (auto& [conn, part] : all) conn->put(part);
+    return;
+  }
+  // Last part first, each only after the previous one was answered: the receiver sees
+  // the put's bytes strictly back to front.
+  for (auto it = all.rbegin(); it != all.rend(); ++it) split.unsent.push_back(std::move(*it));
+  auto [conn, part] = std::move(split.unsent.front());
+  split.unsent.pop_front();
+  conn->put(part);
+}
+
+void TcpProvider::putFinished(uint64_t putId, Status status) {
+  auto it = splits_.find(putId);
+  if (it == splits_.end()) {
+    ctx_.events.putDone(putId, status);
+    return;
+  }
+  SplitPut& split = it->second;
+  if (!ok(status) && ok(split.status)) split.status = status;
+  if (--split.remaining > 0) {
+    if (!split.unsent.empty()) {
+      auto [conn, part] = std::move(split.unsent.front());
+      split.unsent.pop_front();
+      if (ok(split.status) && conn->state() != TcpConnection::State::Dead) {
+        conn->put(part);
+      } else {
+        putFinished(putId, ok(split.status) ? Status::PeerLost : split.status);
+      }
+    }
+    return;
+  }
+  Status final = split.status;
+  splits_.erase(it);
+  ctx_.events.putDone(putId, final);
+}
+
+uint64_t TcpProvider::partLanded(const std::string& node, uint64_t putId, uint32_t parts) {
+  auto& seen = partsSeen_[node];
+  uint32_t& count = seen[putId];
+  if (++count < parts) return 0;
+  seen.erase(putId);
+  return 1;
 }
 
 void TcpProvider::connect(uint64_t requestId, const std::string& address) {
   Status status = Status::NoPeer;
-  TcpConnection* conn = dial(address, &status);
-  if (!conn) {
+  std::vector<TcpConnection*> group = dial(address, &status);
+  if (group.empty()) {
     ctx_.events.connected(requestId, status, "cannot connect to " + address);
     return;
   }
-  if (conn->state() == TcpConnection::State::Ready) {
-    ctx_.events.connected(requestId, Status::Ok, conn->peerNodeId());
-    return;
+  for (TcpConnection* conn : group) {
+    if (conn->state() == TcpConnection::State::Ready) {
+      ctx_.events.connected(requestId, Status::Ok, conn->peerNodeId());
+      return;
+    }
   }
-  conn->connectRequests().push_back(requestId);
+  group.front()->connectRequests().push_back(requestId);
 }
 
 void TcpProvider::onHandshake(TcpConnection* conn) {
   const std::string& node = conn->peerNodeId();
-  byNode_.emplace(node, conn);  // the first live connection to a node carries its puts
+  byNode_[node].push_back(conn);
   // Where to dial this node again after a loss: what it advertises, else where we reached it.
   addressOfNode_[node] = conn->peerListenAddress().empty() ? conn->dialAddress() : conn->peerListenAddress();
   for (uint64_t request : conn->connectRequests()) ctx_.events.connected(request, Status::Ok, node);
@@ -227,10 +316,17 @@ void TcpProvider::onHandshake(TcpConnection* conn) {
 }
 
 void TcpProvider::onDead(TcpConnection* conn) {
-  auto node = byNode_.find(conn->peerNodeId());
-  if (node != byNode_.end() && node->second == conn) byNode_.erase(node);
-  auto addr = byAddress_.find(conn->dialAddress());
-  if (addr != byAddress_.end() && addr->second == conn) byAddress_.erase(addr);
+  auto unlink = [conn](auto& map, const std::string& key) {
+    auto it = map.find(key);
+    if (it == map.end()) return;
+    auto& list = it->second;
+    list.erase(std::remove(list.begin(), list.end(), conn), list.end());
+    if (list.empty()) map.erase(it);
+  };
+  unlink(byNode_, conn->peerNodeId());
+  unlink(byAddress_, conn->dialAddress());
+  // Parts of split puts from a node with no connection left can never complete.
+  if (!byNode_.count(conn->peerNodeId())) partsSeen_.erase(conn->peerNodeId());
   auto it = std::find_if(conns_.begin(), conns_.end(), [conn](auto& c) { return c.get() == conn; });
   if (it != conns_.end()) {
     dead_.push_back(std::move(*it));

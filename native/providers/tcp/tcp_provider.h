@@ -1,7 +1,9 @@
-// TCP transport: a listening socket, connections by peer node id or dial address, all on
-// the endpoint's progress context. The JS thread only asks reaches() (locked); everything
-// else runs as progress tasks.
+// TCP transport: a listening socket and, per peer, one or more connections ("stripes"),
+// all on the endpoint's progress context. The JS thread only asks reaches() (locked);
+// everything else runs as progress tasks. Large puts are split into offset-addressed parts
+// across a peer's connections; the receiver counts the put once its last part landed.
 #pragma once
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -27,6 +29,7 @@ class TcpProvider final : public Provider {
 
   const char* name() const override { return "tcp"; }
   bool reaches(const std::string& peer) override;
+  bool supportsRaw() const override { return true; }
   void put(const PutRequest& req) override;
   void connect(uint64_t requestId, const std::string& address);  // progress context
   void close() override;
@@ -37,12 +40,25 @@ class TcpProvider final : public Provider {
   wire::Hello hello() const;
   void onHandshake(TcpConnection* conn);
   void onDead(TcpConnection* conn);
+  // A put (or one part of a split put) got its answer and its bytes left the send queue.
+  void putFinished(uint64_t putId, Status status);
+  // Receiver side: one part of a split put landed; returns the ops to count (1 for the last).
+  uint64_t partLanded(const std::string& node, uint64_t putId, uint32_t parts);
   static uint64_t nowMs();
 
  private:
+  struct SplitPut {
+    uint32_t remaining;
+    Status status = Status::Ok;
+    std::deque<std::pair<TcpConnection*, PutRequest>> unsent;  // stripeReverse only
+  };
+
   void onAccept();
-  TcpConnection* dial(const std::string& address, Status* status);
-  TcpConnection* route(const std::string& peer, Status* status);
+  // Connections that reach peer (a node id or a tcp:// address), dialing if needed.
+  std::vector<TcpConnection*> route(const std::string& peer, Status* status);
+  std::vector<TcpConnection*> dial(const std::string& address, Status* status);
+  TcpConnection* dialOne(const std::string& address, Status* status);
+  void split(const PutRequest& req, const std::vector<TcpConnection*>& ready);
 
   ProviderContext ctx_;
   TcpOptions options_;
@@ -52,9 +68,12 @@ class TcpProvider final : public Provider {
   std::string bound_;
   std::vector<std::unique_ptr<TcpConnection>> conns_;
   std::vector<std::unique_ptr<TcpConnection>> dead_;  // freed on the next tick
-  std::unordered_map<std::string, TcpConnection*> byNode_;
-  std::unordered_map<std::string, TcpConnection*> byAddress_;
+  std::unordered_map<std::string, std::vector<TcpConnection*>> byNode_;     // ready ones
+  std::unordered_map<std::string, std::vector<TcpConnection*>> byAddress_;  // dialed ones
   std::unordered_map<std::string, std::string> addressOfNode_;
+  std::unordered_map<uint64_t, SplitPut> splits_;                          // sender side
+  std::unordered_map<std::string, std::unordered_map<uint64_t, uint32_t>> partsSeen_;  // receiver side
+  size_t nextStripe_ = 0;
 
   std::mutex knownMu_;
   std::unordered_set<std::string> known_;  // node ids reachable by this provider

@@ -1,0 +1,58 @@
+#include "region_table.h"
+
+#include <random>
+
+namespace rvma {
+
+void RegionTable::add(uint8_t* data, uint64_t len, uint64_t* key, uint32_t* id) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t k;
+  do k = rng(); while (k == 0 || regions_.count(k));
+  *id = nextId_++;
+  regions_.emplace(k, std::make_unique<Region>(Region{*id, data, len}));
+  *key = k;
+}
+
+Status RegionTable::remove(uint64_t key, bool* released) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = regions_.find(key);
+  if (it == regions_.end()) return Status::NoMailbox;
+  std::unique_ptr<Region> region = std::move(it->second);
+  regions_.erase(it);
+  region->closed = true;
+  *released = region->inflight == 0;
+  if (!*released) {
+    Region* raw = region.get();
+    draining_.emplace(raw, std::move(region));
+  }
+  return Status::Ok;
+}
+
+Status RegionTable::reserve(uint64_t key, uint64_t offset, uint64_t len, RegionReservation* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = regions_.find(key);
+  if (it == regions_.end()) return Status::NoMailbox;
+  Region* region = it->second.get();
+  if (len > region->len) return Status::TooLarge;
+  if (offset > region->len || len > region->len - offset) return Status::OutOfBounds;
+  region->inflight++;
+  *out = RegionReservation{region, region->data + offset, offset, len};
+  return Status::Ok;
+}
+
+void RegionTable::commit(const RegionReservation& r) { finish(r, true); }
+void RegionTable::cancel(const RegionReservation& r) { finish(r, false); }
+
+void RegionTable::finish(const RegionReservation& r, bool commit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Region* region = r.region;
+  region->inflight--;
+  if (commit && !region->closed) events_.rawWritten(region->id, r.offset, r.len);
+  if (region->closed && region->inflight == 0) {
+    events_.regionReleased(region->id);
+    draining_.erase(region);
+  }
+}
+
+}  // namespace rvma
