@@ -27,7 +27,16 @@ export interface NativeEndpoint {
   post(vaddr: bigint, bytes: Uint8Array, threshold: bigint): number;
   incEpoch(vaddr: bigint): number;
   /** 0: accepted (a PutDone event follows), otherwise the refusal status. */
-  put(putId: number, peer: string, vaddr: bigint, data: Uint8Array, offset: bigint, append: boolean, raw: boolean): number;
+  put(
+    putId: number,
+    peer: string,
+    vaddr: bigint,
+    data: Uint8Array,
+    offset: bigint,
+    append: boolean,
+    raw: boolean,
+    incarnation: bigint | undefined,
+  ): number;
   /** [key, regionId] */
   registerRegion(bytes: Uint8Array): [bigint, number];
   /** 1: released now, 0: a release event follows, negative: -status. */
@@ -35,6 +44,7 @@ export interface NativeEndpoint {
   /** 0: accepted (a Connected event follows), otherwise the refusal status. */
   connect(requestId: number, address: string): number;
   listenAddress(): string;
+  incarnation(): bigint;
   completionPage(index: number): ArrayBuffer | undefined;
   openCount(): number;
   ref(): void;

@@ -53,6 +53,7 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::RegisterRegion>("registerRegion"),
                          InstanceMethod<&EndpointWrap::DeregisterRegion>("deregisterRegion"),
                          InstanceMethod<&EndpointWrap::ListenAddress>("listenAddress"),
+                         InstanceMethod<&EndpointWrap::Incarnation>("incarnation"),
                          InstanceMethod<&EndpointWrap::CompletionPage>("completionPage"),
                          InstanceMethod<&EndpointWrap::OpenCount>("openCount"),
                          InstanceMethod<&EndpointWrap::Ref>("ref"),
@@ -227,6 +228,9 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   PutRequest req{uint64_t(info[0].As<Napi::Number>().Int64Value()), info[1].As<Napi::String>().Utf8Value(), vaddr,
                  data, len, Placement{info[5].As<Napi::Boolean>().Value(), offset}};
   req.raw = info.Length() > 6 && info[6].IsBoolean() && info[6].As<Napi::Boolean>().Value();
+  if (info.Length() > 7 && !info[7].IsUndefined() && !toU64(info[7], &req.incarnation)) {
+    return typeError(env, "put: incarnation must be a bigint");
+  }
   Status s;
   try {
     s = engine_->put(std::move(req));
@@ -243,6 +247,10 @@ Napi::Value EndpointWrap::Connect(const Napi::CallbackInfo& info) {
   if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsString()) return typeError(env, "connect(requestId, address)");
   return Napi::Number::New(env, double(engine_->connect(uint64_t(info[0].As<Napi::Number>().Int64Value()),
                                                           info[1].As<Napi::String>().Utf8Value())));
+}
+
+Napi::Value EndpointWrap::Incarnation(const Napi::CallbackInfo& info) {
+  return Napi::BigInt::New(info.Env(), engine_ ? engine_->incarnation() : uint64_t(0));
 }
 
 Napi::Value EndpointWrap::ListenAddress(const Napi::CallbackInfo& info) {

@@ -26,6 +26,7 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value RegisterRegion(const Napi::CallbackInfo& info);
   Napi::Value DeregisterRegion(const Napi::CallbackInfo& info);
   Napi::Value ListenAddress(const Napi::CallbackInfo& info);
+  Napi::Value Incarnation(const Napi::CallbackInfo& info);
   Napi::Value CompletionPage(const Napi::CallbackInfo& info);
   Napi::Value OpenCount(const Napi::CallbackInfo& info);
   Napi::Value Ref(const Napi::CallbackInfo& info);

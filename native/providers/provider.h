@@ -22,6 +22,7 @@ struct PutRequest {
   Placement where;
   bool raw = false;  // a one-sided write: vaddr is the region key, where.offset the offset
   uint32_t parts = 0;  // set by a striping provider on each part of a split put
+  uint64_t incarnation = 0;  // nonzero: only that incarnation of the peer may take the put
 };
 
 // What a provider may use of its endpoint.

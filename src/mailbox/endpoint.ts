@@ -2,11 +2,15 @@
 // native event batches (completions, put outcomes, releases) to the waiting promises.
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import type { Directory, NodeRecord } from '../../registry/directory';
+import { MemoryDirectory } from '../../registry/memory-directory';
 import { EVENT_WORDS, EventKind, NativeEndpoint, NativeTcpOptions, native } from '../native';
 import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-words';
 import { RvmaError, StatusContext, codeOfStatus, hex, statusError } from './errors';
 import { EpochType, Mailbox, MailboxHost } from './mailbox';
 import { Region, RegionHost } from './region';
+import { Resolver, Route, routeOf } from './resolver';
 import {
   U64_MAX,
   checkBoolean,
@@ -61,6 +65,13 @@ export interface EndpointOptions {
   /** Accept connections at 'tcp://HOST:PORT' (port 0: any free port; see endpoint.address). */
   listen?: string;
   tcp?: TcpOptions;
+  /**
+   * Where this endpoint registers and resolves peers by node id, label or name.
+   * Default: an in-process MemoryDirectory shared by all endpoints of the process.
+   */
+  directory?: Directory;
+  /** Labels published in the directory, e.g. TensorFlow task names ('/job:worker/replica:0/task:1'). */
+  labels?: string[];
 }
 
 export interface MailboxOptions {
@@ -114,7 +125,16 @@ interface PendingPut {
   wait: Wait<void>;
   /** Kept until the native side reports, so the bytes stay alive while they are read. */
   data: Uint8Array | undefined;
+  /** What the caller named (node id, label, address or name): forgotten on PEER_LOST. */
+  target: string;
+  /** Handed to the native side (after resolution): it may read data until putDone. */
+  submitted?: boolean;
   context: StatusContext;
+}
+
+interface Destination {
+  route: Route;
+  vaddr: bigint;
 }
 
 export class Endpoint extends EventEmitter {
@@ -126,7 +146,15 @@ export class Endpoint extends EventEmitter {
   /** Creates an endpoint. Rejects with ERR_RVMA_INVALID_ARGUMENT on bad options or a busy listen address. */
   static async create(options?: EndpointOptions): Promise<Endpoint> {
     const call = 'Endpoint.create';
-    const o = checkOptions<EndpointOptions>(call, options, ['nodeId', 'progress', 'provider', 'listen', 'tcp']);
+    const o = checkOptions<EndpointOptions>(call, options, [
+      'nodeId',
+      'progress',
+      'provider',
+      'listen',
+      'tcp',
+      'directory',
+      'labels',
+    ]);
     const nodeId = o.nodeId === undefined ? randomBytes(8).toString('hex') : checkString(call, 'nodeId', o.nodeId);
     const progress = checkOneOf<ProgressMode>(call, 'progress', o.progress ?? 'loop', ['loop', 'thread']);
     const provider = checkOneOf<ProviderName>(call, 'provider', o.provider ?? 'auto', ['auto', 'loopback', 'tcp']);
@@ -143,7 +171,23 @@ export class Endpoint extends EventEmitter {
         checkInteger(call, `tcp.${key}`, tcp[key], 1, key === 'stripes' ? 64 : Number.MAX_SAFE_INTEGER);
       }
     }
-    return new Endpoint(nodeId, progress, { ...tcp, listen, provider });
+    const labels = o.labels === undefined ? [] : o.labels;
+    if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string' && l.length > 0)) {
+      throw invalid(call, 'labels must be an array of non-empty strings');
+    }
+    if (o.directory !== undefined && (typeof o.directory !== 'object' || typeof o.directory.register !== 'function')) {
+      throw invalid(call, 'directory must implement the Directory interface');
+    }
+    const ownsDirectory = o.directory === undefined;
+    const directory = o.directory ?? new MemoryDirectory();
+    const endpoint = new Endpoint(nodeId, progress, { ...tcp, listen, provider }, directory, ownsDirectory);
+    try {
+      await directory.register(endpoint.record(labels));
+    } catch (error) {
+      await endpoint.close();
+      throw error;
+    }
+    return endpoint;
   }
 
   private readonly handle: NativeEndpoint;
@@ -152,6 +196,8 @@ export class Endpoint extends EventEmitter {
   private readonly connects = new Map<number, Wait<string>>();
   private readonly regions = new Map<number, Region>();
   private readonly regionHost: RegionHost;
+  private readonly resolver: Resolver;
+  /** @internal */ readonly nativeIncarnation: bigint;
   private readonly pages: Uint32Array[] = [];
   private readonly host: MailboxHost;
   private nextRequestId = 1;
@@ -164,8 +210,12 @@ export class Endpoint extends EventEmitter {
     readonly nodeId: string,
     readonly progress: ProgressMode,
     tcp: NativeTcpOptions,
+    /** Where this endpoint is registered and resolves its peers. */
+    readonly directory: Directory,
+    private readonly ownsDirectory: boolean,
   ) {
     super();
+    this.resolver = new Resolver(directory);
     // The native side holds this callback; a WeakRef keeps it from pinning the endpoint.
     const self = new WeakRef(this);
     try {
@@ -180,6 +230,8 @@ export class Endpoint extends EventEmitter {
       throw invalid('Endpoint.create', (error as Error).message);
     }
     this.address = this.handle.listenAddress();
+    this.nativeIncarnation = this.handle.incarnation();
+    this.incarnationHex = this.handle.incarnation().toString(16).padStart(16, '0');
     this.host = {
       handle: this.handle,
       nodeId,
@@ -195,6 +247,61 @@ export class Endpoint extends EventEmitter {
 
   get closed(): boolean {
     return this.isClosed;
+  }
+
+  /** This start of the endpoint (random u64, hex): a restarted node gets a new one. */
+  get incarnation(): string {
+    return this.incarnationHex;
+  }
+  private readonly incarnationHex: string;
+
+  /** Binds a name in the directory to one of this endpoint's mailboxes (see putNamed). */
+  bindName(name: string, vaddr: bigint): Promise<void> {
+    const call = 'Endpoint.bindName';
+    try {
+      checkString(call, 'name', name);
+      const v = checkU64(call, 'vaddr', vaddr, 1n);
+      this.assertOpen(call);
+      return this.directory.bindName(name, v);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Puts into the mailbox bound to name, on whichever node bound it. Rejects with
+   * ERR_RVMA_NO_NAME when no live node has bound it.
+   */
+  putNamed(name: string, data: ArrayBufferView | ArrayBuffer, options?: PutOptions): Promise<void> {
+    const call = 'Endpoint.putNamed';
+    try {
+      checkString(call, 'name', name);
+      const o = this.putOptions(call, options);
+      const route = this.directory.resolveName(name).then(async (binding) => {
+        if (!binding) throw new RvmaError('ERR_RVMA_NO_NAME', `${call}: no live node has bound "${name}"`);
+        const record = await this.directory.resolveNode(binding.nodeId);
+        if (!record || record.incarnation !== binding.incarnation) {
+          throw new RvmaError('ERR_RVMA_NO_NAME', `${call}: the node that bound "${name}" is gone`);
+        }
+        return { route: routeOf(record), vaddr: binding.vaddr };
+      });
+      return this.send(call, name, route, data, o.offset, o.append, false, o);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private record(labels: string[]): NodeRecord {
+    return {
+      nodeId: this.nodeId,
+      incarnation: this.incarnationHex,
+      addresses: this.address ? { tcp: this.address } : {},
+      host: hostname(),
+      pid: process.pid,
+      capabilities: Endpoint.capabilities.providers,
+      labels,
+      startTime: Date.now(),
+    };
   }
 
   /** Mailboxes open on this endpoint, as the native table counts them. */
@@ -236,11 +343,9 @@ export class Endpoint extends EventEmitter {
   put(target: string | Endpoint, vaddr: bigint, data: ArrayBufferView | ArrayBuffer, options?: PutOptions): Promise<void> {
     const call = 'Endpoint.put';
     try {
-      const o = checkOptions<PutOptions>(call, options, ['offset', 'append', 'timeout', 'signal']);
-      const append = o.append === undefined ? false : checkBoolean(call, 'append', o.append);
-      if (append && o.offset !== undefined) throw invalid(call, 'give either offset or append, not both');
-      const offset = o.offset === undefined ? 0n : checkU64(call, 'offset', o.offset);
-      return this.send(call, target, checkU64(call, 'vaddr', vaddr, 1n), data, offset, append, false, o);
+      const o = this.putOptions(call, options);
+      const v = checkU64(call, 'vaddr', vaddr, 1n);
+      return this.send(call, this.targetName(call, target), this.routeTo(target, v), data, o.offset, o.append, false, o);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -261,7 +366,8 @@ export class Endpoint extends EventEmitter {
     const call = 'Endpoint.rawWrite';
     try {
       const o = parseWaitOptions(call, options);
-      return this.send(call, target, checkU64(call, 'key', key, 1n), data, checkU64(call, 'offset', offset), false, true, o);
+      const k = checkU64(call, 'key', key, 1n);
+      return this.send(call, this.targetName(call, target), this.routeTo(target, k), data, checkU64(call, 'offset', offset), false, true, o);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -281,40 +387,66 @@ export class Endpoint extends EventEmitter {
     return region;
   }
 
+  private putOptions(call: string, options: unknown): PutOptions & { offset: bigint; append: boolean } {
+    const o = checkOptions<PutOptions>(call, options, ['offset', 'append', 'timeout', 'signal']);
+    const append = o.append === undefined ? false : checkBoolean(call, 'append', o.append);
+    if (append && o.offset !== undefined) throw invalid(call, 'give either offset or append, not both');
+    const offset = o.offset === undefined ? 0n : checkU64(call, 'offset', o.offset);
+    checkWaitOptions(call, o.timeout, o.signal);
+    return { ...o, offset, append };
+  }
+
+  private targetName(call: string, target: string | Endpoint): string {
+    return target instanceof Endpoint ? target.nodeId : checkString(call, 'target', target);
+  }
+
+  /** The route and vaddr of a put, now or once the directory answered. */
+  private routeTo(target: string | Endpoint, vaddr: bigint): Destination | Promise<Destination> {
+    if (target instanceof Endpoint) return { route: { peer: target.nodeId, incarnation: target.nativeIncarnation }, vaddr };
+    const route = this.resolver.route(target);
+    return route instanceof Promise ? route.then((r) => ({ route: r, vaddr })) : { route, vaddr };
+  }
+
   private send(
     call: string,
-    target: string | Endpoint,
-    vaddr: bigint,
+    target: string,
+    destination: Destination | Promise<Destination>,
     data: ArrayBufferView | ArrayBuffer,
     offset: bigint,
     append: boolean,
     raw: boolean,
     o: WaitOptions,
   ): Promise<void> {
-    const node = target instanceof Endpoint ? target.nodeId : checkString(call, 'target', target);
     const bytes = checkBytes(call, 'data', data);
-    checkWaitOptions(call, o.timeout, o.signal);
     this.assertOpen(call);
-
     const id = this.nextRequestId++;
-    const context: StatusContext = { op: call, vaddr, node, bytes: bytes.byteLength };
     const pending: PendingPut = {
       data: bytes,
-      context,
-      wait: new Wait<void>(`${call} to ${hex(vaddr)} on node "${node}"`, o, () => {
+      target,
+      context: { op: call, vaddr: 0n, node: target, bytes: bytes.byteLength },
+      wait: new Wait<void>(`${call} to "${target}"`, o, () => {
         this.waiting(-1);
         // Settled early (timeout/abort): the native side may still read the bytes.
-        if (pending.data === undefined) this.puts.delete(id);
+        if (pending.data === undefined || !pending.submitted) this.puts.delete(id);
       }),
     };
     if (pending.wait.done) return pending.wait.promise;
     this.waiting(1);
-    const status = this.handle.put(id, node, vaddr, bytes, offset, append, raw);
-    if (status === 0) {
-      this.puts.set(id, pending);
+    this.puts.set(id, pending);
+    const submit = (d: Destination): void => {
+      if (pending.wait.done || this.isClosed) return;
+      pending.context.vaddr = d.vaddr;
+      pending.submitted = true;
+      const status = this.handle.put(id, d.route.peer, d.vaddr, bytes, offset, append, raw, d.route.incarnation);
+      if (status !== 0) this.putDone(id, status);
+    };
+    if (destination instanceof Promise) {
+      destination.then(submit, (error: Error) => {
+        this.puts.delete(id);
+        pending.wait.reject(error);
+      });
     } else {
-      pending.data = undefined;
-      pending.wait.reject(statusError(status, context));
+      submit(destination);
     }
     return pending.wait.promise;
   }
@@ -364,6 +496,12 @@ export class Endpoint extends EventEmitter {
     for (const region of this.regions.values()) region.endpointClosed();
     this.regions.clear();
     busy.delete(this);
+    try {
+      if (this.ownsDirectory) await this.directory.close();
+      else await this.directory.deregister();
+    } catch {
+      // An unreachable directory: the lease lapses by itself.
+    }
   }
 
   private onEvents(events: BigUint64Array, texts: string[]): void {
@@ -401,6 +539,7 @@ export class Endpoint extends EventEmitter {
     if (!pending) return;
     this.puts.delete(id);
     pending.data = undefined;
+    if (codeOfStatus(status) === 'ERR_RVMA_PEER_LOST') this.resolver.forget(pending.target); // re-resolve next time
     if (status === 0) pending.wait.resolve();
     else pending.wait.reject(statusError(status, pending.context));
   }

@@ -13,7 +13,12 @@ export type RvmaErrorCode =
   | 'ERR_RVMA_TOO_MANY_BUFFERS'
   | 'ERR_RVMA_NO_PEER'
   | 'ERR_RVMA_PEER_LOST'
-  | 'ERR_RVMA_NATIVE_UNAVAILABLE';
+  | 'ERR_RVMA_NATIVE_UNAVAILABLE'
+  | 'ERR_RVMA_DIRECTORY_UNAVAILABLE'
+  | 'ERR_RVMA_DIRECTORY_CONFLICT'
+  | 'ERR_RVMA_NOT_REGISTERED'
+  | 'ERR_RVMA_NO_NAME'
+  | 'ERR_RVMA_OVERFLOW';
 
 export class RvmaError extends Error {
   readonly code: RvmaErrorCode;
@@ -72,6 +77,11 @@ const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
   ERR_RVMA_NO_PEER: (c) => `no provider reaches node "${c.node}"`,
   ERR_RVMA_PEER_LOST: (c) => `node "${c.node}" went away before the put to ${hex(c.vaddr)} was placed`,
   ERR_RVMA_NATIVE_UNAVAILABLE: () => 'the native addon is unavailable',
+  ERR_RVMA_DIRECTORY_UNAVAILABLE: () => 'the directory is unreachable',
+  ERR_RVMA_DIRECTORY_CONFLICT: () => 'another incarnation owns that record',
+  ERR_RVMA_NOT_REGISTERED: () => 'the node is not registered',
+  ERR_RVMA_NO_NAME: () => 'no such name is bound',
+  ERR_RVMA_OVERFLOW: () => 'too many unconsumed events',
 };
 
 export function statusError(status: number, context: StatusContext): RvmaError {

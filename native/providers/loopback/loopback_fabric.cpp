@@ -7,11 +7,11 @@ LoopbackFabric& LoopbackFabric::instance() {
   return *fabric;
 }
 
-bool LoopbackFabric::attach(const std::string& nodeId, std::weak_ptr<MailboxTable> table) {
+bool LoopbackFabric::attach(const std::string& nodeId, std::weak_ptr<MailboxTable> table, uint64_t incarnation) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = nodes_[nodeId];
-  if (!slot.expired()) return false;
-  slot = std::move(table);
+  if (!slot.table.expired()) return false;
+  slot = Node{std::move(table), incarnation};
   return true;
 }
 
@@ -19,14 +19,16 @@ void LoopbackFabric::detach(const std::string& nodeId, const MailboxTable* table
   std::lock_guard<std::mutex> lock(mu_);
   auto it = nodes_.find(nodeId);
   if (it == nodes_.end()) return;
-  auto live = it->second.lock();
+  auto live = it->second.table.lock();
   if (!live || live.get() == table) nodes_.erase(it);
 }
 
-std::shared_ptr<MailboxTable> LoopbackFabric::find(const std::string& nodeId) {
+std::shared_ptr<MailboxTable> LoopbackFabric::find(const std::string& nodeId, uint64_t* incarnation) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = nodes_.find(nodeId);
-  return it == nodes_.end() ? nullptr : it->second.lock();
+  if (it == nodes_.end()) return nullptr;
+  if (incarnation) *incarnation = it->second.incarnation;
+  return it->second.table.lock();
 }
 
 }  // namespace rvma

@@ -14,13 +14,17 @@ class LoopbackFabric {
  public:
   static LoopbackFabric& instance();
   // False if another live endpoint in this process already uses the node id.
-  bool attach(const std::string& nodeId, std::weak_ptr<MailboxTable> table);
+  bool attach(const std::string& nodeId, std::weak_ptr<MailboxTable> table, uint64_t incarnation);
   void detach(const std::string& nodeId, const MailboxTable* table);
-  std::shared_ptr<MailboxTable> find(const std::string& nodeId);
+  std::shared_ptr<MailboxTable> find(const std::string& nodeId, uint64_t* incarnation = nullptr);
 
  private:
+  struct Node {
+    std::weak_ptr<MailboxTable> table;
+    uint64_t incarnation;
+  };
   std::mutex mu_;
-  std::unordered_map<std::string, std::weak_ptr<MailboxTable>> nodes_;
+  std::unordered_map<std::string, Node> nodes_;
 };
 
 }  // namespace rvma

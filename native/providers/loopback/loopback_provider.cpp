@@ -8,8 +8,11 @@ bool LoopbackProvider::reaches(const std::string& peer) { return LoopbackFabric:
 
 void LoopbackProvider::put(const PutRequest& req) {
   // The shared_ptr keeps the target alive while bytes are copied, even if it closes meanwhile.
-  std::shared_ptr<MailboxTable> target = LoopbackFabric::instance().find(req.peer);
-  Status s = target ? target->deliver(req.vaddr, req.where, req.data, req.len) : Status::PeerLost;
+  uint64_t incarnation = 0;
+  std::shared_ptr<MailboxTable> target = LoopbackFabric::instance().find(req.peer, &incarnation);
+  // A put meant for an earlier incarnation of the node must not reach its successor.
+  bool same = req.incarnation == 0 || req.incarnation == incarnation;
+  Status s = target && same ? target->deliver(req.vaddr, req.where, req.data, req.len) : Status::PeerLost;
   ctx_.events.putDone(req.id, s);
 }
 

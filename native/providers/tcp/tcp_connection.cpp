@@ -52,6 +52,11 @@ void TcpConnection::put(const PutRequest& req) {
 }
 
 void TcpConnection::sendPut(const PutRequest& req) {
+  // A put meant for an earlier incarnation of the node must not reach its successor.
+  if (req.incarnation != 0 && req.incarnation != peer_.incarnation) {
+    owner_.putFinished(req.id, Status::PeerLost);
+    return;
+  }
   pending_.emplace(req.id, PendingPut{req.len});
   inflightBytes_ += req.len;
   TxItem item;

@@ -1,0 +1,4 @@
+export type { Directory, DirectoryEvent, NameBinding, NodeRecord } from './directory';
+export { MemoryDirectory, MemoryDirectoryHub } from './memory-directory';
+export { RedisDirectory } from './redis-directory';
+export type { RedisDirectoryOptions } from './redis-directory';

@@ -1,0 +1,328 @@
+// The deployment directory on Redis (ioredis). A node's record is a lease renewed by
+// heartbeat: a node killed with -9 disappears within its TTL, and its names with it.
+// Watchers get join/update/leave from pub/sub at once, and leases that lapsed from a
+// periodic comparison of the member list.
+import Redis from 'ioredis';
+import { RvmaError } from '../src/mailbox/errors';
+import { checkInteger, checkOptions, checkString } from '../src/mailbox/validate';
+import { Directory, DirectoryEvent, NameBinding, NodeRecord } from './directory';
+import { EventStream } from './event-stream';
+import { BIND, DEREGISTER, HEARTBEAT, REGISTER } from './redis-scripts';
+
+export interface RedisDirectoryOptions {
+  /** redis://HOST:PORT[/DB]. Default: REDIS_URL, else redis://127.0.0.1:6379. */
+  url?: string;
+  /** Key prefix namespace: nodes of different clusters never see each other. Default 'default'. */
+  cluster?: string;
+  /** Lease length: a silent node is gone after this long. Default 5000 ms. */
+  ttlMs?: number;
+  /** Lease renewal period. Default ttlMs / 3. */
+  heartbeatMs?: number;
+  /** How long the first connection may take before ERR_RVMA_DIRECTORY_UNAVAILABLE. Default 2000 ms. */
+  connectTimeoutMs?: number;
+  /** How often watchers compare the member list to spot lapsed leases. Default ttlMs / 2. */
+  watchIntervalMs?: number;
+}
+
+const KEYS = ['url', 'cluster', 'ttlMs', 'heartbeatMs', 'connectTimeoutMs', 'watchIntervalMs'] as const;
+const WATCH_LIMIT = 10_000;
+
+export class RedisDirectory implements Directory {
+  /** Connects and returns a ready directory, or rejects with ERR_RVMA_DIRECTORY_UNAVAILABLE. */
+  static async connect(options?: RedisDirectoryOptions): Promise<RedisDirectory> {
+    const call = 'RedisDirectory.connect';
+    const o = checkOptions<RedisDirectoryOptions>(call, options, KEYS);
+    const url = o.url === undefined ? (process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : checkString(call, 'url', o.url);
+    const cluster = o.cluster === undefined ? 'default' : checkString(call, 'cluster', o.cluster);
+    const ttlMs = checkInteger(call, 'ttlMs', o.ttlMs ?? 5000, 100, 86_400_000);
+    const heartbeatMs = checkInteger(call, 'heartbeatMs', o.heartbeatMs ?? Math.floor(ttlMs / 3), 10, ttlMs - 1);
+    const connectTimeoutMs = checkInteger(call, 'connectTimeoutMs', o.connectTimeoutMs ?? 2000, 1, 600_000);
+    const watchIntervalMs = checkInteger(call, 'watchIntervalMs', o.watchIntervalMs ?? Math.floor(ttlMs / 2), 10, 600_000);
+    const redis = new Redis(url, {
+      lazyConnect: true,
+      connectTimeout: connectTimeoutMs,
+      maxRetriesPerRequest: 2,
+      // After the first connection, keep reconnecting with a capped backoff.
+      retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
+    });
+    redis.on('error', () => {}); // surfaced through command failures and 'ready'
+    try {
+      await withTimeout(redis.connect(), connectTimeoutMs);
+    } catch (cause) {
+      redis.disconnect();
+      throw new RvmaError(
+        'ERR_RVMA_DIRECTORY_UNAVAILABLE',
+        `${call}: cannot reach Redis at ${url} within ${connectTimeoutMs} ms: ${(cause as Error).message}`,
+        { cause },
+      );
+    }
+    return new RedisDirectory(redis, url, `rvma:${cluster}:`, ttlMs, heartbeatMs, watchIntervalMs);
+  }
+
+  private self: NodeRecord | undefined;
+  private readonly bound = new Map<string, bigint>();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private subscriber: Redis | undefined;
+  private readonly streams = new Set<EventStream<DirectoryEvent>>();
+  private readonly watchState = new Map<string, NodeRecord>();
+  private watchTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly channel: string;
+
+  private constructor(
+    private readonly redis: Redis,
+    readonly url: string,
+    private readonly prefix: string,
+    private readonly ttlMs: number,
+    private readonly heartbeatMs: number,
+    private readonly watchIntervalMs: number,
+  ) {
+    this.channel = `${prefix}events`;
+    // Redis restarted (or failed over) under us: put our lease and names back.
+    redis.on('ready', () => void this.restore());
+  }
+
+  async register(node: NodeRecord): Promise<void> {
+    this.assertOpen('register');
+    const result = await this.run('register', () =>
+      this.redis.eval(REGISTER, 2, this.nodeKey(node.nodeId), this.membersKey(), node.nodeId, node.incarnation,
+        JSON.stringify(node), this.ttlMs, this.channel),
+    );
+    if (result === 'CONFLICT') {
+      throw new RvmaError(
+        'ERR_RVMA_DIRECTORY_CONFLICT',
+        `RedisDirectory.register: node "${node.nodeId}" is held by another live incarnation`,
+      );
+    }
+    this.self = { ...node };
+    if (!this.heartbeat) {
+      this.heartbeat = setInterval(() => void this.renew(), this.heartbeatMs);
+      this.heartbeat.unref();
+    }
+  }
+
+  async deregister(): Promise<void> {
+    const self = this.self;
+    if (!self) return;
+    this.self = undefined;
+    this.bound.clear();
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    await this.run('deregister', () =>
+      this.redis.eval(DEREGISTER, 3, this.nodeKey(self.nodeId), this.membersKey(), this.namesKey(self.nodeId),
+        self.nodeId, self.incarnation, this.channel, this.nameKey('')),
+    );
+  }
+
+  async resolveNode(nodeId: string): Promise<NodeRecord | undefined> {
+    const raw = await this.run('resolveNode', () => this.redis.get(this.nodeKey(nodeId)));
+    return raw ? parseRecord(raw) : undefined;
+  }
+
+  async resolveLabel(label: string): Promise<NodeRecord | undefined> {
+    return (await this.list()).find((node) => node.labels.includes(label));
+  }
+
+  async bindName(name: string, vaddr: bigint): Promise<void> {
+    const self = this.registered('bindName');
+    await this.bind(self, name, vaddr);
+    this.bound.set(name, vaddr);
+  }
+
+  async unbindName(name: string): Promise<void> {
+    const self = this.self;
+    if (!self || !this.bound.delete(name)) return;
+    await this.run('unbindName', () =>
+      this.redis.multi().del(this.nameKey(name)).srem(this.namesKey(self.nodeId), name).exec(),
+    );
+  }
+
+  async resolveName(name: string): Promise<NameBinding | undefined> {
+    const raw = await this.run('resolveName', () => this.redis.get(this.nameKey(name)));
+    if (!raw) return undefined;
+    const b = JSON.parse(raw) as { nodeId: string; incarnation: string; vaddr: string };
+    // A binding outlives its node only until the lease lapses; never hand out a dead one.
+    const owner = await this.resolveNode(b.nodeId);
+    if (!owner || owner.incarnation !== b.incarnation) return undefined;
+    return { name, nodeId: b.nodeId, incarnation: b.incarnation, vaddr: BigInt(b.vaddr) };
+  }
+
+  async list(): Promise<NodeRecord[]> {
+    const ids = await this.run('list', () => this.redis.smembers(this.membersKey()));
+    if (ids.length === 0) return [];
+    const raws = await this.run('list', () => this.redis.mget(ids.map((id) => this.nodeKey(id))));
+    const gone = ids.filter((_, i) => raws[i] === null);
+    if (gone.length) void this.redis.srem(this.membersKey(), ...gone).catch(() => {});
+    return raws.filter((raw): raw is string => raw !== null).map(parseRecord);
+  }
+
+  watch(options?: { signal?: AbortSignal }): AsyncIterableIterator<DirectoryEvent> {
+    this.assertOpen('watch');
+    const stream: EventStream<DirectoryEvent> = new EventStream(
+      WATCH_LIMIT,
+      () => {
+        this.streams.delete(stream);
+        if (this.streams.size === 0) this.stopWatching();
+      },
+      options?.signal,
+    );
+    if (stream.done) return stream;
+    this.streams.add(stream);
+    if (this.streams.size === 1) this.startWatching();
+    return stream;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.deregister();
+    } catch {
+      // Unreachable Redis: the lease lapses on its own.
+    }
+    this.closed = true;
+    for (const stream of [...this.streams]) stream.end();
+    this.redis.disconnect();
+  }
+
+  private startWatching(): void {
+    this.subscriber = this.redis.duplicate();
+    this.subscriber.on('error', () => {});
+    this.subscriber.on('message', (_channel: string, message: string) => {
+      const cut = message.indexOf('\n');
+      const type = message.slice(0, cut) as DirectoryEvent['type'];
+      this.observe(type, parseRecord(message.slice(cut + 1)));
+    });
+    void this.subscriber.subscribe(this.channel).catch(() => {});
+    // Seed the known set, then compare periodically: a lease that lapsed publishes nothing.
+    void this.reconcile(true);
+    this.watchTimer = setInterval(() => void this.reconcile(false), this.watchIntervalMs);
+  }
+
+  private stopWatching(): void {
+    if (this.watchTimer) clearInterval(this.watchTimer);
+    this.watchTimer = undefined;
+    this.subscriber?.disconnect();
+    this.subscriber = undefined;
+    this.watchState.clear();
+  }
+
+  private observe(type: DirectoryEvent['type'], node: NodeRecord): void {
+    const known = this.watchState.get(node.nodeId);
+    if (type === 'leave') {
+      if (!known || known.incarnation !== node.incarnation) return;
+      this.watchState.delete(node.nodeId);
+    } else {
+      if (known && JSON.stringify(known) === JSON.stringify(node)) return;
+      if (known && known.incarnation !== node.incarnation) this.emit({ type: 'leave', node: known });
+      this.watchState.set(node.nodeId, node);
+      type = known && known.incarnation === node.incarnation ? 'update' : 'join';
+    }
+    this.emit({ type, node } as DirectoryEvent);
+  }
+
+  private async reconcile(seed: boolean): Promise<void> {
+    let nodes: NodeRecord[];
+    try {
+      nodes = await this.list();
+    } catch {
+      return; // Redis away: try again next interval
+    }
+    const live = new Map(nodes.map((n) => [n.nodeId, n]));
+    for (const [id, known] of [...this.watchState]) {
+      const now = live.get(id);
+      if (!now || now.incarnation !== known.incarnation) this.observe('leave', known);
+    }
+    for (const node of nodes) {
+      if (seed) this.watchState.set(node.nodeId, node);
+      else this.observe('join', node);
+    }
+  }
+
+  private emit(event: DirectoryEvent): void {
+    for (const stream of this.streams) stream.push(event);
+  }
+
+  private async renew(): Promise<void> {
+    const self = this.self;
+    if (!self) return;
+    try {
+      const result = await this.redis.eval(HEARTBEAT, 2, this.nodeKey(self.nodeId), this.namesKey(self.nodeId),
+        self.incarnation, this.ttlMs, this.nameKey(''));
+      if (result === 'GONE') await this.restore();
+    } catch {
+      // Redis unreachable: ioredis reconnects, and 'ready' restores the lease.
+    }
+  }
+
+  /** Registers again with the same record and rebinds our names (after a Redis restart). */
+  private async restore(): Promise<void> {
+    const self = this.self;
+    if (!self || this.closed) return;
+    try {
+      await this.register(self);
+      for (const [name, vaddr] of this.bound) await this.bind(self, name, vaddr);
+    } catch {
+      // The next heartbeat tries again.
+    }
+  }
+
+  private async bind(self: NodeRecord, name: string, vaddr: bigint): Promise<void> {
+    const binding = JSON.stringify({ nodeId: self.nodeId, incarnation: self.incarnation, vaddr: vaddr.toString() });
+    const result = await this.run('bindName', () =>
+      this.redis.eval(BIND, 3, this.nodeKey(self.nodeId), this.nameKey(name), this.namesKey(self.nodeId),
+        self.incarnation, binding, this.ttlMs, name, this.nodeKey('')),
+    );
+    if (result === 'TAKEN') {
+      throw new RvmaError('ERR_RVMA_DIRECTORY_CONFLICT', `RedisDirectory.bindName: "${name}" is bound by another live node`);
+    }
+    if (result === 'GONE') throw new RvmaError('ERR_RVMA_NOT_REGISTERED', 'RedisDirectory.bindName: the lease lapsed');
+  }
+
+  /** Runs a Redis command; a connection failure becomes ERR_RVMA_DIRECTORY_UNAVAILABLE. */
+  private async run<T>(call: string, command: () => Promise<T>): Promise<T> {
+    this.assertOpen(call);
+    try {
+      return await command();
+    } catch (cause) {
+      if (cause instanceof RvmaError) throw cause;
+      throw new RvmaError('ERR_RVMA_DIRECTORY_UNAVAILABLE', `RedisDirectory.${call}: ${(cause as Error).message}`, { cause });
+    }
+  }
+
+  private registered(call: string): NodeRecord {
+    this.assertOpen(call);
+    if (!this.self) throw new RvmaError('ERR_RVMA_NOT_REGISTERED', `RedisDirectory.${call}: register() first`);
+    return this.self;
+  }
+
+  private assertOpen(call: string): void {
+    if (this.closed) throw new RvmaError('ERR_RVMA_CLOSED', `RedisDirectory.${call}: the directory is closed`);
+  }
+
+  private nodeKey(id: string): string {
+    return `${this.prefix}node:${id}`;
+  }
+  private nameKey(name: string): string {
+    return `${this.prefix}name:${name}`;
+  }
+  private namesKey(id: string): string {
+    return `${this.prefix}names:${id}`;
+  }
+  private membersKey(): string {
+    return `${this.prefix}members`;
+  }
+}
+
+function parseRecord(raw: string): NodeRecord {
+  return JSON.parse(raw) as NodeRecord;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

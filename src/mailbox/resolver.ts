@@ -1,0 +1,45 @@
+// Turns a put target (node id, task label, tcp address, bound name) into what the native
+// side routes on, through the directory, with a cache keyed by the node's incarnation.
+import { hostname } from 'node:os';
+import type { Directory, NodeRecord } from '../../registry/directory';
+
+/** Where a put goes: a native peer string and, when known, the incarnation it must reach. */
+export interface Route {
+  peer: string;
+  incarnation?: bigint;
+}
+
+const host = hostname();
+
+export class Resolver {
+  private readonly cache = new Map<string, Route>();
+
+  constructor(private readonly directory: Directory) {}
+
+  /** A route now when it is known, else a promise of one. Unknown nodes pass through as-is. */
+  route(target: string): Route | Promise<Route> {
+    if (target.startsWith('tcp://')) return { peer: target };
+    const cached = this.cache.get(target);
+    if (cached) return cached;
+    const lookup = target.startsWith('/job:') ? this.directory.resolveLabel(target) : this.directory.resolveNode(target);
+    return lookup.then((record) => {
+      if (!record) return { peer: target };
+      const route = routeOf(record);
+      this.cache.set(target, route);
+      return route;
+    });
+  }
+
+  /** The node behind target restarted or vanished: the next put resolves afresh. */
+  forget(target: string): void {
+    this.cache.delete(target);
+  }
+}
+
+export function routeOf(record: NodeRecord): Route {
+  const incarnation = BigInt(`0x${record.incarnation}`);
+  const local = record.pid === process.pid && record.host === host;
+  // In this process the loopback provider reaches it by node id; elsewhere, its address.
+  const peer = local || !record.addresses.tcp ? record.nodeId : record.addresses.tcp;
+  return { peer, incarnation };
+}
