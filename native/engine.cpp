@@ -134,7 +134,13 @@ void Engine::regionReleased(uint32_t regionId) {
 }
 
 void Engine::protocolError(const std::string& peer, const std::string& message) {
-  push(Event{uint64_t(EventKind::ProtocolError), 0, 0, 0, 0, 0, 0, 0}, peer + "\n" + message);
+  // Two texts (peer, then message): the peer's id came off the wire and may hold anything.
+  std::lock_guard<std::mutex> lock(eventsMu_);
+  if (closed_) return;
+  pending_.events.push_back(Event{uint64_t(EventKind::ProtocolError), 0, pending_.texts.size(), 0, 0, 0, 0, 0});
+  pending_.texts.push_back(peer);
+  pending_.texts.push_back(message);
+  if (wake_ && !wakePending_.exchange(true)) wake_();
 }
 
 }  // namespace rvma

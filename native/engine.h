@@ -31,7 +31,8 @@ enum class EventKind : uint32_t {
 };
 
 // Flat so the addon can hand a batch to JS as one BigUint64Array (kWords per event).
-// Connected and ProtocolError carry text: `vaddr` then indexes the batch's texts.
+// Connected and ProtocolError carry text: `vaddr` then indexes the batch's texts
+// (ProtocolError: the peer at that index, the message at the next).
 struct Event {
   static constexpr size_t kWords = 8;
   uint64_t kind, id, vaddr, epoch, bufferIndex, bytes, ops, status;

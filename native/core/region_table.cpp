@@ -5,10 +5,10 @@
 namespace rvma {
 
 void RegionTable::add(uint8_t* data, uint64_t len, uint64_t* key, uint32_t* id) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::random_device entropy;  // the OS source: keys act as capabilities, so no PRNG
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t k;
-  do k = rng(); while (k == 0 || regions_.count(k));
+  do k = (uint64_t(entropy()) << 32) ^ entropy(); while (k == 0 || regions_.count(k));
   *id = nextId_++;
   regions_.emplace(k, std::make_unique<Region>(Region{*id, data, len}));
   *key = k;

@@ -21,7 +21,8 @@ struct PutRequest {
   uint64_t len;
   Placement where;
   bool raw = false;  // a one-sided write: vaddr is the region key, where.offset the offset
-  uint32_t parts = 0;  // set by a striping provider on each part of a split put
+  uint32_t parts = 0;  // set by a striping provider on each part of a split put...
+  uint64_t wholeOffset = 0, wholeLen = 0;  // ...with the range of the whole put
   uint64_t incarnation = 0;  // nonzero: only that incarnation of the peer may take the put
 };
 

@@ -53,34 +53,54 @@ void encodeHeader(const FrameHeader& f, uint8_t out[kHeaderBytes]) {
   put64(out + 32, f.len);
 }
 
-DecodeResult decodeHeader(const uint8_t in[kHeaderBytes], uint64_t maxPutBytes, FrameHeader* f) {
+DecodeResult decodeHeader(const uint8_t in[kHeaderBytes], FrameHeader* f) {
   f->type = FrameType(in[0]);
   f->flags = in[1];
   f->status = get16(in + 2);
   f->parts = get32(in + 4);
-  if (f->parts != 0 && (f->type != FrameType::Put || f->parts < 2 || f->parts > kMaxParts)) return DecodeResult::Malformed;
   f->id = get64(in + 8);
   f->vaddr = get64(in + 16);
   f->offset = get64(in + 24);
   f->len = get64(in + 32);
+  if (f->len > kMaxFrameBytes) return DecodeResult::Malformed;
+  bool plain = f->flags == 0 && f->parts == 0;
   switch (f->type) {
     case FrameType::Put:
-      if (f->flags & ~kAppend || f->status != 0 || f->len > maxPutBytes) return DecodeResult::Malformed;
+      if ((f->flags & ~kAppend) || f->status != 0) return DecodeResult::Malformed;
+      if (f->parts != 0 && (f->parts < 2 || f->parts > kMaxParts)) return DecodeResult::Malformed;
       if ((f->flags & kAppend) && (f->offset != 0 || f->parts != 0)) return DecodeResult::Malformed;
       return DecodeResult::Ok;
     case FrameType::RawWrite:
-      return f->flags == 0 && f->status == 0 && f->len <= maxPutBytes ? DecodeResult::Ok : DecodeResult::Malformed;
+      return plain && f->status == 0 ? DecodeResult::Ok : DecodeResult::Malformed;
     case FrameType::Ack:
-    case FrameType::Nack:
+    case FrameType::Nack: {
+      bool statusOk = f->type == FrameType::Ack ? f->status == 0 : f->status >= 1 && f->status <= kMaxStatus;
+      return plain && statusOk && f->vaddr == 0 && f->offset == 0 && f->len == 0 ? DecodeResult::Ok
+                                                                                  : DecodeResult::Malformed;
+    }
     case FrameType::Ping:
     case FrameType::Pong:
-      if (f->flags != 0 || f->len != 0) return DecodeResult::Malformed;
-      if (f->type != FrameType::Nack && f->status != 0) return DecodeResult::Malformed;
-      return DecodeResult::Ok;
-    case FrameType::Error:
-      return f->len <= kMaxErrorTextBytes ? DecodeResult::Ok : DecodeResult::Malformed;
+    case FrameType::Error: {
+      bool lenOk = f->type == FrameType::Error ? f->len <= kMaxErrorTextBytes : f->len == 0;
+      return plain && f->status == 0 && f->id == 0 && f->vaddr == 0 && f->offset == 0 && lenOk
+                 ? DecodeResult::Ok
+                 : DecodeResult::Malformed;
+    }
   }
   return DecodeResult::Malformed;
+}
+
+void encodePartExt(const PartExt& e, uint8_t out[kPartExtBytes]) {
+  put64(out, e.putOffset);
+  put64(out + 8, e.putLen);
+}
+
+DecodeResult decodePartExt(const uint8_t in[kPartExtBytes], const FrameHeader& f, PartExt* e) {
+  e->putOffset = get64(in);
+  e->putLen = get64(in + 8);
+  bool inside = e->putLen <= kMaxFrameBytes && f.offset >= e->putOffset && f.len <= e->putLen &&
+                f.offset - e->putOffset <= e->putLen - f.len;
+  return inside ? DecodeResult::Ok : DecodeResult::Malformed;
 }
 
 const char* describe(DecodeResult r) {

@@ -13,8 +13,12 @@ constexpr size_t kHelloBytes = 32;       // followed by the node id
 constexpr size_t kMaxNodeIdBytes = 255;
 constexpr size_t kMaxAddressBytes = 255;
 constexpr size_t kHeaderBytes = 40;
+constexpr size_t kPartExtBytes = 16;      // follows the header of a Put with parts >= 2
 constexpr size_t kMaxErrorTextBytes = 1024;
 constexpr uint32_t kMaxParts = 64;
+// Longer frames are malformed outright; up to this, a Put over the receiver's own limit is
+// refused with a NACK (TooLarge) and its payload drained.
+constexpr uint64_t kMaxFrameBytes = 1ull << 40;
 
 // First bytes each side sends on a new connection.
 struct Hello {
@@ -36,6 +40,7 @@ enum class FrameType : uint8_t {
 };
 
 enum FrameFlags : uint8_t { kAppend = 1 };
+constexpr uint16_t kMaxStatus = 10;  // highest Status a NACK may carry (core/status.h)
 
 struct FrameHeader {
   FrameType type;
@@ -48,6 +53,12 @@ struct FrameHeader {
   uint64_t len = 0;
 };
 
+// Where a part of a split put sits in the whole put.
+struct PartExt {
+  uint64_t putOffset = 0;
+  uint64_t putLen = 0;
+};
+
 enum class DecodeResult { Ok, BadMagic, BadVersion, Malformed };
 
 // The fixed part followed by the node id and the listen address.
@@ -56,8 +67,13 @@ std::string encodeHello(const Hello& h);
 DecodeResult decodeHelloFixed(const uint8_t in[kHelloBytes], Hello* h, size_t* nodeIdLen, size_t* addressLen);
 
 void encodeHeader(const FrameHeader& f, uint8_t out[kHeaderBytes]);
-// Rejects unknown types, nonzero reserved bytes and lengths that the type does not allow.
-DecodeResult decodeHeader(const uint8_t in[kHeaderBytes], uint64_t maxPutBytes, FrameHeader* f);
+// Rejects unknown types and any field the type does not use that is not zero, bad flags,
+// NACK statuses outside the known codes, and lengths over kMaxFrameBytes.
+DecodeResult decodeHeader(const uint8_t in[kHeaderBytes], FrameHeader* f);
+
+void encodePartExt(const PartExt& e, uint8_t out[kPartExtBytes]);
+// Checks that the part [offset, offset+len) lies inside the whole put.
+DecodeResult decodePartExt(const uint8_t in[kPartExtBytes], const FrameHeader& f, PartExt* e);
 
 const char* describe(DecodeResult r);
 

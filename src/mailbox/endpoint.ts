@@ -106,6 +106,8 @@ export interface Capabilities {
 /** Library-reserved vaddrs (rendezvous control, ring): not for openMailbox. */
 export const RESERVED_VADDR_MAX = 0xffffn;
 const MAX_BUFFERS_LIMIT = 1 << 20;
+const MAX_NODE_ID_BYTES = 255; // the handshake carries it in at most that many bytes
+const MAX_MS = 2 ** 31 - 1;
 const TCP_KEYS = [
   'maxPutBytes',
   'maxInflightBytes',
@@ -156,6 +158,9 @@ export class Endpoint extends EventEmitter {
       'labels',
     ]);
     const nodeId = o.nodeId === undefined ? randomBytes(8).toString('hex') : checkString(call, 'nodeId', o.nodeId);
+    if (Buffer.byteLength(nodeId) > MAX_NODE_ID_BYTES) {
+      throw invalid(call, `nodeId must be at most ${MAX_NODE_ID_BYTES} bytes of UTF-8`);
+    }
     const progress = checkOneOf<ProgressMode>(call, 'progress', o.progress ?? 'loop', ['loop', 'thread']);
     const provider = checkOneOf<ProviderName>(call, 'provider', o.provider ?? 'auto', ['auto', 'loopback', 'tcp']);
     const listen = o.listen === undefined ? undefined : checkString(call, 'listen', o.listen);
@@ -168,8 +173,12 @@ export class Endpoint extends EventEmitter {
       if (key === 'stripeReverse') {
         if (tcp[key] !== undefined) checkBoolean(call, `tcp.${key}`, tcp[key]);
       } else if (tcp[key] !== undefined) {
-        checkInteger(call, `tcp.${key}`, tcp[key], 1, key === 'stripes' ? 64 : Number.MAX_SAFE_INTEGER);
+        const max = key === 'stripes' ? 64 : key.endsWith('Ms') ? MAX_MS : Number.MAX_SAFE_INTEGER;
+        checkInteger(call, `tcp.${key}`, tcp[key], 1, max);
       }
+    }
+    if ((tcp.keepaliveMs ?? 1000) >= (tcp.peerTimeoutMs ?? 5000)) {
+      throw invalid(call, 'tcp.keepaliveMs must be smaller than tcp.peerTimeoutMs');
     }
     const labels = o.labels === undefined ? [] : o.labels;
     if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string' && l.length > 0)) {
@@ -527,8 +536,8 @@ export class Endpoint extends EventEmitter {
       } else if (kind === EventKind.RegionReleased) {
         this.regions.get(id)?.released();
       } else if (kind === EventKind.ProtocolError) {
-        const [peer, ...rest] = texts[Number(events[i + 2])].split('\n');
-        const info: ProtocolErrorInfo = { peer, message: rest.join('\n') };
+        const at = Number(events[i + 2]);
+        const info: ProtocolErrorInfo = { peer: texts[at], message: texts[at + 1] };
         this.emit('protocolError', info);
       }
     }

@@ -75,7 +75,7 @@ const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
   ERR_RVMA_MAILBOX_EXISTS: (c) => `a mailbox is already open at vaddr ${hex(c.vaddr)}`,
   ERR_RVMA_TOO_MANY_BUFFERS: (c) => `mailbox ${hex(c.vaddr)} already holds its maximum number of posted buffers`,
   ERR_RVMA_NO_PEER: (c) => `no provider reaches node "${c.node}"`,
-  ERR_RVMA_PEER_LOST: (c) => `node "${c.node}" went away before the put to ${hex(c.vaddr)} was placed`,
+  ERR_RVMA_PEER_LOST: (c) => `node "${c.node}" went away before acknowledging the put to ${hex(c.vaddr)} (it may or may not have been placed)`,
   ERR_RVMA_NATIVE_UNAVAILABLE: () => 'the native addon is unavailable',
   ERR_RVMA_DIRECTORY_UNAVAILABLE: () => 'the directory is unreachable',
   ERR_RVMA_DIRECTORY_CONFLICT: () => 'another incarnation owns that record',

@@ -37,7 +37,7 @@ void TcpConnection::start(uint64_t nowMs) {
 void TcpConnection::onConnected() {
   state_ = State::Handshake;
   TxItem item;
-  item.owned = wire::encodeHello(owner_.hello());
+  item.owned = wire::encodeHello(owner_.hello(fd_));
   tx_.push_back(std::move(item));
   flush();
 }
@@ -63,12 +63,15 @@ void TcpConnection::sendPut(const PutRequest& req) {
   wire::FrameHeader f{req.raw ? wire::FrameType::RawWrite : wire::FrameType::Put};
   f.flags = req.where.append ? wire::kAppend : 0;
   f.parts = req.parts;
+  if (req.parts) {
+    wire::encodePartExt(wire::PartExt{req.wholeOffset, req.wholeLen}, item.head + wire::kHeaderBytes);
+  }
   f.id = req.id;
   f.vaddr = req.vaddr;
   f.offset = req.where.append ? 0 : req.where.offset;
   f.len = req.len;
   wire::encodeHeader(f, item.head);
-  item.headLen = wire::kHeaderBytes;
+  item.headLen = uint32_t(wire::kHeaderBytes + (req.parts ? wire::kPartExtBytes : 0));
   item.data = req.data;
   item.dataLen = req.len;
   item.putId = req.id;
@@ -243,13 +246,19 @@ bool TcpConnection::process() {
       }
       case Rx::Header: {
         if (avail < wire::kHeaderBytes) return true;
-        auto r = wire::decodeHeader(p, owner_.options().maxPutBytes, &hdr_);
+        auto r = wire::decodeHeader(p, &hdr_);
         if (r != wire::DecodeResult::Ok) {
           protocolFail(std::string("bad frame: ") + wire::describe(r));
           return false;
         }
         rxStart_ += wire::kHeaderBytes;
         if (!onHeader()) return false;
+        continue;
+      }
+      case Rx::PartExt: {
+        if (avail < wire::kPartExtBytes) return true;
+        rxStart_ += wire::kPartExtBytes;
+        if (!onPartExt(p)) return false;
         continue;
       }
       case Rx::Payload: {
@@ -287,6 +296,10 @@ bool TcpConnection::process() {
 }
 
 bool TcpConnection::onHello() {
+  if (!expectedNode_.empty() && peer_.nodeId != expectedNode_) {
+    fail(Status::PeerLost, dialAddress_ + " is now node \"" + peer_.nodeId + "\", not \"" + expectedNode_ + "\"", false);
+    return false;
+  }
   rx_ = Rx::Header;
   state_ = State::Ready;
   owner_.onHandshake(this);
@@ -298,6 +311,11 @@ bool TcpConnection::onHello() {
 bool TcpConnection::onHeader() {
   switch (hdr_.type) {
     case wire::FrameType::Put: {
+      if (hdr_.parts) {
+        rx_ = Rx::PartExt;
+        return true;
+      }
+      if (hdr_.len > owner_.options().maxPutBytes) return refuse(Status::TooLarge);
       Placement where{(hdr_.flags & wire::kAppend) != 0, hdr_.offset};
       Status s = owner_.ctx().table.reserve(hdr_.vaddr, where, hdr_.len, &res_);
       if (!ok(s)) return refuse(s);
@@ -308,6 +326,7 @@ bool TcpConnection::onHeader() {
       return state_ != State::Dead;
     }
     case wire::FrameType::RawWrite: {
+      if (hdr_.len > owner_.options().maxPutBytes) return refuse(Status::TooLarge);
       Status s = owner_.ctx().regions.reserve(hdr_.vaddr, hdr_.offset, hdr_.len, &rawRes_);
       if (!ok(s)) return refuse(s);
       rx_ = Rx::Payload;
@@ -351,6 +370,31 @@ bool TcpConnection::onHeader() {
   return true;
 }
 
+bool TcpConnection::onPartExt(const uint8_t* p) {
+  wire::PartExt ext;
+  if (wire::decodePartExt(p, hdr_, &ext) != wire::DecodeResult::Ok) {
+    protocolFail("bad part extension: part outside its put");
+    return false;
+  }
+  if (ext.putLen > owner_.options().maxPutBytes) return refuse(Status::TooLarge);
+  Status status = Status::Ok;
+  switch (owner_.splits().begin({peer_.nodeId, hdr_.id}, hdr_, ext, &partDst_, &status)) {
+    case SplitReceiver::Begin::Violation:
+      protocolFail("part " + std::to_string(hdr_.id) + " contradicts earlier parts of its put");
+      return false;
+    case SplitReceiver::Begin::Refuse:
+      return refuse(status);
+    case SplitReceiver::Begin::Write:
+      break;
+  }
+  splitPart_ = true;
+  rx_ = Rx::Payload;
+  remaining_ = hdr_.len;
+  got_ = 0;
+  if (remaining_ == 0) finishPayload();
+  return state_ != State::Dead;
+}
+
 // Refused: tell the sender now, then discard its payload as it streams in.
 bool TcpConnection::refuse(Status s) {
   wire::FrameHeader nack{wire::FrameType::Nack};
@@ -364,18 +408,24 @@ bool TcpConnection::refuse(Status s) {
 }
 
 uint8_t* TcpConnection::payloadDst() const {
+  if (splitPart_) return partDst_;
   return hdr_.type == wire::FrameType::RawWrite ? rawRes_.dst : res_.dst;
 }
 
 // The whole payload is in the buffer: count it, then acknowledge. A part of a split put
 // counts as a put only when it is the last of its parts to land.
 void TcpConnection::finishPayload() {
-  if (hdr_.type == wire::FrameType::RawWrite) {
+  if (splitPart_) {
+    splitPart_ = false;
+    if (!owner_.splits().end({peer_.nodeId, hdr_.id}, hdr_.len)) {
+      protocolFail("parts of put " + std::to_string(hdr_.id) + " carry more bytes than the put");
+      return;
+    }
+  } else if (hdr_.type == wire::FrameType::RawWrite) {
     owner_.ctx().regions.commit(rawRes_);
     rawRes_ = RegionReservation{};
   } else {
-    uint64_t ops = hdr_.parts == 0 ? 1 : owner_.partLanded(peer_.nodeId, hdr_.id, hdr_.parts);
-    owner_.ctx().table.commit(res_, ops);
+    owner_.ctx().table.commit(res_);
     res_ = Reservation{};
   }
   rx_ = Rx::Header;
@@ -430,6 +480,8 @@ void TcpConnection::fail(Status status, const std::string& why, bool protocolErr
   // A put half-written into a mailbox never counts: no epoch ends on partial data.
   if (rx_ == Rx::Payload && res_.mailbox) owner_.ctx().table.cancel(res_);
   if (rx_ == Rx::Payload && rawRes_.region) owner_.ctx().regions.cancel(rawRes_);
+  if (rx_ == Rx::Payload && splitPart_) owner_.splits().abort({peer_.nodeId, hdr_.id});
+  splitPart_ = false;
   res_ = Reservation{};
   rawRes_ = RegionReservation{};
   tx_.clear();

@@ -35,10 +35,12 @@ class TcpConnection {
   const std::string& peerListenAddress() const { return peer_.listenAddress; }
   const std::string& dialAddress() const { return dialAddress_; }
   std::vector<uint64_t>& connectRequests() { return connectRequests_; }
+  // Dialed to reach this node: whoever else answers gets none of its puts.
+  void expectNode(const std::string& node) { expectedNode_ = node; }
 
  private:
   struct TxItem {
-    uint8_t head[wire::kHeaderBytes];
+    uint8_t head[wire::kHeaderBytes + wire::kPartExtBytes];
     uint32_t headLen = 0;
     std::string owned;        // hello or error text
     const uint8_t* data = nullptr;
@@ -52,7 +54,7 @@ class TcpConnection {
     bool answered = false;
     Status status = Status::Ok;
   };
-  enum class Rx { Hello, Header, Payload, Drain, ErrorText };
+  enum class Rx { Hello, Header, PartExt, Payload, Drain, ErrorText };
 
   void onIo(uint32_t events);
   void onConnected();
@@ -65,6 +67,7 @@ class TcpConnection {
   bool process();
   bool onHello();
   bool onHeader();
+  bool onPartExt(const uint8_t* p);
   void finishPayload();
   bool refuse(Status s);
   uint8_t* payloadDst() const;
@@ -80,6 +83,7 @@ class TcpConnection {
   State state_;
   wire::Hello peer_;
   std::vector<uint64_t> connectRequests_;
+  std::string expectedNode_;
   uint64_t startedMs_ = 0, lastRxMs_ = 0, lastTxMs_ = 0;
   bool wantWrite_ = false;
 
@@ -95,6 +99,8 @@ class TcpConnection {
   wire::FrameHeader hdr_{};
   Reservation res_;
   RegionReservation rawRes_;  // when the incoming payload is a raw write
+  bool splitPart_ = false;    // when it is one part of a split put...
+  uint8_t* partDst_ = nullptr;  // ...written here
   uint64_t remaining_ = 0, got_ = 0;
   Status drainStatus_ = Status::Ok;
   std::string errorText_;

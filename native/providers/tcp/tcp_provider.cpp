@@ -74,7 +74,7 @@ std::string formatAddress(const sockaddr_storage& addr) {
 }  // namespace
 
 TcpProvider::TcpProvider(ProviderContext ctx, TcpOptions options, uint64_t incarnation)
-    : ctx_(std::move(ctx)), options_(std::move(options)), incarnation_(incarnation) {}
+    : ctx_(std::move(ctx)), options_(std::move(options)), incarnation_(incarnation), splitsIn_(ctx_.table) {}
 
 TcpProvider::~TcpProvider() { close(); }
 
@@ -106,6 +106,7 @@ bool TcpProvider::listen(std::string* error) {
   socklen_t boundLen = sizeof bound;
   getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &boundLen);
   bound_ = formatAddress(bound);
+  wildcard_ = bound_.rfind("tcp://0.0.0.0:", 0) == 0 || bound_.rfind("tcp://[::]:", 0) == 0;
   listenFd_ = fd;
   return true;
 }
@@ -123,11 +124,19 @@ void TcpProvider::start() {
   });
 }
 
-wire::Hello TcpProvider::hello() const {
+wire::Hello TcpProvider::hello(int fd) const {
   wire::Hello h;
   h.incarnation = incarnation_;
   h.nodeId = ctx_.nodeId;
   h.listenAddress = bound_;
+  if (listenFd_ >= 0 && wildcard_) {
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {
+      std::string host = formatAddress(local);
+      h.listenAddress = host.substr(0, host.rfind(':')) + bound_.substr(bound_.rfind(':'));
+    }
+  }
   return h;
 }
 
@@ -196,7 +205,13 @@ std::vector<TcpConnection*> TcpProvider::route(const std::string& peer, Status* 
   if (it != byNode_.end() && !it->second.empty()) return it->second;
   // Known from an earlier connection that died: dial its advertised address again.
   auto addr = addressOfNode_.find(peer);
-  if (addr != addressOfNode_.end() && !addr->second.empty()) return dial(addr->second, status);
+  if (addr != addressOfNode_.end() && !addr->second.empty()) {
+    std::vector<TcpConnection*> group = dial(addr->second, status);
+    for (TcpConnection* conn : group) {
+      if (conn->state() != TcpConnection::State::Ready) conn->expectNode(peer);
+    }
+    return group;
+  }
   *status = Status::NoPeer;
   return {};
 }
@@ -241,6 +256,8 @@ void TcpProvider::split(const PutRequest& req, const std::vector<TcpConnection*>
     part.len = std::min(chunk, req.len - begin);
     part.where.offset = req.where.offset + begin;
     part.parts = parts;
+    part.wholeOffset = req.where.offset;
+    part.wholeLen = req.len;
     all.emplace_back(ready[i], std::move(part));
   }
   if (!options_.stripeReverse) {
@@ -278,14 +295,6 @@ void TcpProvider::putFinished(uint64_t putId, Status status) {
   Status final = split.status;
   splits_.erase(it);
   ctx_.events.putDone(putId, final);
-}
-
-uint64_t TcpProvider::partLanded(const std::string& node, uint64_t putId, uint32_t parts) {
-  auto& seen = partsSeen_[node];
-  uint32_t& count = seen[putId];
-  if (++count < parts) return 0;
-  seen.erase(putId);
-  return 1;
 }
 
 void TcpProvider::connect(uint64_t requestId, const std::string& address) {
@@ -326,7 +335,7 @@ void TcpProvider::onDead(TcpConnection* conn) {
   unlink(byNode_, conn->peerNodeId());
   unlink(byAddress_, conn->dialAddress());
   // Parts of split puts from a node with no connection left can never complete.
-  if (!byNode_.count(conn->peerNodeId())) partsSeen_.erase(conn->peerNodeId());
+  if (!byNode_.count(conn->peerNodeId())) splitsIn_.forgetNode(conn->peerNodeId());
   auto it = std::find_if(conns_.begin(), conns_.end(), [conn](auto& c) { return c.get() == conn; });
   if (it != conns_.end()) {
     dead_.push_back(std::move(*it));

@@ -13,6 +13,7 @@
 
 #include "../provider.h"
 #include "tcp_connection.h"
+#include "split_receiver.h"
 #include "tcp_options.h"
 
 namespace rvma {
@@ -37,13 +38,14 @@ class TcpProvider final : public Provider {
   // For connections.
   ProviderContext& ctx() { return ctx_; }
   const TcpOptions& options() const { return options_; }
-  wire::Hello hello() const;
+  // Our hello on connection fd: a wildcard listen address is advertised as the local
+  // address the peer reached us on.
+  wire::Hello hello(int fd) const;
   void onHandshake(TcpConnection* conn);
   void onDead(TcpConnection* conn);
   // A put (or one part of a split put) got its answer and its bytes left the send queue.
   void putFinished(uint64_t putId, Status status);
-  // Receiver side: one part of a split put landed; returns the ops to count (1 for the last).
-  uint64_t partLanded(const std::string& node, uint64_t putId, uint32_t parts);
+  SplitReceiver& splits() { return splitsIn_; }
   static uint64_t nowMs();
 
  private:
@@ -66,13 +68,14 @@ class TcpProvider final : public Provider {
   int listenFd_ = -1;
   uint64_t listenToken_ = 0;
   std::string bound_;
+  bool wildcard_ = false;
   std::vector<std::unique_ptr<TcpConnection>> conns_;
   std::vector<std::unique_ptr<TcpConnection>> dead_;  // freed on the next tick
   std::unordered_map<std::string, std::vector<TcpConnection*>> byNode_;     // ready ones
   std::unordered_map<std::string, std::vector<TcpConnection*>> byAddress_;  // dialed ones
   std::unordered_map<std::string, std::string> addressOfNode_;
   std::unordered_map<uint64_t, SplitPut> splits_;                          // sender side
-  std::unordered_map<std::string, std::unordered_map<uint64_t, uint32_t>> partsSeen_;  // receiver side
+  SplitReceiver splitsIn_;                                                  // receiver side
   size_t nextStripe_ = 0;
 
   std::mutex knownMu_;
