@@ -100,7 +100,7 @@ void Engine::push(const Event& e, std::string text) {
   std::lock_guard<std::mutex> lock(eventsMu_);
   if (closed_) return;  // JS settles everything itself on close
   pending_.events.push_back(e);
-  if (!text.empty() || e.kind == uint64_t(EventKind::Connected) || e.kind == uint64_t(EventKind::ProtocolError)) {
+  if (!text.empty() || e.kind == uint64_t(EventKind::Connected) || e.kind == uint64_t(EventKind::PeerLost)) {
     pending_.events.back().vaddr = pending_.texts.size();
     pending_.texts.push_back(std::move(text));
   }
@@ -127,6 +127,10 @@ void Engine::connected(uint64_t requestId, Status status, const std::string& det
 
 void Engine::rawWritten(uint32_t regionId, uint64_t offset, uint64_t len) {
   push(Event{uint64_t(EventKind::RawWritten), regionId, 0, offset, 0, len, 1, 0});
+}
+
+void Engine::peerLost(const std::string& node, uint64_t incarnation) {
+  push(Event{uint64_t(EventKind::PeerLost), 0, 0, incarnation, 0, 0, 0, 0}, node);
 }
 
 void Engine::regionReleased(uint32_t regionId) {

@@ -28,6 +28,7 @@ enum class EventKind : uint32_t {
   ProtocolError = 5,
   RawWritten = 6,  // id: region id, epoch: offset, bytes: length
   RegionReleased = 7,
+  PeerLost = 8,  // text: the node id; epoch: its incarnation
 };
 
 // Flat so the addon can hand a batch to JS as one BigUint64Array (kWords per event).
@@ -83,6 +84,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   void connected(uint64_t requestId, Status status, const std::string& detail) override;
   void protocolError(const std::string& peer, const std::string& message) override;
   void rawWritten(uint32_t regionId, uint64_t offset, uint64_t len) override;
+  void peerLost(const std::string& node, uint64_t incarnation) override;
   void regionReleased(uint32_t regionId) override;
 
  private:

@@ -16,6 +16,8 @@ export const enum EventKind {
   /** id: region id, word 3: offset, word 5: length. */
   RawWritten = 6,
   RegionReleased = 7,
+  /** Word 2 indexes the batch's texts (the node id); word 3: its incarnation. */
+  PeerLost = 8,
 }
 
 export interface NativeEndpoint {

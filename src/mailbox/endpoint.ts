@@ -46,6 +46,12 @@ export interface TcpOptions {
   stripeReverse?: boolean;
 }
 
+/** A connection to a peer broke (the peer died, or the network between us failed). */
+export interface PeerLostInfo {
+  nodeId: string;
+  incarnation: string;
+}
+
 /** A peer that broke the protocol or failed the handshake (its connection was closed). */
 export interface ProtocolErrorInfo {
   peer: string;
@@ -105,6 +111,8 @@ export interface Capabilities {
 
 /** Library-reserved vaddrs (rendezvous control, ring): not for openMailbox. */
 export const RESERVED_VADDR_MAX = 0xffffn;
+/** openDynamicMailbox hands out vaddrs from here up. */
+export const DYNAMIC_VADDR_BASE = 1n << 63n;
 const MAX_BUFFERS_LIMIT = 1 << 20;
 const MAX_NODE_ID_BYTES = 255; // the handshake carries it in at most that many bytes
 const MAX_MS = 2 ** 31 - 1;
@@ -210,6 +218,7 @@ export class Endpoint extends EventEmitter {
   private readonly pages: Uint32Array[] = [];
   private readonly host: MailboxHost;
   private nextRequestId = 1;
+  private nextDynamicVaddr = DYNAMIC_VADDR_BASE;
   private waiters = 0;
   private isClosed = false;
   /** Where this endpoint accepts connections ('tcp://IP:PORT'), or '' if it does not listen. */
@@ -326,6 +335,23 @@ export class Endpoint extends EventEmitter {
       throw invalid(call, `vaddr ${hex(v)} is in the range reserved for the library (0x1..0xffff)`);
     }
     return this.openAt(call, v, options);
+  }
+
+  /**
+   * Opens a mailbox at a fresh vaddr from the dynamic range (2^63 and up): for one-time
+   * mailboxes whose vaddr is handed to a sender, as the rendezvous does for each tensor.
+   */
+  openDynamicMailbox(options?: MailboxOptions): Mailbox {
+    const call = 'Endpoint.openDynamicMailbox';
+    for (;;) {
+      const vaddr = this.nextDynamicVaddr;
+      this.nextDynamicVaddr = vaddr === U64_MAX ? DYNAMIC_VADDR_BASE : vaddr + 1n;
+      try {
+        return this.openAt(call, vaddr, options);
+      } catch (error) {
+        if (!(error instanceof RvmaError && error.code === 'ERR_RVMA_MAILBOX_EXISTS')) throw error;
+      }
+    }
   }
 
   /** @internal Opens any vaddr, reserved ones included (used by the library's own protocols). */
@@ -535,6 +561,12 @@ export class Endpoint extends EventEmitter {
         this.regions.get(id)?.written(Number(events[i + 3]), Number(events[i + 5]));
       } else if (kind === EventKind.RegionReleased) {
         this.regions.get(id)?.released();
+      } else if (kind === EventKind.PeerLost) {
+        const info: PeerLostInfo = {
+          nodeId: texts[Number(events[i + 2])],
+          incarnation: events[i + 3].toString(16).padStart(16, '0'),
+        };
+        this.emit('peerLost', info);
       } else if (kind === EventKind.ProtocolError) {
         const at = Number(events[i + 2]);
         const info: ProtocolErrorInfo = { peer: texts[at], message: texts[at + 1] };

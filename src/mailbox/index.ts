@@ -4,6 +4,7 @@ export type {
   EndpointOptions,
   MailboxOptions,
   ProgressMode,
+  PeerLostInfo,
   ProtocolErrorInfo,
   ProviderName,
   PutOptions,

@@ -473,6 +473,7 @@ void TcpConnection::protocolFail(const std::string& why) {
 
 void TcpConnection::fail(Status status, const std::string& why, bool protocolError) {
   if (state_ == State::Dead) return;
+  bool wasReady = state_ == State::Ready;
   state_ = State::Dead;
   owner_.ctx().progress.remove(token_, fd_);
   ::close(fd_);
@@ -493,6 +494,7 @@ void TcpConnection::fail(Status status, const std::string& why, bool protocolErr
   for (auto& req : waiting) owner_.putFinished(req.id, status);
   std::string peer = peer_.nodeId.empty() ? dialAddress_ : peer_.nodeId;
   if (protocolError) owner_.ctx().events.protocolError(peer, why);
+  if (wasReady && status != Status::Closed) owner_.ctx().events.peerLost(peer_.nodeId, peer_.incarnation);
   for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, status, why);
   connectRequests_.clear();
   owner_.onDead(this);
