@@ -198,6 +198,7 @@ export class Endpoint extends EventEmitter {
     const ownsDirectory = o.directory === undefined;
     const directory = o.directory ?? new MemoryDirectory();
     const endpoint = new Endpoint(nodeId, progress, { ...tcp, listen, provider }, directory, ownsDirectory);
+    endpoint.labels = Object.freeze([...labels]);
     try {
       await directory.register(endpoint.record(labels));
     } catch (error) {
@@ -214,7 +215,10 @@ export class Endpoint extends EventEmitter {
   private readonly regions = new Map<number, Region>();
   private readonly regionHost: RegionHost;
   private readonly resolver: Resolver;
+  private readonly resolverLoopback: boolean;
   /** @internal */ readonly nativeIncarnation: bigint;
+  /** Labels this endpoint published in its directory (e.g. its TensorFlow task names). */
+  labels: readonly string[] = [];
   private readonly pages: Uint32Array[] = [];
   private readonly host: MailboxHost;
   private nextRequestId = 1;
@@ -233,7 +237,8 @@ export class Endpoint extends EventEmitter {
     private readonly ownsDirectory: boolean,
   ) {
     super();
-    this.resolver = new Resolver(directory);
+    this.resolverLoopback = tcp.provider !== 'tcp';
+    this.resolver = new Resolver(directory, this.resolverLoopback);
     // The native side holds this callback; a WeakRef keeps it from pinning the endpoint.
     const self = new WeakRef(this);
     try {
@@ -301,7 +306,7 @@ export class Endpoint extends EventEmitter {
         if (!record || record.incarnation !== binding.incarnation) {
           throw new RvmaError('ERR_RVMA_NO_NAME', `${call}: the node that bound "${name}" is gone`);
         }
-        return { route: routeOf(record), vaddr: binding.vaddr };
+        return { route: routeOf(record, this.resolverLoopback), vaddr: binding.vaddr };
       });
       return this.send(call, name, route, data, o.offset, o.append, false, o);
     } catch (error) {

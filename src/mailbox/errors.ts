@@ -18,7 +18,9 @@ export type RvmaErrorCode =
   | 'ERR_RVMA_DIRECTORY_CONFLICT'
   | 'ERR_RVMA_NOT_REGISTERED'
   | 'ERR_RVMA_NO_NAME'
-  | 'ERR_RVMA_OVERFLOW';
+  | 'ERR_RVMA_OVERFLOW'
+  | 'ERR_RVMA_PROTOCOL'
+  | 'ERR_RVMA_CHECKSUM';
 
 export class RvmaError extends Error {
   readonly code: RvmaErrorCode;
@@ -82,6 +84,8 @@ const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
   ERR_RVMA_NOT_REGISTERED: () => 'the node is not registered',
   ERR_RVMA_NO_NAME: () => 'no such name is bound',
   ERR_RVMA_OVERFLOW: () => 'too many unconsumed events',
+  ERR_RVMA_PROTOCOL: () => 'a peer broke the protocol',
+  ERR_RVMA_CHECKSUM: () => 'content does not match its checksum',
 };
 
 export function statusError(status: number, context: StatusContext): RvmaError {

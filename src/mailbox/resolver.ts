@@ -14,7 +14,11 @@ const host = hostname();
 export class Resolver {
   private readonly cache = new Map<string, Route>();
 
-  constructor(private readonly directory: Directory) {}
+  /** loopback: whether in-process peers are reached by node id (false with provider 'tcp'). */
+  constructor(
+    private readonly directory: Directory,
+    private readonly loopback: boolean,
+  ) {}
 
   /** A route now when it is known, else a promise of one. Unknown nodes pass through as-is. */
   route(target: string): Route | Promise<Route> {
@@ -24,7 +28,7 @@ export class Resolver {
     const lookup = target.startsWith('/job:') ? this.directory.resolveLabel(target) : this.directory.resolveNode(target);
     return lookup.then((record) => {
       if (!record) return { peer: target };
-      const route = routeOf(record);
+      const route = routeOf(record, this.loopback);
       this.cache.set(target, route);
       return route;
     });
@@ -36,9 +40,9 @@ export class Resolver {
   }
 }
 
-export function routeOf(record: NodeRecord): Route {
+export function routeOf(record: NodeRecord, loopback: boolean): Route {
   const incarnation = BigInt(`0x${record.incarnation}`);
-  const local = record.pid === process.pid && record.host === host;
+  const local = loopback && record.pid === process.pid && record.host === host;
   // In this process the loopback provider reaches it by node id; elsewhere, its address.
   const peer = local || !record.addresses.tcp ? record.nodeId : record.addresses.tcp;
   return { peer, incarnation };

@@ -1,0 +1,21 @@
+/** What ran, so tests and users can see which path each transfer took. */
+export interface RendezvousCounters {
+  /** TENSOR_REQUESTs sent (receiver side). */
+  requests: number;
+  /** META_DATA_RESPONSEs received (receiver side): the cached meta was missing or stale. */
+  metaResponses: number;
+  /** TENSOR_RE_REQUESTs sent (receiver side). */
+  reRequests: number;
+  /** Contents put straight to the receiver's mailbox because its cached meta matched (sender side). */
+  directPuts: number;
+  /** Contents put after a re-request (sender side). */
+  clonePuts: number;
+  /** ERROR_STATUS messages received (receiver side). */
+  errors: number;
+  bytesSent: number;
+  bytesReceived: number;
+}
+
+export function newCounters(): RendezvousCounters {
+  return { requests: 0, metaResponses: 0, reRequests: 0, directPuts: 0, clonePuts: 0, errors: 0, bytesSent: 0, bytesReceived: 0 };
+}

@@ -1,0 +1,7 @@
+export { createKey, parseKey, taskOf } from './key';
+export type { FrameIter, ParsedKey } from './key';
+export { RendezvousMgr } from './mgr';
+export type { RendezvousOptions } from './mgr';
+export { Rendezvous } from './rendezvous';
+export type { Received } from './rendezvous';
+export type { RendezvousCounters } from './counters';

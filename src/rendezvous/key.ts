@@ -1,0 +1,79 @@
+// Rendezvous keys in TensorFlow's format:
+//   src_device;src_incarnation(hex);dst_device;tensor_name;frame_id:iter_id
+import { invalid } from '../mailbox/validate';
+
+export interface ParsedKey {
+  srcDevice: string;
+  /** Hex incarnation of the sending endpoint. */
+  srcIncarnation: string;
+  dstDevice: string;
+  name: string;
+  frameId: number;
+  iterId: number;
+  /** The task part of each device ('/job:worker/replica:0/task:1'): what a node's label names. */
+  srcTask: string;
+  dstTask: string;
+}
+
+export interface FrameIter {
+  frameId: number;
+  iterId: number;
+}
+
+const DEVICE = /^\/job:[^/;]+\/replica:\d+\/task:\d+(\/(device:)?[A-Za-z_]+:\d+)?$/;
+
+/** The task a device belongs to: the device name without its '/device:TYPE:N' part. */
+export function taskOf(device: string): string {
+  const cut = device.search(/\/(device:)?[A-Za-z_]+:\d+$/);
+  return cut < 0 || device.slice(0, cut).endsWith(':') ? device : device.slice(0, cut);
+}
+
+export function createKey(
+  srcDevice: string,
+  srcIncarnation: bigint | string,
+  dstDevice: string,
+  name: string,
+  frameIter: FrameIter = { frameId: 0, iterId: 0 },
+): string {
+  const call = 'createKey';
+  checkDevice(call, 'srcDevice', srcDevice);
+  checkDevice(call, 'dstDevice', dstDevice);
+  const incarnation = typeof srcIncarnation === 'bigint' ? srcIncarnation.toString(16) : srcIncarnation;
+  if (!/^[0-9a-fA-F]+$/.test(incarnation)) throw invalid(call, 'srcIncarnation must be a bigint or a hex string');
+  if (!name || name.includes(';')) throw invalid(call, 'name must be non-empty and must not contain ";"');
+  const { frameId, iterId } = frameIter;
+  if (!Number.isSafeInteger(frameId) || !Number.isSafeInteger(iterId) || frameId < 0 || iterId < 0) {
+    throw invalid(call, 'frameIter must hold non-negative integers frameId and iterId');
+  }
+  return `${srcDevice};${incarnation.toLowerCase()};${dstDevice};${name};${frameId}:${iterId}`;
+}
+
+export function parseKey(key: string): ParsedKey {
+  const call = 'parseKey';
+  if (typeof key !== 'string') throw invalid(call, 'key must be a string');
+  const parts = key.split(';');
+  if (parts.length !== 5) throw invalid(call, `key must have 5 parts separated by ";", got ${parts.length}: "${key}"`);
+  const [srcDevice, srcIncarnation, dstDevice, name, frameIter] = parts;
+  checkDevice(call, 'src_device', srcDevice);
+  if (!/^[0-9a-fA-F]+$/.test(srcIncarnation)) throw invalid(call, `src_incarnation must be hex, got "${srcIncarnation}"`);
+  checkDevice(call, 'dst_device', dstDevice);
+  if (!name) throw invalid(call, 'tensor_name is empty');
+  const m = /^(\d+):(\d+)$/.exec(frameIter);
+  if (!m) throw invalid(call, `frame_id:iter_id must be two integers, got "${frameIter}"`);
+  return {
+    srcDevice,
+    srcIncarnation: srcIncarnation.toLowerCase(),
+    dstDevice,
+    name,
+    frameId: Number(m[1]),
+    iterId: Number(m[2]),
+    srcTask: taskOf(srcDevice),
+    dstTask: taskOf(dstDevice),
+  };
+}
+
+function checkDevice(call: string, part: string, device: string): void {
+  if (typeof device !== 'string' || !DEVICE.test(device)) {
+    throw invalid(call, `${part} must be a device name like /job:worker/replica:0/task:1/device:CPU:0, got "${device}"`);
+  }
+}

@@ -1,0 +1,114 @@
+// The control messages of the rendezvous protocol, as msgpack records put into a peer's
+// control mailbox, and their checks on arrival (a peer's bytes are never trusted).
+import { RvmaError } from '../mailbox/errors';
+import { TensorMeta, checkMeta, packValue, unpackValue } from '../tensor/codec';
+
+/** The well-known control mailbox of every rendezvous endpoint (library-reserved range). */
+export const CONTROL_VADDR = 0x10n;
+
+export const enum Kind {
+  TensorRequest = 1,
+  MetaDataResponse = 2,
+  TensorReRequest = 3,
+  ErrorStatus = 4,
+}
+
+/** Every message names its sender's node id and incarnation, for replies and checks. */
+interface From {
+  from: string;
+  fromIncarnation: string;
+}
+
+export interface TensorRequest extends From {
+  kind: Kind.TensorRequest;
+  key: string;
+  stepId: string;
+  requestIndex: number;
+  /** Where the content goes if cachedMeta is still right (0: nothing allocated yet). */
+  dataVaddr: bigint;
+  cachedMeta: TensorMeta | null;
+}
+
+export interface MetaDataResponse extends From {
+  kind: Kind.MetaDataResponse;
+  requestIndex: number;
+  meta: TensorMeta;
+  checksum: number | null;
+}
+
+export interface TensorReRequest extends From {
+  kind: Kind.TensorReRequest;
+  requestIndex: number;
+  dataVaddr: bigint;
+}
+
+export interface ErrorStatus extends From {
+  kind: Kind.ErrorStatus;
+  requestIndex: number;
+  code: string;
+  message: string;
+}
+
+export type ControlMessage = TensorRequest | MetaDataResponse | TensorReRequest | ErrorStatus;
+
+export function encode(message: ControlMessage): Uint8Array {
+  const m = message as unknown as Record<string, unknown>;
+  // vaddrs travel as decimal strings: msgpack ints are not 64-bit unsigned everywhere.
+  return packValue('dataVaddr' in m ? { ...m, dataVaddr: String(m.dataVaddr) } : m);
+}
+
+export function decode(bytes: Uint8Array): ControlMessage {
+  let raw: Record<string, unknown>;
+  try {
+    raw = unpackValue(bytes) as Record<string, unknown>;
+  } catch (cause) {
+    throw protocol('undecodable control message', cause);
+  }
+  if (!raw || typeof raw !== 'object') throw protocol('control message is not a record');
+  const str = (k: string) => {
+    if (typeof raw[k] !== 'string') throw protocol(`control message field ${k} must be a string`);
+    return raw[k] as string;
+  };
+  const index = () => {
+    const v = raw.requestIndex;
+    if (!Number.isSafeInteger(v) || (v as number) < 0) throw protocol('control message requestIndex is invalid');
+    return v as number;
+  };
+  const vaddr = () => {
+    const v = str('dataVaddr');
+    if (!/^\d{1,20}$/.test(v) || BigInt(v) >= 1n << 64n) throw protocol('control message dataVaddr is invalid');
+    return BigInt(v);
+  };
+  const from = { from: str('from'), fromIncarnation: str('fromIncarnation') };
+  switch (raw.kind) {
+    case Kind.TensorRequest:
+      return {
+        kind: Kind.TensorRequest,
+        ...from,
+        key: str('key'),
+        stepId: str('stepId'),
+        requestIndex: index(),
+        dataVaddr: vaddr(),
+        cachedMeta: raw.cachedMeta == null ? null : checkMeta(raw.cachedMeta),
+      };
+    case Kind.MetaDataResponse:
+      if (raw.checksum != null && !Number.isSafeInteger(raw.checksum)) throw protocol('checksum is invalid');
+      return {
+        kind: Kind.MetaDataResponse,
+        ...from,
+        requestIndex: index(),
+        meta: checkMeta(raw.meta),
+        checksum: (raw.checksum as number | null) ?? null,
+      };
+    case Kind.TensorReRequest:
+      return { kind: Kind.TensorReRequest, ...from, requestIndex: index(), dataVaddr: vaddr() };
+    case Kind.ErrorStatus:
+      return { kind: Kind.ErrorStatus, ...from, requestIndex: index(), code: str('code'), message: str('message') };
+    default:
+      throw protocol(`unknown control message kind ${String(raw.kind)}`);
+  }
+}
+
+function protocol(message: string, cause?: unknown): RvmaError {
+  return new RvmaError('ERR_RVMA_PROTOCOL', `rendezvous: ${message}`, { cause });
+}

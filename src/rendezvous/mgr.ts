@@ -1,0 +1,362 @@
+// The rendezvous manager of one endpoint: one Rendezvous per step, the control channel,
+// and both halves of TensorFlow's verbs protocol over mailboxes. The receiver never hands
+// out memory addresses or keys: it opens a one-time mailbox and sends its vaddr.
+import { crc32 } from 'node:zlib';
+import { Endpoint, PeerLostInfo } from '../mailbox/endpoint';
+import { RvmaError, RvmaErrorCode } from '../mailbox/errors';
+import { Mailbox } from '../mailbox/mailbox';
+import { checkInteger, checkOptions, checkU64, invalid } from '../mailbox/validate';
+import { Wait, WaitOptions } from '../mailbox/wait';
+import { TensorMeta, decodeStrings, encodeContent, metaOf, sameMeta } from '../tensor/codec';
+import { viewAs } from '../tensor/dtypes';
+import { Tensor } from '../tensor/tensor';
+import { ControlChannel } from './control';
+import { RendezvousCounters, newCounters } from './counters';
+import { ParsedKey, parseKey } from './key';
+import { ControlMessage, ErrorStatus, Kind, MetaDataResponse, TensorReRequest, TensorRequest } from './messages';
+import { Received, Rendezvous, RendezvousHost } from './rendezvous';
+
+export interface RendezvousOptions {
+  /** Tasks this endpoint hosts (e.g. '/job:worker/replica:0/task:1'). Default: the endpoint's labels. */
+  tasks?: string[];
+  /** Checksum every transfer: the sender's checksum travels in the meta response. Default false. */
+  validate?: boolean;
+  /** Buffers posted to the control mailbox. Default 256. */
+  controlBuffers?: number;
+  /** Largest control message in bytes. Default 8192. */
+  controlBufferBytes?: number;
+  /** How long one control message may take to be accepted by its peer. Default 10000 ms. */
+  sendTimeoutMs?: number;
+  /** Fault injection: sees (and may alter) content bytes just before the sender puts them. */
+  beforeContentPut?: (key: string, bytes: Uint8Array) => void;
+}
+
+const OPTION_KEYS = ['tasks', 'validate', 'controlBuffers', 'controlBufferBytes', 'sendTimeoutMs', 'beforeContentPut'] as const;
+
+/** A recv waiting on a remote sender (receiver side). */
+interface PendingRecv {
+  key: string;
+  stepId: bigint;
+  wait: Wait<Received>;
+  peer?: string;
+  mailbox?: Mailbox;
+  meta?: TensorMeta;
+  checksum: number | null;
+}
+
+/** A request being served (sender side): parked until the tensor is sent, or holding a clone. */
+interface Serving {
+  from: string;
+  stepId: bigint;
+  key: string;
+  rendezvous: Rendezvous;
+  parked?: (error: Error | undefined, item?: Received) => void;
+  clone?: Uint8Array;
+}
+
+export class RendezvousMgr implements RendezvousHost {
+  static create(endpoint: Endpoint, options?: RendezvousOptions): RendezvousMgr {
+    const call = 'RendezvousMgr.create';
+    if (!(endpoint instanceof Endpoint)) throw invalid(call, 'endpoint must be an Endpoint');
+    const o = checkOptions<RendezvousOptions>(call, options, OPTION_KEYS);
+    const tasks = o.tasks ?? [...endpoint.labels];
+    if (!Array.isArray(tasks) || !tasks.every((t) => typeof t === 'string')) throw invalid(call, 'tasks must be strings');
+    if (o.beforeContentPut !== undefined && typeof o.beforeContentPut !== 'function') {
+      throw invalid(call, 'beforeContentPut must be a function');
+    }
+    return new RendezvousMgr(endpoint, new Set(tasks), {
+      validate: o.validate === true,
+      buffers: checkInteger(call, 'controlBuffers', o.controlBuffers ?? 256, 1, 65536),
+      bufferBytes: checkInteger(call, 'controlBufferBytes', o.controlBufferBytes ?? 8192, 512, 1 << 24),
+      sendTimeoutMs: checkInteger(call, 'sendTimeoutMs', o.sendTimeoutMs ?? 10_000, 1, 2 ** 31 - 1),
+      beforeContentPut: o.beforeContentPut,
+    });
+  }
+
+  readonly counters: RendezvousCounters = newCounters();
+  private readonly steps = new Map<bigint, Rendezvous>();
+  private readonly requests = new Map<number, PendingRecv>();
+  private readonly serving = new Map<string, Serving>();
+  private readonly metaCache = new Map<string, TensorMeta>();
+  private readonly channel: ControlChannel;
+  private readonly onPeerLost = (info: PeerLostInfo) => this.peerLost(info.nodeId);
+  private nextRequest = 1;
+  private closed = false;
+
+  private constructor(
+    readonly endpoint: Endpoint,
+    private readonly tasks: Set<string>,
+    private readonly options: {
+      validate: boolean;
+      buffers: number;
+      bufferBytes: number;
+      sendTimeoutMs: number;
+      beforeContentPut?: (key: string, bytes: Uint8Array) => void;
+    },
+  ) {
+    this.channel = new ControlChannel(endpoint, options, (m) => this.onMessage(m), () => {
+      // An undecodable message has no request index to answer: it is dropped, and counted.
+      this.counters.errors++;
+    });
+    endpoint.on('peerLost', this.onPeerLost);
+  }
+
+  /** The rendezvous of a step, created on first use. */
+  find(stepId: number | bigint): Rendezvous {
+    const step = checkU64('RendezvousMgr.find', 'stepId', stepId);
+    this.assertOpen('find');
+    let rendezvous = this.steps.get(step);
+    if (!rendezvous) {
+      rendezvous = new Rendezvous(step, this);
+      this.steps.set(step, rendezvous);
+    }
+    return rendezvous;
+  }
+
+  /** Aborts and drops everything of a step: its pending recvs reject with ERR_RVMA_ABORTED. */
+  cleanup(stepId: number | bigint): void {
+    const step = checkU64('RendezvousMgr.cleanup', 'stepId', stepId);
+    const rendezvous = this.steps.get(step);
+    if (!rendezvous) return;
+    this.steps.delete(step);
+    rendezvous.startAbort(new RvmaError('ERR_RVMA_ABORTED', `step ${step} was cleaned up`));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.endpoint.off('peerLost', this.onPeerLost);
+    const error = new RvmaError('ERR_RVMA_CLOSED', 'the rendezvous manager closed');
+    for (const step of [...this.steps.keys()]) this.steps.get(step)!.startAbort(error);
+    this.steps.clear();
+    this.channel.close();
+    await this.channel.done;
+  }
+
+  // ---- RendezvousHost
+
+  /** @internal */
+  isLocalTask(task: string): boolean {
+    return this.tasks.has(task);
+  }
+
+  /** @internal */
+  aborted(rendezvous: Rendezvous, error: Error): void {
+    for (const pending of [...this.requests.values()]) if (pending.stepId === rendezvous.stepId) pending.wait.reject(error);
+    // Parked requests were answered with the error by their callbacks; held clones just go.
+    for (const [id, s] of [...this.serving]) if (s.stepId === rendezvous.stepId && !s.parked) this.serving.delete(id);
+  }
+
+  /** @internal Receiver side: ask the sender's task for the tensor. */
+  recvRemote(rendezvous: Rendezvous, key: string, parsed: ParsedKey, options: WaitOptions): Promise<Received> {
+    const index = this.nextRequest++;
+    const wait = new Wait<Received>(`Rendezvous.recv of ${key}`, options, () => {
+      const pending = this.requests.get(index);
+      this.requests.delete(index);
+      pending?.mailbox?.close();
+    });
+    if (wait.done) return wait.promise;
+    const pending: PendingRecv = { key, stepId: rendezvous.stepId, wait, checksum: null };
+    this.requests.set(index, pending);
+    this.request(index, pending, parsed).catch((error: Error) => wait.reject(error));
+    return wait.promise;
+  }
+
+  private async request(index: number, pending: PendingRecv, parsed: ParsedKey): Promise<void> {
+    const record = await this.endpoint.directory.resolveLabel(parsed.srcTask);
+    if (!record) throw new RvmaError('ERR_RVMA_NO_PEER', `Rendezvous.recv: no live node hosts ${parsed.srcTask}`);
+    if (BigInt(`0x${record.incarnation}`) !== BigInt(`0x${parsed.srcIncarnation}`)) {
+      throw new RvmaError(
+        'ERR_RVMA_PEER_LOST',
+        `Rendezvous.recv: the key names incarnation ${parsed.srcIncarnation} of ${parsed.srcTask}, which is now ${record.incarnation}`,
+      );
+    }
+    if (pending.wait.done) return;
+    pending.peer = record.nodeId;
+    const cached = this.options.validate ? undefined : this.metaCache.get(pending.key);
+    if (cached && !cached.isDead && cached.byteSize > 0) this.allocate(pending, cached);
+    this.counters.requests++;
+    await this.channel.send(record.nodeId, {
+      kind: Kind.TensorRequest,
+      ...this.from(),
+      key: pending.key,
+      stepId: pending.stepId.toString(),
+      requestIndex: index,
+      dataVaddr: pending.mailbox?.vaddr ?? 0n,
+      cachedMeta: pending.mailbox ? cached! : null,
+    });
+  }
+
+  /** A one-time mailbox sized for the content; its completion finishes the recv. */
+  private allocate(pending: PendingRecv, meta: TensorMeta): void {
+    pending.mailbox?.close();
+    const mailbox = this.endpoint.openDynamicMailbox({ epoch: 'bytes', maxBuffers: 1 });
+    mailbox.post(meta.byteSize);
+    pending.mailbox = mailbox;
+    pending.meta = meta;
+    mailbox.next().then(
+      (completion) => this.contentArrived(pending, meta, completion.buffer, completion.bytes),
+      () => {}, // closed: the recv settled another way
+    );
+  }
+
+  private contentArrived(pending: PendingRecv, meta: TensorMeta, buffer: Uint8Array, bytes: number): void {
+    if (pending.wait.done) return;
+    try {
+      if (bytes !== meta.byteSize) throw new RvmaError('ERR_RVMA_PROTOCOL', `content of ${bytes} bytes, meta says ${meta.byteSize}`);
+      if (pending.checksum !== null && crc32(buffer) !== pending.checksum) {
+        throw new RvmaError('ERR_RVMA_CHECKSUM', `Rendezvous.recv: content of ${pending.key} does not match its checksum`);
+      }
+      this.counters.bytesReceived += bytes;
+      pending.wait.resolve({ tensor: tensorOf(meta, buffer), isDead: false });
+    } catch (error) {
+      pending.wait.reject(error as Error);
+    }
+  }
+
+  // ---- control messages
+
+  private onMessage(m: ControlMessage): void {
+    switch (m.kind) {
+      case Kind.TensorRequest:
+        return this.serve(m);
+      case Kind.TensorReRequest:
+        return void this.serveReRequest(m);
+      case Kind.MetaDataResponse:
+        return this.metaArrived(m);
+      case Kind.ErrorStatus:
+        return this.errorArrived(m);
+    }
+  }
+
+  private pendingFrom(m: { requestIndex: number; from: string }): PendingRecv | undefined {
+    const pending = this.requests.get(m.requestIndex);
+    return pending && pending.peer === m.from ? pending : undefined; // answers only from the asked node
+  }
+
+  private metaArrived(m: MetaDataResponse): void {
+    const pending = this.pendingFrom(m);
+    if (!pending) return;
+    this.counters.metaResponses++;
+    this.metaCache.set(pending.key, m.meta);
+    if (m.meta.isDead || m.meta.byteSize === 0) {
+      pending.wait.resolve({ tensor: tensorOf(m.meta, new Uint8Array(0)), isDead: m.meta.isDead });
+      return;
+    }
+    this.allocate(pending, m.meta);
+    pending.checksum = m.checksum;
+    this.counters.reRequests++;
+    const message: TensorReRequest = { kind: Kind.TensorReRequest, ...this.from(), requestIndex: m.requestIndex, dataVaddr: pending.mailbox!.vaddr };
+    this.channel.send(m.from, message).catch((error: Error) => pending.wait.reject(error));
+  }
+
+  private errorArrived(m: ErrorStatus): void {
+    const pending = this.pendingFrom(m);
+    if (!pending) return;
+    this.counters.errors++;
+    const code = (m.code.startsWith('ERR_RVMA_') ? m.code : 'ERR_RVMA_PROTOCOL') as RvmaErrorCode;
+    pending.wait.reject(new RvmaError(code, `Rendezvous.recv: the sender ${m.from} failed: ${m.message}`));
+  }
+
+  /** Sender side: wait for the local send, then answer with content or meta. */
+  private serve(m: TensorRequest): void {
+    const id = `${m.from}/${m.requestIndex}`;
+    let parsed: ParsedKey;
+    try {
+      parsed = parseKey(m.key);
+      if (!this.tasks.has(parsed.srcTask)) throw invalid('serve', `this endpoint does not host ${parsed.srcTask}`);
+      if (BigInt(`0x${parsed.srcIncarnation}`) !== BigInt(`0x${this.endpoint.incarnation}`)) {
+        throw new RvmaError('ERR_RVMA_PEER_LOST', `the key names incarnation ${parsed.srcIncarnation}, this node is ${this.endpoint.incarnation}`);
+      }
+    } catch (error) {
+      return this.replyError(m.from, m.requestIndex, error as Error);
+    }
+    const rendezvous = this.find(BigInt(m.stepId));
+    const serving: Serving = { from: m.from, stepId: rendezvous.stepId, key: m.key, rendezvous };
+    serving.parked = (error, item) => {
+      serving.parked = undefined;
+      if (error) {
+        this.serving.delete(id);
+        return this.replyError(m.from, m.requestIndex, error);
+      }
+      this.respond(id, serving, m, item!);
+    };
+    this.serving.set(id, serving);
+    rendezvous.recvLocal(m.key, serving.parked);
+  }
+
+  private respond(id: string, serving: Serving, m: TensorRequest, item: Received): void {
+    const content = item.isDead ? new Uint8Array(0) : encodeContent(item.tensor);
+    const meta = metaOf(item.tensor, item.isDead, content);
+    if (meta.isDead || meta.byteSize === 0) {
+      this.serving.delete(id);
+      return this.replyMeta(m, meta, null);
+    }
+    if (m.dataVaddr !== 0n && sameMeta(m.cachedMeta ?? undefined, meta)) {
+      this.serving.delete(id);
+      this.counters.directPuts++;
+      return void this.putContent(m.from, m.requestIndex, m.key, m.dataVaddr, content);
+    }
+    // The receiver must reallocate first: keep a copy, since the caller may reuse its tensor.
+    serving.clone = Uint8Array.from(content);
+    this.replyMeta(m, meta, this.options.validate ? crc32(serving.clone) : null);
+  }
+
+  private async serveReRequest(m: TensorReRequest): Promise<void> {
+    const id = `${m.from}/${m.requestIndex}`;
+    const serving = this.serving.get(id);
+    if (!serving?.clone) {
+      return this.replyError(m.from, m.requestIndex, new RvmaError('ERR_RVMA_PROTOCOL', 'no content is held for that request'));
+    }
+    this.serving.delete(id);
+    this.counters.clonePuts++;
+    await this.putContent(m.from, m.requestIndex, serving.key, m.dataVaddr, serving.clone);
+  }
+
+  private async putContent(to: string, requestIndex: number, key: string, vaddr: bigint, content: Uint8Array): Promise<void> {
+    this.options.beforeContentPut?.(key, content);
+    try {
+      await this.endpoint.put(to, vaddr, content, { timeout: this.options.sendTimeoutMs });
+      this.counters.bytesSent += content.byteLength;
+    } catch (error) {
+      this.replyError(to, requestIndex, error as Error);
+    }
+  }
+
+  private replyMeta(m: TensorRequest, meta: TensorMeta, checksum: number | null): void {
+    const message: MetaDataResponse = { kind: Kind.MetaDataResponse, ...this.from(), requestIndex: m.requestIndex, meta, checksum };
+    this.channel.send(m.from, message).catch(() => this.serving.delete(`${m.from}/${m.requestIndex}`));
+  }
+
+  private replyError(to: string, requestIndex: number, error: Error): void {
+    const code = error instanceof RvmaError ? error.code : 'ERR_RVMA_ABORTED';
+    const message: ErrorStatus = { kind: Kind.ErrorStatus, ...this.from(), requestIndex, code, message: error.message };
+    this.channel.send(to, message).catch(() => {}); // the receiver is gone or its own timeout fires
+  }
+
+  private peerLost(nodeId: string): void {
+    const error = new RvmaError('ERR_RVMA_PEER_LOST', `Rendezvous.recv: the sending node ${nodeId} was lost`);
+    for (const pending of [...this.requests.values()]) if (pending.peer === nodeId) pending.wait.reject(error);
+    for (const [id, s] of [...this.serving]) {
+      if (s.from !== nodeId) continue;
+      this.serving.delete(id);
+      if (s.parked) s.rendezvous.cancelLocal(s.key, s.parked);
+    }
+  }
+
+  private from(): { from: string; fromIncarnation: string } {
+    return { from: this.endpoint.nodeId, fromIncarnation: this.endpoint.incarnation };
+  }
+
+  private assertOpen(call: string): void {
+    if (this.closed) throw new RvmaError('ERR_RVMA_CLOSED', `RendezvousMgr.${call}: the manager is closed`);
+  }
+}
+
+/** The tensor over received bytes (no copy); strings are decoded. */
+function tensorOf(meta: TensorMeta, bytes: Uint8Array): Tensor {
+  if (meta.dtype === 'string') return { dtype: 'string', shape: meta.shape, data: meta.isDead ? [] : decodeStrings(meta.shape, bytes) };
+  return { dtype: meta.dtype, shape: meta.shape, data: viewAs(meta.dtype, bytes) };
+}
+
+

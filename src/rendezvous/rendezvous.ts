@@ -1,0 +1,113 @@
+// One step's rendezvous: TensorFlow's tag matching. A recv that comes first parks its
+// callback, a send that comes first parks the tensor; the second completes the pair.
+import { RvmaError } from '../mailbox/errors';
+import { checkOptions, invalid } from '../mailbox/validate';
+import { Wait, WaitOptions, parseWaitOptions } from '../mailbox/wait';
+import { Tensor, toTensor } from '../tensor/tensor';
+import { ParsedKey, parseKey } from './key';
+
+export interface Received {
+  tensor: Tensor;
+  isDead: boolean;
+}
+
+type LocalDone = (error: Error | undefined, item?: Received) => void;
+
+interface Slot {
+  sent?: Received;
+  waiting?: LocalDone;
+}
+
+/** What a Rendezvous needs from its manager (internal). */
+export interface RendezvousHost {
+  isLocalTask(task: string): boolean;
+  recvRemote(rendezvous: Rendezvous, key: string, parsed: ParsedKey, options: WaitOptions): Promise<Received>;
+  /** The step aborted: remote recvs of it must fail too. */
+  aborted(rendezvous: Rendezvous, error: Error): void;
+}
+
+export class Rendezvous {
+  private readonly slots = new Map<string, Slot>();
+  private aborted: Error | undefined;
+
+  /** @internal Created by RendezvousMgr.find. */
+  constructor(
+    readonly stepId: bigint,
+    private readonly host: RendezvousHost,
+  ) {}
+
+  /** Makes a tensor available under key for this step (TensorFlow's Send). */
+  send(key: string, tensor: unknown, options?: { isDead?: boolean }): void {
+    const call = 'Rendezvous.send';
+    const o = checkOptions<{ isDead?: boolean }>(call, options, ['isDead']);
+    const parsed = parseKey(key);
+    if (!this.host.isLocalTask(parsed.srcTask)) {
+      throw invalid(call, `this endpoint does not host the key's source task ${parsed.srcTask}`);
+    }
+    const item: Received = { tensor: toTensor(call, tensor), isDead: o.isDead ?? false };
+    if (this.aborted) throw this.aborted;
+    const slot = this.slots.get(key);
+    if (slot?.sent) throw invalid(call, `key was already sent in step ${this.stepId}: ${key}`);
+    if (slot?.waiting) {
+      this.slots.delete(key);
+      slot.waiting(undefined, item);
+      return;
+    }
+    this.slots.set(key, { sent: item });
+  }
+
+  /** Receives the tensor sent under key in this step, from this process or a remote one. */
+  recv(key: string, options?: WaitOptions): Promise<Received> {
+    const call = 'Rendezvous.recv';
+    try {
+      const o = parseWaitOptions(call, options);
+      const parsed = parseKey(key);
+      if (!this.host.isLocalTask(parsed.dstTask)) {
+        throw invalid(call, `this endpoint does not host the key's destination task ${parsed.dstTask}`);
+      }
+      if (this.aborted) throw this.aborted;
+      if (!this.host.isLocalTask(parsed.srcTask)) return this.host.recvRemote(this, key, parsed, o);
+      const wait = new Wait<Received>(`${call} of ${key}`, o, () => {
+        const slot = this.slots.get(key);
+        if (slot?.waiting === done) this.slots.delete(key);
+      });
+      const done: LocalDone = (error, item) => (error ? wait.reject(error) : wait.resolve(item!));
+      if (!wait.done) this.recvLocal(key, done);
+      return wait.promise;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Fails every pending recv with error; later sends and recvs of this step fail too. */
+  startAbort(error: Error): void {
+    if (this.aborted) return;
+    this.aborted = error;
+    const slots = [...this.slots.values()];
+    this.slots.clear();
+    for (const slot of slots) slot.waiting?.(error);
+    this.host.aborted(this, error);
+  }
+
+  get abortError(): Error | undefined {
+    return this.aborted;
+  }
+
+  /** @internal TensorFlow's RecvLocalAsync: done runs once the tensor is there, or with an error. */
+  recvLocal(key: string, done: LocalDone): void {
+    if (this.aborted) return done(this.aborted);
+    const slot = this.slots.get(key);
+    if (slot?.sent) {
+      this.slots.delete(key);
+      return done(undefined, slot.sent);
+    }
+    if (slot?.waiting) return done(new RvmaError('ERR_RVMA_INVALID_ARGUMENT', `key is already being received: ${key}`));
+    this.slots.set(key, { waiting: done });
+  }
+
+  /** @internal Drops a parked local recv that gave up (a remote request that timed out). */
+  cancelLocal(key: string, done: LocalDone): void {
+    const slot = this.slots.get(key);
+    if (slot?.waiting === done) this.slots.delete(key);
+  }
+}
