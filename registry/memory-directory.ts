@@ -14,7 +14,25 @@ export class MemoryDirectoryHub {
 
   /** Seeds records of nodes that live elsewhere (e.g. sibling processes a launcher started). */
   constructor(records: NodeRecord[] = []) {
-    for (const record of records) this.nodes.set(record.nodeId, record);
+    this.add(records);
+  }
+
+  /** Adds (or refreshes) records of nodes that live in other processes; watchers see them join. */
+  add(records: NodeRecord[]): void {
+    for (const record of records) {
+      const current = this.nodes.get(record.nodeId);
+      if (current?.pid === process.pid) continue; // a local registration is authoritative
+      this.nodes.set(record.nodeId, record);
+      this.emit({ type: current ? 'update' : 'join', node: record });
+    }
+  }
+
+  /** Drops a node that lives in another process (a launcher saw it exit). */
+  remove(nodeId: string): void {
+    const current = this.nodes.get(nodeId);
+    if (!current || current.pid === process.pid) return;
+    this.nodes.delete(nodeId);
+    this.emit({ type: 'leave', node: current });
   }
 
   emit(event: DirectoryEvent): void {
