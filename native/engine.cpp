@@ -58,11 +58,13 @@ Status Engine::put(PutRequest req) {
     progress_.submit([p, req = std::move(req)] { p->put(req); });
     return Status::Ok;
   }
-  return Status::NoPeer;
+  // A put aimed at a known incarnation: that node existed and is gone.
+  return req.incarnation ? Status::PeerLost : Status::NoPeer;
 }
 
 Status Engine::connect(uint64_t requestId, const std::string& address) {
   if (closed_) return Status::Closed;
+  if (options_.provider == "loopback") return Status::NoPeer;  // no network provider
   std::string host;
   uint16_t port;
   if (!parseTcpAddress(address, &host, &port)) return Status::InvalidArgument;

@@ -16,8 +16,9 @@ export class EventStream<T> implements AsyncIterableIterator<T> {
     private readonly onEnd: () => void,
     signal?: AbortSignal,
   ) {
-    signal?.addEventListener('abort', () => this.end(), { once: true });
-    if (signal?.aborted) this.end();
+    // Already aborted: born ended, without calling onEnd (the caller never registered it).
+    if (signal?.aborted) this.ended = true;
+    else signal?.addEventListener('abort', () => this.end(), { once: true });
   }
 
   push(value: T): void {

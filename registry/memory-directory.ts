@@ -118,6 +118,7 @@ export class MemoryDirectory implements Directory {
       },
       options?.signal,
     );
+    if (stream.done) return stream;
     this.hub.watchers.add(stream);
     this.streams.add(stream);
     return stream;

@@ -65,6 +65,10 @@ export class RedisDirectory implements Directory {
   private subscriber: Redis | undefined;
   private readonly streams = new Set<EventStream<DirectoryEvent>>();
   private readonly watchState = new Map<string, NodeRecord>();
+  // Pub/sub events are newer than any member-list read that started before them: a read
+  // only changes nodes that no event touched since it began.
+  private eventSeq = 0;
+  private readonly touchedAt = new Map<string, number>();
   private watchTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly channel: string;
@@ -190,12 +194,15 @@ export class RedisDirectory implements Directory {
     this.subscriber.on('message', (_channel: string, message: string) => {
       const cut = message.indexOf('\n');
       const type = message.slice(0, cut) as DirectoryEvent['type'];
-      this.observe(type, parseRecord(message.slice(cut + 1)));
+      const node = parseRecord(message.slice(cut + 1));
+      this.touchedAt.set(node.nodeId, ++this.eventSeq);
+      this.observe(type, node);
     });
     void this.subscriber.subscribe(this.channel).catch(() => {});
     // Seed the known set, then compare periodically: a lease that lapsed publishes nothing.
     void this.reconcile(true);
     this.watchTimer = setInterval(() => void this.reconcile(false), this.watchIntervalMs);
+    this.watchTimer.unref(); // the reconciling timer alone must not keep a process alive
   }
 
   private stopWatching(): void {
@@ -204,6 +211,7 @@ export class RedisDirectory implements Directory {
     this.subscriber?.disconnect();
     this.subscriber = undefined;
     this.watchState.clear();
+    this.touchedAt.clear();
   }
 
   private observe(type: DirectoryEvent['type'], node: NodeRecord): void {
@@ -221,21 +229,25 @@ export class RedisDirectory implements Directory {
   }
 
   private async reconcile(seed: boolean): Promise<void> {
+    const began = this.eventSeq;
     let nodes: NodeRecord[];
     try {
       nodes = await this.list();
     } catch {
       return; // Redis away: try again next interval
     }
+    const stale = (id: string) => (this.touchedAt.get(id) ?? 0) > began;
     const live = new Map(nodes.map((n) => [n.nodeId, n]));
     for (const [id, known] of [...this.watchState]) {
       const now = live.get(id);
-      if (!now || now.incarnation !== known.incarnation) this.observe('leave', known);
+      if (!stale(id) && (!now || now.incarnation !== known.incarnation)) this.observe('leave', known);
     }
     for (const node of nodes) {
+      if (stale(node.nodeId)) continue;
       if (seed) this.watchState.set(node.nodeId, node);
       else this.observe('join', node);
     }
+    for (const [id, at] of this.touchedAt) if (at <= began) this.touchedAt.delete(id);
   }
 
   private emit(event: DirectoryEvent): void {

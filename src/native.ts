@@ -70,7 +70,6 @@ export interface NativeTcpOptions {
 export interface NativeCapabilities {
   providers: string[];
   rdmaCore: boolean;
-  loopProgress: boolean;
   devices: { name: string; activePorts: number }[];
 }
 

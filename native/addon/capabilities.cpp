@@ -45,11 +45,6 @@ Napi::Value Capabilities(const Napi::CallbackInfo& info) {
   providers.Set(0u, "loopback");
   providers.Set(1u, "tcp");
   caps.Set("providers", providers);
-#ifdef RVMA_HAVE_UV
-  caps.Set("loopProgress", true);
-#else
-  caps.Set("loopProgress", false);
-#endif
 #ifdef RVMA_HAVE_RDMA_CORE
   caps.Set("rdmaCore", true);
 #else

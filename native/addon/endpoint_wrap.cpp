@@ -3,34 +3,10 @@
 #include <cstring>
 
 #include "convert.h"
-#include "loop_watch.h"
+#include "js_wake.h"
 
 namespace rvma::addon {
 namespace {
-
-// Runs on the JS thread once per wake-up: hands the whole batch of events to JS.
-void deliverEvents(napi_env env, napi_value callback, void* context, void*) {
-  if (!env) return;  // the function is being torn down
-  auto engine = static_cast<std::weak_ptr<Engine>*>(context)->lock();
-  if (!engine) return;
-  EventBatch batch = engine->drain();
-  if (batch.events.empty()) return;
-  Napi::Env e(env);
-  Napi::HandleScope scope(e);
-  size_t words = batch.events.size() * Event::kWords;
-  auto buffer = Napi::ArrayBuffer::New(e, words * sizeof(uint64_t));
-  std::memcpy(buffer.Data(), batch.events.data(), words * sizeof(uint64_t));
-  napi_value args[2];
-  napi_create_typedarray(env, napi_biguint64_array, words, buffer, 0, &args[0]);
-  Napi::Array texts = Napi::Array::New(e, batch.texts.size());
-  for (size_t i = 0; i < batch.texts.size(); i++) texts.Set(uint32_t(i), Napi::String::New(e, batch.texts[i]));
-  args[1] = texts;
-  napi_value undefined;
-  napi_get_undefined(env, &undefined);
-  napi_call_function(env, undefined, callback, 2, args, nullptr);
-}
-
-void finalizeContext(napi_env, void* data, void*) { delete static_cast<std::weak_ptr<Engine>*>(data); }
 
 Napi::Value statusError(const Napi::Env& env, Status status, const char* message) {
   Napi::Error error = Napi::Error::New(env, message);
@@ -102,9 +78,6 @@ EndpointWrap::EndpointWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<En
   }
   options.nodeId = info[0].As<Napi::String>().Utf8Value();
   options.progress = info[1].As<Napi::Number>().Int32Value() == 1 ? ProgressMode::Thread : ProgressMode::Loop;
-#ifndef RVMA_HAVE_UV
-  options.progress = ProgressMode::Thread;  // without libuv headers, loop mode cannot watch fds
-#endif
   Status status = Status::Ok;
   std::string error;
   try {
@@ -117,32 +90,34 @@ EndpointWrap::EndpointWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<En
     statusError(env, status, error.c_str());
     return;
   }
-  auto* context = new std::weak_ptr<Engine>(engine_);
-  napi_value name = Napi::String::New(env, "rvma.events");
-  napi_status s = napi_create_threadsafe_function(env, info[2], nullptr, name, 0, 1, context, finalizeContext,
-                                                  context, deliverEvents, &wake_);
-  if (s != napi_ok) {
-    delete context;
+  wake_ = startJsWake(env, engine_, info[2].As<Napi::Function>(), options.progress == ProgressMode::Loop);
+  if (!wake_) {
     engine_->close();
     engine_.reset();
-    typeError(env, "could not create the completion wake-up");
+    typeError(env, "could not register with the event loop");
     return;
   }
-  napi_unref_threadsafe_function(env, wake_);  // JS refs it while something waits
-  napi_threadsafe_function wake = wake_;
-  engine_->setWake([wake] { napi_call_threadsafe_function(wake, nullptr, napi_tsfn_nonblocking); });
-  if (options.progress == ProgressMode::Loop) loopWatch_ = LoopWatch::start(env, engine_);
+  JsWake* wake = wake_;
+  engine_->setWake([wake] { signalJsWake(wake); });
+  // At environment teardown (process exit), stop before Node tears down libuv handles.
+  napi_add_env_cleanup_hook(env, onEnvCleanup, this);
+  cleanupHook_ = true;
 }
 
 EndpointWrap::~EndpointWrap() { shutdown(); }
 
+// One function for add and remove: the hook is identified by (function, argument).
+void EndpointWrap::onEnvCleanup(void* self) { static_cast<EndpointWrap*>(self)->shutdown(); }
+
 void EndpointWrap::shutdown() {
-  if (loopWatch_) LoopWatch::stop(loopWatch_);
-  loopWatch_ = nullptr;
-  if (engine_) engine_->close();  // after this no thread calls wake_
+  if (engine_) engine_->close();  // after this no thread signals wake_
   engine_.reset();
-  if (wake_) napi_release_threadsafe_function(wake_, napi_tsfn_abort);
+  if (wake_) stopJsWake(wake_);
   wake_ = nullptr;
+  if (cleanupHook_) {
+    napi_remove_env_cleanup_hook(Env(), onEnvCleanup, this);
+    cleanupHook_ = false;
+  }
 }
 
 // openMailbox(vaddr: bigint, epochType: 0|1, threshold: bigint, maxBuffers: number) -> [id, slot] | status
@@ -301,14 +276,12 @@ Napi::Value EndpointWrap::OpenCount(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value EndpointWrap::Ref(const Napi::CallbackInfo& info) {
-  if (wake_) napi_ref_threadsafe_function(info.Env(), wake_);
-  if (loopWatch_) LoopWatch::ref(loopWatch_, true);
+  if (wake_) refJsWake(wake_, true);
   return info.Env().Undefined();
 }
 
 Napi::Value EndpointWrap::Unref(const Napi::CallbackInfo& info) {
-  if (wake_) napi_unref_threadsafe_function(info.Env(), wake_);
-  if (loopWatch_) LoopWatch::ref(loopWatch_, false);
+  if (wake_) refJsWake(wake_, false);
   return info.Env().Undefined();
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "../engine.h"
+#include "js_wake.h"
 
 namespace rvma::addon {
 
@@ -33,10 +34,11 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value Unref(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
   void shutdown();
+  static void onEnvCleanup(void* self);
 
   std::shared_ptr<Engine> engine_;
-  napi_threadsafe_function wake_ = nullptr;
-  struct LoopWatch* loopWatch_ = nullptr;  // loop mode: libuv watches the progress fd
+  class JsWake* wake_ = nullptr;
+  bool cleanupHook_ = false;
 };
 
 }  // namespace rvma::addon

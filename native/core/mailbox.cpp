@@ -30,10 +30,16 @@ Status Mailbox::post(uint8_t* data, uint64_t size, uint64_t threshold, uint64_t*
   return Status::Ok;
 }
 
+// Puts still being written count too: with several arriving at once, a buffer whose
+// reservations already reach the threshold sends the next put to the following buffer.
 PostedBuffer* Mailbox::current() const {
   PostedBuffer* b = head_;
-  while (b && b->closing) b = b->next;
+  while (b && (b->closing || reservedFull(b))) b = b->next;
   return b;
+}
+
+bool Mailbox::reservedFull(const PostedBuffer* b) const {
+  return (type_ == EpochType::Bytes ? b->reservedBytes : b->reservedOps) >= b->threshold;
 }
 
 bool Mailbox::epochEnded(const PostedBuffer* b) const {
@@ -48,6 +54,8 @@ Status Mailbox::reserve(const Placement& where, uint64_t len, Reservation* out) 
   uint64_t offset = where.append ? b->appendOffset : where.offset;
   if (offset > b->size || len > b->size - offset) return Status::OutOfBounds;
   if (where.append) b->appendOffset = offset + len;
+  b->reservedBytes += len;
+  b->reservedOps += 1;
   b->inflight++;
   inflight_++;
   *out = Reservation{this, b, b->data + offset, len};
@@ -65,6 +73,9 @@ void Mailbox::commit(const Reservation& r, uint64_t ops, std::vector<CompletionR
 }
 
 void Mailbox::cancel(const Reservation& r, std::vector<CompletionRecord>& retired) {
+  // The buffer may take puts again; an appended range is not reused (it stays a hole).
+  r.buffer->reservedBytes -= r.len;
+  r.buffer->reservedOps -= 1;
   r.buffer->inflight--;
   inflight_--;
   retireReady(retired);
@@ -72,7 +83,8 @@ void Mailbox::cancel(const Reservation& r, std::vector<CompletionRecord>& retire
 
 Status Mailbox::incEpoch(std::vector<CompletionRecord>& retired) {
   if (closed_) return Status::Closed;
-  PostedBuffer* b = current();
+  PostedBuffer* b = head_;  // the epoch in progress, even if its reservations are full
+  while (b && b->closing) b = b->next;
   if (!b) return Status::NoBuffer;
   b->closing = true;
   retireReady(retired);

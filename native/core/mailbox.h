@@ -34,6 +34,7 @@ struct PostedBuffer {
   uint64_t index;
   uint64_t bytes = 0, ops = 0;
   uint64_t appendOffset = 0;
+  uint64_t reservedBytes = 0, reservedOps = 0;  // counted at reserve, so a full buffer takes no more
   uint32_t inflight = 0;  // reserved puts whose payload is still being written
   bool closing = false;   // takes no new puts; retires once inflight reaches 0
   PostedBuffer* next = nullptr;
@@ -75,6 +76,7 @@ class Mailbox {
  private:
   PostedBuffer* current() const;  // first buffer still taking puts
   bool epochEnded(const PostedBuffer* b) const;
+  bool reservedFull(const PostedBuffer* b) const;
   void retireReady(std::vector<CompletionRecord>& retired);
 
   uint64_t vaddr_;

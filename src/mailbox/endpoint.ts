@@ -28,7 +28,7 @@ export type ProgressMode = 'loop' | 'thread';
 export type ProviderName = 'auto' | 'loopback' | 'tcp';
 
 export interface TcpOptions {
-  /** Largest put a peer may send us; a larger PUT frame is a protocol error. Default 4 GiB. */
+  /** Largest put a peer may send us; larger ones are refused with ERR_RVMA_TOO_LARGE. Default 4 GiB. */
   maxPutBytes?: number;
   /** Bytes in flight (sent, not yet acknowledged) per connection before puts wait. Default 64 MiB. */
   maxInflightBytes?: number;
@@ -73,7 +73,7 @@ export interface EndpointOptions {
   tcp?: TcpOptions;
   /**
    * Where this endpoint registers and resolves peers by node id, label or name.
-   * Default: an in-process MemoryDirectory shared by all endpoints of the process.
+   * Default: a MemoryDirectory on the process-wide hub, so the endpoints of one process see each other.
    */
   directory?: Directory;
   /** Labels published in the directory, e.g. TensorFlow task names ('/job:worker/replica:0/task:1'). */
@@ -103,8 +103,6 @@ export interface Capabilities {
   providers: string[];
   /** Whether rdma-core (libibverbs, librdmacm) was found and linked at build time. */
   rdmaCore: boolean;
-  /** Whether progress 'loop' runs on the JS thread (false: it runs on a thread instead). */
-  loopProgress: boolean;
   /** RDMA devices present now, with their number of ACTIVE ports. */
   devices: { name: string; activePorts: number }[];
 }
@@ -318,7 +316,7 @@ export class Endpoint extends EventEmitter {
     return {
       nodeId: this.nodeId,
       incarnation: this.incarnationHex,
-      addresses: this.address ? { tcp: this.address } : {},
+      addresses: this.address ? { tcp: publishable(this.address) } : {},
       host: hostname(),
       pid: process.pid,
       capabilities: Endpoint.capabilities.providers,
@@ -585,7 +583,9 @@ export class Endpoint extends EventEmitter {
     if (!pending) return;
     this.puts.delete(id);
     pending.data = undefined;
-    if (codeOfStatus(status) === 'ERR_RVMA_PEER_LOST') this.resolver.forget(pending.target); // re-resolve next time
+    // The node behind a cached route is gone or moved: resolve it afresh next time.
+    const code = codeOfStatus(status);
+    if (code === 'ERR_RVMA_PEER_LOST' || code === 'ERR_RVMA_NO_PEER') this.resolver.forget(pending.target);
     if (status === 0) pending.wait.resolve();
     else pending.wait.reject(statusError(status, pending.context));
   }
@@ -617,4 +617,9 @@ export class Endpoint extends EventEmitter {
   private assertOpen(call: string): void {
     if (this.isClosed) throw new RvmaError('ERR_RVMA_CLOSED', `${call}: endpoint "${this.nodeId}" is closed`);
   }
+}
+
+/** A wildcard listen address means nothing to other hosts: publish this host's name instead. */
+function publishable(address: string): string {
+  return address.replace(/^tcp:\/\/(0\.0\.0\.0|\[::\])(?=:\d+$)/, `tcp://${hostname()}`);
 }

@@ -45,6 +45,10 @@ const STATUS_CODES: Record<number, RvmaErrorCode> = {
   10: 'ERR_RVMA_PEER_LOST',
 };
 
+export function isRvmaErrorCode(value: string): value is RvmaErrorCode {
+  return Object.prototype.hasOwnProperty.call(EXPLAIN, value);
+}
+
 export function codeOfStatus(status: number): RvmaErrorCode {
   return STATUS_CODES[status] ?? 'ERR_RVMA_INVALID_ARGUMENT';
 }

@@ -4,7 +4,7 @@ import { Completion } from './completion';
 import { CompletionWordsSnapshot, CompletionWordsView } from './completion-words';
 import { RvmaError, hex, statusError } from './errors';
 import { checkBytes, checkInteger, checkOptions, checkU64, invalid } from './validate';
-import { Wait, WaitOptions, parseWaitOptions } from './wait';
+import { Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from './wait';
 
 export type EpochType = 'bytes' | 'ops';
 
@@ -126,11 +126,16 @@ export class Mailbox {
   }
 
   /** Completions as an async iterator; it ends when the mailbox closes. */
-  async *completions(options?: { signal?: AbortSignal }): AsyncIterableIterator<Completion> {
+  completions(options?: { signal?: AbortSignal }): AsyncIterableIterator<Completion> {
     const o = checkOptions<{ signal?: AbortSignal }>('Mailbox.completions', options, ['signal']);
+    checkWaitOptions('Mailbox.completions', undefined, o.signal);
+    return this.iterate(o.signal);
+  }
+
+  private async *iterate(signal: AbortSignal | undefined): AsyncIterableIterator<Completion> {
     for (;;) {
       try {
-        yield await this.next({ signal: o.signal });
+        yield await this.next({ signal });
       } catch (error) {
         if (error instanceof RvmaError && error.code === 'ERR_RVMA_CLOSED') return;
         throw error;

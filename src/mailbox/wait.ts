@@ -9,9 +9,12 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 export function checkWaitOptions(call: string, timeout: unknown, signal: unknown): void {
-  if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0))) {
-    throw invalid(call, `timeout must be a non-negative number of milliseconds, got ${String(timeout)}`);
+  // setTimeout cannot wait longer than 2^31-1 ms; Infinity means no limit.
+  if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0) || (timeout > MAX_TIMEOUT_MS && timeout !== Infinity))) {
+    throw invalid(call, `timeout must be a number of milliseconds in [0, ${MAX_TIMEOUT_MS}] or Infinity, got ${String(timeout)}`);
   }
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw invalid(call, 'signal must be an AbortSignal');

@@ -43,7 +43,12 @@ export class ControlChannel {
         onBad(error as Error);
       }
       if (!this.mailbox.closed) this.mailbox.post(completion.buffer); // decoded: reuse at once
-      if (message) onMessage(message);
+      if (!message) continue;
+      try {
+        onMessage(message);
+      } catch (error) {
+        onBad(error as Error); // one bad message must not stop the channel
+      }
     }
   }
 

@@ -79,6 +79,11 @@ export function decode(bytes: Uint8Array): ControlMessage {
     if (!/^\d{1,20}$/.test(v) || BigInt(v) >= 1n << 64n) throw protocol('control message dataVaddr is invalid');
     return BigInt(v);
   };
+  const step = () => {
+    const v = str('stepId');
+    if (!/^\d{1,20}$/.test(v) || BigInt(v) >= 1n << 64n) throw protocol('control message stepId is invalid');
+    return v;
+  };
   const from = { from: str('from'), fromIncarnation: str('fromIncarnation') };
   switch (raw.kind) {
     case Kind.TensorRequest:
@@ -86,7 +91,7 @@ export function decode(bytes: Uint8Array): ControlMessage {
         kind: Kind.TensorRequest,
         ...from,
         key: str('key'),
-        stepId: str('stepId'),
+        stepId: step(),
         requestIndex: index(),
         dataVaddr: vaddr(),
         cachedMeta: raw.cachedMeta == null ? null : checkMeta(raw.cachedMeta),

@@ -3,7 +3,7 @@
 // out memory addresses or keys: it opens a one-time mailbox and sends its vaddr.
 import { crc32 } from 'node:zlib';
 import { Endpoint, PeerLostInfo } from '../mailbox/endpoint';
-import { RvmaError, RvmaErrorCode } from '../mailbox/errors';
+import { RvmaError, RvmaErrorCode, isRvmaErrorCode } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
 import { checkInteger, checkOptions, checkU64, invalid } from '../mailbox/validate';
 import { Wait, WaitOptions } from '../mailbox/wait';
@@ -30,6 +30,8 @@ export interface RendezvousOptions {
   /** Fault injection: sees (and may alter) content bytes just before the sender puts them. */
   beforeContentPut?: (key: string, bytes: Uint8Array) => void;
 }
+
+const CLEANED_STEPS_KEPT = 4096;
 
 const OPTION_KEYS = ['tasks', 'validate', 'controlBuffers', 'controlBufferBytes', 'sendTimeoutMs', 'beforeContentPut'] as const;
 
@@ -78,6 +80,8 @@ export class RendezvousMgr implements RendezvousHost {
   private readonly requests = new Map<number, PendingRecv>();
   private readonly serving = new Map<string, Serving>();
   private readonly metaCache = new Map<string, TensorMeta>();
+  /** Recently cleaned steps: a late request for one is refused, not parked forever. */
+  private readonly cleaned = new Set<bigint>();
   private readonly channel: ControlChannel;
   private readonly onPeerLost = (info: PeerLostInfo) => this.peerLost(info.nodeId);
   private nextRequest = 1;
@@ -116,6 +120,8 @@ export class RendezvousMgr implements RendezvousHost {
   /** Aborts and drops everything of a step: its pending recvs reject with ERR_RVMA_ABORTED. */
   cleanup(stepId: number | bigint): void {
     const step = checkU64('RendezvousMgr.cleanup', 'stepId', stepId);
+    this.cleaned.add(step);
+    if (this.cleaned.size > CLEANED_STEPS_KEPT) this.cleaned.delete(this.cleaned.values().next().value!);
     const rendezvous = this.steps.get(step);
     if (!rendezvous) return;
     this.steps.delete(step);
@@ -243,7 +249,11 @@ export class RendezvousMgr implements RendezvousHost {
       pending.wait.resolve({ tensor: tensorOf(m.meta, new Uint8Array(0)), isDead: m.meta.isDead });
       return;
     }
-    this.allocate(pending, m.meta);
+    try {
+      this.allocate(pending, m.meta);
+    } catch (error) {
+      return pending.wait.reject(error as Error);
+    }
     pending.checksum = m.checksum;
     this.counters.reRequests++;
     const message: TensorReRequest = { kind: Kind.TensorReRequest, ...this.from(), requestIndex: m.requestIndex, dataVaddr: pending.mailbox!.vaddr };
@@ -254,7 +264,7 @@ export class RendezvousMgr implements RendezvousHost {
     const pending = this.pendingFrom(m);
     if (!pending) return;
     this.counters.errors++;
-    const code = (m.code.startsWith('ERR_RVMA_') ? m.code : 'ERR_RVMA_PROTOCOL') as RvmaErrorCode;
+    const code: RvmaErrorCode = isRvmaErrorCode(m.code) ? m.code : 'ERR_RVMA_PROTOCOL';
     pending.wait.reject(new RvmaError(code, `Rendezvous.recv: the sender ${m.from} failed: ${m.message}`));
   }
 
@@ -270,6 +280,9 @@ export class RendezvousMgr implements RendezvousHost {
       }
     } catch (error) {
       return this.replyError(m.from, m.requestIndex, error as Error);
+    }
+    if (this.cleaned.has(BigInt(m.stepId))) {
+      return this.replyError(m.from, m.requestIndex, new RvmaError('ERR_RVMA_ABORTED', `step ${m.stepId} was cleaned up`));
     }
     const rendezvous = this.find(BigInt(m.stepId));
     const serving: Serving = { from: m.from, stepId: rendezvous.stepId, key: m.key, rendezvous };
@@ -292,12 +305,14 @@ export class RendezvousMgr implements RendezvousHost {
       this.serving.delete(id);
       return this.replyMeta(m, meta, null);
     }
-    if (m.dataVaddr !== 0n && sameMeta(m.cachedMeta ?? undefined, meta)) {
+    // A validating sender always answers with meta: its checksum must travel.
+    if (!this.options.validate && m.dataVaddr !== 0n && sameMeta(m.cachedMeta ?? undefined, meta)) {
       this.serving.delete(id);
       this.counters.directPuts++;
       return void this.putContent(m.from, m.requestIndex, m.key, m.dataVaddr, content);
     }
-    // The receiver must reallocate first: keep a copy, since the caller may reuse its tensor.
+    // The receiver must reallocate first: keep a copy, since the caller may reuse its tensor
+    // once its send is matched (the direct path above reads the caller's memory in place).
     serving.clone = Uint8Array.from(content);
     this.replyMeta(m, meta, this.options.validate ? crc32(serving.clone) : null);
   }

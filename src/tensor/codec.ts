@@ -4,6 +4,9 @@ import { RvmaError } from '../mailbox/errors';
 import { DType, isDType } from './dtypes';
 import { Tensor, elementCount, tensorBytes } from './tensor';
 
+/** Largest tensor content the rendezvous moves (the size of one posted buffer). */
+export const MAX_CONTENT_BYTES = 2 ** 40;
+
 export interface TensorMeta {
   dtype: DType;
   shape: number[];
@@ -44,7 +47,8 @@ export function checkMeta(value: unknown): TensorMeta {
     m.shape.every((d) => Number.isSafeInteger(d) && d >= 0) &&
     typeof m.isDead === 'boolean' &&
     Number.isSafeInteger(m.byteSize) &&
-    m.byteSize >= 0;
+    m.byteSize >= 0 &&
+    m.byteSize <= MAX_CONTENT_BYTES;
   if (!ok) throw new RvmaError('ERR_RVMA_PROTOCOL', 'malformed tensor meta from peer');
   return { dtype: m.dtype, shape: [...m.shape], isDead: m.isDead, byteSize: m.byteSize };
 }

@@ -12,7 +12,9 @@
 
 namespace rvma {
 namespace {
-constexpr size_t kRxBuffer = 64 * 1024;
+// Staging for headers and small payloads. Kept small so that a large payload is mostly
+// received straight into its mailbox buffer rather than copied out of here.
+constexpr size_t kRxBuffer = 8 * 1024;
 constexpr size_t kDirectMin = 4096;        // payload reads this large skip the staging buffer
 constexpr uint64_t kReadBudget = 8 << 20;  // per wake-up, so one busy peer cannot starve others
 constexpr int kMaxIov = 64;
@@ -183,8 +185,10 @@ bool TcpConnection::readSome() {
   uint64_t budget = kReadBudget;
   while (budget > 0) {
     ssize_t n;
+    size_t asked;
     if (rx_ == Rx::Payload && rxStart_ == rxEnd_ && remaining_ >= kDirectMin) {
-      n = recv(fd_, payloadDst() + got_, remaining_, 0);  // straight into the mailbox buffer
+      asked = size_t(remaining_);
+      n = recv(fd_, payloadDst() + got_, asked, 0);  // straight into the mailbox buffer
       if (n > 0) {
         got_ += uint64_t(n);
         remaining_ -= uint64_t(n);
@@ -197,7 +201,8 @@ bool TcpConnection::readSome() {
         rxEnd_ -= rxStart_;
         rxStart_ = 0;
       }
-      n = recv(fd_, rxBuf_.data() + rxEnd_, rxBuf_.size() - rxEnd_, 0);
+      asked = rxBuf_.size() - rxEnd_;
+      n = recv(fd_, rxBuf_.data() + rxEnd_, asked, 0);
       if (n > 0) rxEnd_ += size_t(n);
     }
     if (n == 0) {
@@ -213,6 +218,7 @@ bool TcpConnection::readSome() {
     lastRxMs_ = TcpProvider::nowMs();
     budget -= std::min<uint64_t>(budget, uint64_t(n));
     if (!process()) return false;
+    if (size_t(n) < asked) break;  // drained: skip the read that would only say EAGAIN
   }
   return true;
 }
@@ -491,7 +497,11 @@ void TcpConnection::fail(Status status, const std::string& why, bool protocolErr
   auto waiting = std::move(waiting_);
   waiting_.clear();
   for (auto& [id, p] : pending) owner_.putFinished(id, p.answered ? p.status : status);
-  for (auto& req : waiting) owner_.putFinished(req.id, status);
+  for (auto& req : waiting) {
+    // Never connected, but aimed at a known incarnation: that node is gone.
+    bool gone = status == Status::NoPeer && req.incarnation != 0;
+    owner_.putFinished(req.id, gone ? Status::PeerLost : status);
+  }
   std::string peer = peer_.nodeId.empty() ? dialAddress_ : peer_.nodeId;
   if (protocolError) owner_.ctx().events.protocolError(peer, why);
   if (wasReady && status != Status::Closed) owner_.ctx().events.peerLost(peer_.nodeId, peer_.incarnation);

@@ -220,7 +220,7 @@ void TcpProvider::put(const PutRequest& req) {
   Status status = Status::NoPeer;
   std::vector<TcpConnection*> conns = route(req.peer, &status);
   if (conns.empty()) {
-    ctx_.events.putDone(req.id, status);
+    ctx_.events.putDone(req.id, status == Status::NoPeer && req.incarnation ? Status::PeerLost : status);
     return;
   }
   std::vector<TcpConnection*> ready;
