@@ -1,0 +1,55 @@
+// What one run measures: scenarios (message size, window, amounts) and variants (table rows).
+import { Scenario, Variant } from './protocol';
+
+export const WINDOW = 4;
+export const REPETITIONS = 5;
+
+const KiB = 1 << 10;
+const MiB = 1 << 20;
+
+export const SCENARIOS: Scenario[] = [
+  { id: 'rtt8', label: 'RTT 8 B', kind: 'rtt', size: 8, window: 1, count: 10000, warmup: 500 },
+  { id: 'bw64k', label: '64 KiB', kind: 'bw', size: 64 * KiB, window: WINDOW, count: 8192, warmup: 512 },
+  { id: 'bw1m', label: '1 MiB', kind: 'bw', size: MiB, window: WINDOW, count: 512, warmup: 32 },
+  { id: 'bw16m', label: '16 MiB', kind: 'bw', size: 16 * MiB, window: WINDOW, count: 64, warmup: 8 },
+];
+
+export const VARIANTS: Variant[] = [
+  { id: 'mailbox', label: 'mailbox put (loop)', transport: 'mailbox', progress: 'loop' },
+  { id: 'raw', label: 'raw write (loop)', transport: 'raw', progress: 'loop' },
+  { id: 'net', label: 'node net.Socket', transport: 'net' },
+  { id: 'c', label: 'C sockets', transport: 'c' },
+  { id: 'mailbox-thread', label: 'mailbox put (thread)', transport: 'mailbox', progress: 'thread' },
+  {
+    id: 'mailbox-stripes2',
+    label: 'mailbox put (loop, 2 stripes)',
+    transport: 'mailbox',
+    progress: 'loop',
+    stripes: 2,
+    only: ['bw16m'],
+  },
+];
+
+/** The row the targets are judged on, and the extra mailbox rows shown beside it. */
+export const MAILBOX = 'mailbox';
+export const EXTRA_MAILBOX = ['mailbox-thread', 'mailbox-stripes2'];
+
+export interface TargetSpec {
+  /** Ratio of medians: mailbox over this variant. */
+  versus: string;
+  scenario: string;
+  /** bandwidth ratios must reach min; round-trip time ratios must stay at or below max */
+  min?: number;
+  max?: number;
+}
+
+export const TARGETS: TargetSpec[] = [
+  { versus: 'net', scenario: 'bw1m', min: 1.0 },
+  { versus: 'net', scenario: 'bw16m', min: 1.0 },
+  { versus: 'c', scenario: 'bw1m', min: 0.9 },
+  { versus: 'c', scenario: 'bw16m', min: 0.9 },
+  { versus: 'raw', scenario: 'bw64k', min: 0.95 },
+  { versus: 'raw', scenario: 'bw1m', min: 0.95 },
+  { versus: 'raw', scenario: 'bw16m', min: 0.95 },
+  { versus: 'net', scenario: 'rtt8', max: 1.0 },
+];

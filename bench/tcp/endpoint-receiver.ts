@@ -1,0 +1,118 @@
+// Receiver for the mailbox and raw-write variants. Mailbox: per message size, mailboxes with
+// enough posted buffers; every completed buffer is posted again at once. Raw: per size, a
+// registered region with one slot per lane; landed writes are counted.
+import { Endpoint, Mailbox, Region, RvmaError } from '../../src';
+import { FIRST_VADDR, Received, Scenario, Target, Variant } from './protocol';
+
+/**
+ * Buffers posted per mailbox: enough that re-posting never falls behind the sender's window,
+ * even when the receiving JS thread is descheduled for several milliseconds (thread progress
+ * keeps placing meanwhile): about 32 MiB of buffers, 8..1024 of them.
+ */
+export function buffersFor(size: number, lanes: number): number {
+  if (lanes > 1) return 4; // one put in flight per lane mailbox
+  return Math.max(8, Math.min(1024, Math.floor((32 << 20) / size)));
+}
+
+export class EndpointReceiver {
+  private readonly mailboxes = new Map<string, Mailbox[]>();
+  private readonly regions = new Map<string, Region>();
+  private nextVaddr = FIRST_VADDR;
+  private received: Received = { count: 0, bytes: 0 };
+  private failure: unknown;
+
+  private constructor(
+    private readonly endpoint: Endpoint,
+    private readonly variant: Variant,
+  ) {}
+
+  static async create(variant: Variant): Promise<EndpointReceiver> {
+    const endpoint = await Endpoint.create({
+      listen: 'tcp://127.0.0.1:0',
+      provider: 'tcp',
+      progress: variant.progress ?? 'loop',
+    });
+    return new EndpointReceiver(endpoint, variant);
+  }
+
+  get address(): string {
+    return this.endpoint.address;
+  }
+
+  prepare(s: Scenario): Target {
+    this.received = { count: 0, bytes: 0 };
+    if (this.variant.transport === 'raw') return { key: this.regionFor(s).key.toString() };
+    return { vaddrs: this.mailboxesFor(s) };
+  }
+
+  /** Waits (briefly) until `expected` messages were seen, then reports what was counted. */
+  async finish(expected: number): Promise<Received> {
+    const deadline = Date.now() + 5000;
+    while (this.received.count < expected && Date.now() < deadline && this.failure === undefined) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    if (this.failure !== undefined) throw this.failure;
+    return this.received;
+  }
+
+  async close(): Promise<void> {
+    await this.endpoint.close();
+  }
+
+  // Stripes split one put over several connections; with a window of puts in flight their
+  // parts would interleave inside one buffer. One mailbox per lane keeps each put in its own buffer.
+  private mailboxesFor(s: Scenario): string[] {
+    const lanes = (this.variant.stripes ?? 1) > 1 ? s.window : 1;
+    const key = `${s.size}x${lanes}`;
+    let set = this.mailboxes.get(key);
+    if (!set) {
+      set = [];
+      const buffers = buffersFor(s.size, lanes);
+      for (let lane = 0; lane < lanes; lane++) {
+        const mailbox = this.endpoint.openMailbox(this.nextVaddr++, { maxBuffers: buffers });
+        for (let i = 0; i < buffers; i++) mailbox.post(s.size);
+        void this.repost(mailbox, s.size);
+        set.push(mailbox);
+      }
+      this.mailboxes.set(key, set);
+    }
+    return set.map((m) => m.vaddr.toString());
+  }
+
+  private async repost(mailbox: Mailbox, size: number): Promise<void> {
+    try {
+      for (;;) {
+        const done = await mailbox.next();
+        if (done.bytes !== size) throw new Error(`completion of ${done.bytes} bytes in a ${size}-byte mailbox`);
+        this.received.count++;
+        this.received.bytes += done.bytes;
+        mailbox.post(done.buffer);
+      }
+    } catch (error) {
+      if (!(error instanceof RvmaError && error.code === 'ERR_RVMA_CLOSED')) this.failure = error;
+    }
+  }
+
+  private regionFor(s: Scenario): Region {
+    const key = `${s.size}x${s.window}`;
+    let region = this.regions.get(key);
+    if (!region) {
+      region = this.endpoint.registerRegion(s.size * s.window);
+      void this.drain(region);
+      this.regions.set(key, region);
+    }
+    return region;
+  }
+
+  private async drain(region: Region): Promise<void> {
+    try {
+      for (;;) {
+        const write = await region.next();
+        this.received.count++;
+        this.received.bytes += write.bytes;
+      }
+    } catch (error) {
+      if (!(error instanceof RvmaError && error.code === 'ERR_RVMA_CLOSED')) this.failure = error;
+    }
+  }
+}

@@ -1,0 +1,45 @@
+// Sender for the mailbox and raw-write variants: puts (or raw writes) from one source buffer
+// per size, each lane into its own mailbox or region slot.
+import { Endpoint } from '../../src';
+import { measure, Op } from './lanes';
+import { Measurement, Scenario, Target, Variant } from './protocol';
+
+export class EndpointSender {
+  private readonly sources = new Map<number, Buffer>();
+
+  private constructor(
+    private readonly endpoint: Endpoint,
+    private readonly peer: string,
+    private readonly variant: Variant,
+  ) {}
+
+  static async create(variant: Variant, address: string): Promise<EndpointSender> {
+    const endpoint = await Endpoint.create({
+      provider: 'tcp',
+      progress: variant.progress ?? 'loop',
+      tcp: variant.stripes ? { stripes: variant.stripes } : undefined,
+    });
+    const peer = await endpoint.connect(address, { timeout: 5000 });
+    return new EndpointSender(endpoint, peer, variant);
+  }
+
+  run(s: Scenario, target: Target): Promise<Measurement> {
+    let data = this.sources.get(s.size);
+    if (!data) this.sources.set(s.size, (data = Buffer.alloc(s.size, 0xa5)));
+    const source = data;
+    const { endpoint, peer } = this;
+    let op: Op;
+    if (this.variant.transport === 'raw') {
+      const key = BigInt(target.key!);
+      op = (lane) => endpoint.rawWrite(peer, key, lane * s.size, source);
+    } else {
+      const vaddrs = target.vaddrs!.map((v) => BigInt(v));
+      op = (lane) => endpoint.put(peer, vaddrs[lane % vaddrs.length], source, { offset: 0 });
+    }
+    return measure(s, op);
+  }
+
+  async close(): Promise<void> {
+    await this.endpoint.close();
+  }
+}

@@ -1,0 +1,70 @@
+// What the orchestrator (run.ts) and the children (child.ts) say to each other over IPC.
+import type { ProgressMode } from '../../src';
+
+export type Transport = 'mailbox' | 'raw' | 'net' | 'c';
+
+/** One row of the result table: a transport and how it is configured. */
+export interface Variant {
+  id: string;
+  label: string;
+  transport: Transport;
+  progress?: ProgressMode;
+  stripes?: number;
+  /** Scenario ids this variant runs (all when absent). */
+  only?: string[];
+}
+
+export interface Scenario {
+  id: string;
+  label: string;
+  /** rtt: one put at a time, per-op times. bw: `window` puts in flight, bytes over time. */
+  kind: 'rtt' | 'bw';
+  size: number;
+  window: number;
+  /** Timed operations. */
+  count: number;
+  /** Untimed operations before them, on the same connection. */
+  warmup: number;
+}
+
+/** What a receiver hands the sender for one scenario (bigints travel as decimal strings). */
+export interface Target {
+  vaddrs?: string[];
+  key?: string;
+}
+
+export interface Measurement {
+  ops: number;
+  bytes: number;
+  elapsedNs: number;
+  /** rtt only */
+  medianOpNs?: number;
+  p99OpNs?: number;
+}
+
+/** What a receiver counted since prepare. */
+export interface Received {
+  count: number;
+  bytes: number;
+}
+
+export type Request =
+  | { id: number; cmd: 'prepare'; scenario: Scenario }
+  | { id: number; cmd: 'run'; scenario: Scenario; target: Target }
+  | { id: number; cmd: 'finish'; expected: number }
+  | { id: number; cmd: 'exit' };
+
+export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string };
+
+/** A child's first message: it is listening (receiver) or connected (sender). */
+export interface Hello {
+  ready: true;
+  address: string;
+}
+
+/** Receivers address mailbox vaddrs from here up (above the library's reserved range). */
+export const FIRST_VADDR = 0x100000n;
+
+// net.Socket framing, shared with bench/c/sockbench.c: u32 length + u32 sequence, ack u32 seq + u32 status.
+export const FRAME_HEADER_BYTES = 8;
+export const ACK_BYTES = 8;

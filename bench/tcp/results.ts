@@ -1,0 +1,64 @@
+// Writes one run's results to bench/results/tcp-<ISO date>.json.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Report, Samples } from './report';
+
+export interface Failure {
+  variant: string;
+  scenario: string;
+  repetition: number;
+  error: string;
+}
+
+export interface RunRecord {
+  loadBefore: number[];
+  config: unknown;
+  report: Report;
+  samples: Samples;
+  errors: Failure[];
+  seconds: number;
+}
+
+/** The checked-out commit, and whether the library sources differ from it (null outside git). */
+function revision(root: string): { commit: string; librarySourcesModified: boolean } | null {
+  try {
+    const git = (...args: string[]): string =>
+      execFileSync('git', args, { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    const modified = git('status', '--porcelain', '--', 'src', 'native', 'CMakeLists.txt') !== '';
+    return { commit: git('rev-parse', 'HEAD'), librarySourcesModified: modified };
+  } catch {
+    return null;
+  }
+}
+
+/** Returns the file written. */
+export function saveResults(root: string, run: RunRecord): string {
+  const now = new Date();
+  const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
+  const file = path.join(root, 'bench', 'results', `tcp-${stamp}.json`);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const cpus = os.cpus();
+  const record = {
+    date: now.toISOString(),
+    revision: revision(root),
+    machine: {
+      cpus: cpus.length,
+      model: cpus[0]?.model,
+      node: process.version,
+      kernel: `${os.type()} ${os.release()}`,
+      loadavgBefore: run.loadBefore,
+      loadavgAfter: os.loadavg(),
+    },
+    config: run.config,
+    units: { rtt: 'µs per round trip (median of per-op times)', bw: 'MiB/s' },
+    medians: run.report.medians,
+    ratios: run.report.ratios,
+    samples: run.samples,
+    errors: run.errors,
+    seconds: run.seconds,
+  };
+  fs.writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
+  return file;
+}

@@ -1,0 +1,204 @@
+// RedisDirectory against Redis coming and going: leases renewed by heartbeat, a Redis restart
+// (registrations and names come back by themselves, watchers keep working), commands during
+// an outage, and a Redis that cannot be reached at connect time (a clear error, not a hang).
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import * as net from 'node:net';
+import Redis from 'ioredis';
+import { NodeRecord, RedisDirectory } from '../../registry';
+import { RedisServer, WatchReader, canRestartRedis, describeRedis, freePort, pollFor, startRedis } from '../helpers/redis';
+
+const TTL_MS = 600;
+const WATCH_INTERVAL_MS = 150;
+// ioredis reconnects with a backoff capped at 2 s; the first heartbeat or 'ready' restores.
+const RECOVER_WITHIN_MS = 10_000;
+
+const run = randomBytes(3).toString('hex');
+let counter = 0;
+const uniqueId = (label: string) => `${label}-${run}-${++counter}`;
+
+function makeRecord(nodeId: string, labels: string[] = []): NodeRecord {
+  return {
+    nodeId,
+    incarnation: randomBytes(8).toString('hex'),
+    addresses: { tcp: 'tcp://127.0.0.1:4100' },
+    host: hostname(),
+    pid: process.pid,
+    capabilities: ['tcp'],
+    labels,
+    startTime: Date.now(),
+  };
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return 'resolved';
+  } catch (error) {
+    return (error as { code?: string }).code ?? `no code: ${String(error)}`;
+  }
+}
+
+describeRedis('RedisDirectory leases, restarts and outages', () => {
+  let server: RedisServer;
+  let cluster: string;
+  const cleanup: (() => Promise<void>)[] = [];
+
+  const connect = async () => {
+    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, watchIntervalMs: WATCH_INTERVAL_MS });
+    cleanup.push(() => directory.close());
+    return directory;
+  };
+  const watchFrom = async (directory: RedisDirectory) => {
+    const reader = new WatchReader(directory);
+    cleanup.push(async () => reader.close());
+    await directory.list(); // queues behind the watch's first snapshot
+    return reader;
+  };
+
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  beforeEach(() => {
+    cluster = uniqueId('life');
+  });
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step().catch(() => {});
+  });
+
+  test('a live node keeps its record and names well past its TTL (heartbeat)', async () => {
+    // Renewing every 100 ms tolerates a 500 ms event-loop stall before the 600 ms lease lapses.
+    const node = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, heartbeatMs: 100 });
+    cleanup.push(() => node.close());
+    const observer = await connect();
+    const record = makeRecord(uniqueId('steady'));
+    await node.register(record);
+    const name = uniqueId('inbox');
+    await node.bindName(name, 0x10000n);
+    // Checking an invariant over time needs the time to pass: 3 leases, bounded.
+    const until = Date.now() + 3 * TTL_MS;
+    let checks = 0;
+    while (Date.now() < until) {
+      expect(await observer.resolveNode(record.nodeId)).toEqual(record);
+      expect((await observer.resolveName(name))?.vaddr).toBe(0x10000n);
+      checks++;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(checks).toBeGreaterThan(5);
+  });
+
+  test('ending the last watch closes its subscriber connection', async () => {
+    const watcher = await connect();
+    const admin = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    cleanup.push(async () => admin.disconnect());
+    await admin.connect();
+    const subscribers = async () =>
+      String(await admin.client('LIST'))
+        .split('\n')
+        .filter((line) => / sub=[1-9]/.test(line)).length;
+    const before = await subscribers();
+    const controller = new AbortController();
+    const iterator = watcher.watch({ signal: controller.signal });
+    await pollFor('subscriber connected', async () => (await subscribers()) === before + 1, 5000);
+    controller.abort();
+    await expect(iterator.next()).resolves.toMatchObject({ done: true });
+    await pollFor('subscriber gone', async () => (await subscribers()) === before, 5000);
+  });
+
+  (canRestartRedis ? test : test.skip)(
+    'after a Redis restart a registered node re-registers and rebinds by itself, and a watcher still sees joins',
+    async () => {
+      const [node, watcher] = [await connect(), await connect()];
+      const record = makeRecord(uniqueId('survivor'), ['/job:worker/replica:0/task:0']);
+      await node.register(record);
+      const name = uniqueId('inbox');
+      await node.bindName(name, 0x12345n);
+      const reader = await watchFrom(watcher);
+
+      await server.restart(); // same port, empty data set
+      const back = await pollFor('re-registration after the restart', () => watcher.resolveNode(record.nodeId), RECOVER_WITHIN_MS);
+      expect(back).toEqual(record);
+      const binding = await pollFor('name rebound after the restart', () => watcher.resolveName(name), RECOVER_WITHIN_MS);
+      expect(binding).toEqual({ name, nodeId: record.nodeId, incarnation: record.incarnation, vaddr: 0x12345n });
+      expect(await watcher.resolveLabel('/job:worker/replica:0/task:0')).toEqual(record);
+
+      // A node that registers after the restart is seen by the watcher started before it.
+      const late = await connect();
+      const lateRecord = makeRecord(uniqueId('late'));
+      await late.register(lateRecord);
+      const join = await reader.event('join', lateRecord.nodeId, lateRecord.incarnation, RECOVER_WITHIN_MS);
+      expect(join.node).toEqual(lateRecord);
+
+      // The surviving node's directory is fully usable: new names, and a clean leave.
+      const second = uniqueId('second');
+      await node.bindName(second, 0x20000n);
+      expect((await watcher.resolveName(second))?.nodeId).toBe(record.nodeId);
+      await node.deregister();
+      await reader.event('leave', record.nodeId, record.incarnation, RECOVER_WITHIN_MS);
+      expect(await watcher.resolveName(name)).toBeUndefined();
+    },
+  );
+
+  (canRestartRedis ? test : test.skip)(
+    'while Redis is down, calls reject with ERR_RVMA_DIRECTORY_UNAVAILABLE (no hang); they work again once it is back',
+    async () => {
+      const node = await connect();
+      const record = makeRecord(uniqueId('outage'));
+      await node.register(record);
+      await server.stop();
+      try {
+        const started = Date.now();
+        expect(await codeOf(node.resolveNode(record.nodeId))).toBe('ERR_RVMA_DIRECTORY_UNAVAILABLE');
+        expect(await codeOf(node.bindName(uniqueId('n'), 0x10000n))).toBe('ERR_RVMA_DIRECTORY_UNAVAILABLE');
+        expect(Date.now() - started).toBeLessThan(15_000);
+      } finally {
+        await server.restart();
+      }
+      expect(await pollFor('back after the outage', () => node.resolveNode(record.nodeId), RECOVER_WITHIN_MS)).toEqual(record);
+    },
+  );
+});
+
+// Needs no Redis at all: nothing answers on purpose.
+describe('RedisDirectory.connect to an unreachable Redis', () => {
+  test('a closed port rejects promptly with ERR_RVMA_DIRECTORY_UNAVAILABLE', async () => {
+    const port = await freePort();
+    const started = Date.now();
+    const error = await RedisDirectory.connect({ url: `redis://127.0.0.1:${port}`, connectTimeoutMs: 300 }).then(
+      () => undefined,
+      (e: unknown) => e as { code?: string; message: string },
+    );
+    expect(error?.code).toBe('ERR_RVMA_DIRECTORY_UNAVAILABLE');
+    expect(error?.message).toContain(`127.0.0.1:${port}`);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  test('a server that accepts but never answers rejects after connectTimeoutMs, and the socket is closed', async () => {
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {});
+      socket.resume(); // read (and ignore) the client's commands, so its FIN is seen
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    try {
+      const started = Date.now();
+      await expect(RedisDirectory.connect({ url: `redis://127.0.0.1:${port}`, connectTimeoutMs: 300 })).rejects.toMatchObject({
+        code: 'ERR_RVMA_DIRECTORY_UNAVAILABLE',
+      });
+      const elapsed = Date.now() - started;
+      expect(elapsed).toBeGreaterThanOrEqual(250);
+      expect(elapsed).toBeLessThan(5000);
+      // The failed client does not keep a connection (or a reconnect loop) open.
+      await pollFor('client socket closed', () => sockets.size === 0, 5000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+});

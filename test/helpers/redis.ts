@@ -1,0 +1,283 @@
+// A private Redis for directory tests: redis-server on a free port, no persistence, in a temp
+// dir, stopped after the suite. A user's Redis is never touched unless REDIS_URL names it
+// explicitly; then that URL is used and restart tests are skipped (we cannot restart it).
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Directory, DirectoryEvent } from '../../registry';
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  /** False when REDIS_URL points at an external server: stop()/restart() are not ours to do. */
+  owned: boolean;
+  stop(): Promise<void>;
+  /** (Re)starts the server on the same port, empty (owned servers only); also after stop(). */
+  restart(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 10_000;
+const STOP_TIMEOUT_MS = 5_000;
+
+/** The redis-server binary, or undefined when none is installed. */
+export function findRedisServer(): string | undefined {
+  const candidates = [process.env.REDIS_SERVER, '/usr/bin/redis-server', '/usr/local/bin/redis-server'];
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) if (dir) candidates.push(path.join(dir, 'redis-server'));
+  for (const candidate of candidates) {
+    if (!candidate) continue;
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** Whether Redis suites can run here, and why not when they cannot. */
+export function redisAvailability(): { available: true } | { available: false; reason: string } {
+  if (process.env.REDIS_URL) return { available: true };
+  if (findRedisServer()) return { available: true };
+  return {
+    available: false,
+    reason: 'redis-server is not installed (looked in REDIS_SERVER, /usr/bin, /usr/local/bin and PATH) and REDIS_URL is not set',
+  };
+}
+
+/** Restart tests need a server we own. */
+export const canRestartRedis = !process.env.REDIS_URL;
+
+/**
+ * describe() for suites that need Redis. Without Redis: under CI the suite fails with the
+ * reason (a missing dependency must not pass silently); elsewhere it is skipped with a warning.
+ */
+export function describeRedis(name: string, body: () => void): void {
+  const availability = redisAvailability();
+  if (availability.available) {
+    describe(name, body);
+    return;
+  }
+  const message = `${name}: ${availability.reason}`;
+  if (process.env.CI) {
+    describe(name, () => {
+      beforeAll(() => {
+        throw new Error(`${message}. CI must provide Redis 7 (install redis-server or set REDIS_URL).`);
+      });
+      test('needs Redis', () => {});
+    });
+    return;
+  }
+  console.warn(`skipping ${message}`);
+  describe.skip(name, body);
+}
+
+/** A port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** One PING over a raw socket: true on +PONG within timeoutMs. */
+export function ping(port: number, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    let answer = '';
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('latin1');
+      if (answer.includes('\r\n')) done(answer.startsWith('+PONG'));
+    });
+    socket.on('error', () => done(false));
+  });
+}
+
+/** Starts a private redis-server (or wraps REDIS_URL). Call stop() in afterAll. */
+export async function startRedis(): Promise<RedisServer> {
+  if (process.env.REDIS_URL) return externalRedis(process.env.REDIS_URL);
+  const binary = findRedisServer();
+  if (!binary) throw new Error('startRedis: redis-server is not installed and REDIS_URL is not set');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rvma-redis-'));
+  // A port found free may be taken before redis binds it: try a few.
+  let lastError: Error | undefined;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    try {
+      return await privateRedis(binary, dir, port);
+    } catch (error) {
+      lastError = error as Error;
+    }
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  throw lastError!;
+}
+
+function externalRedis(url: string): RedisServer {
+  const port = Number(new URL(url).port || 6379);
+  return {
+    url,
+    port,
+    owned: false,
+    async stop() {},
+    async restart() {
+      throw new Error('restart(): REDIS_URL names an external Redis; restart tests must be skipped');
+    },
+  };
+}
+
+async function privateRedis(binary: string, dir: string, port: number): Promise<RedisServer> {
+  let proc: ChildProcess | undefined;
+  let log = '';
+  let stopped = true;
+
+  const launch = async (): Promise<void> => {
+    log = '';
+    fs.mkdirSync(dir, { recursive: true });
+    const child = spawn(
+      binary,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    proc = child;
+    stopped = false;
+    const keep = (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000));
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    child.on('error', (error) => (log += `\nspawn error: ${error.message}`));
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null || child.signalCode !== null) break;
+      if (await ping(port, 200)) return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await kill(child);
+    throw new Error(`redis-server on port ${port} did not answer PING within ${START_TIMEOUT_MS} ms:\n${log}`);
+  };
+
+  const kill = async (child: ChildProcess): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), STOP_TIMEOUT_MS)));
+    if ((await Promise.race([exited, late])) === 'late') {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    clearTimeout(timer);
+  };
+
+  // Never leave a server behind, even if the suite forgot stop().
+  const onExit = () => proc?.kill('SIGKILL');
+  process.once('exit', onExit);
+
+  await launch();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    owned: true,
+    async stop() {
+      if (proc && !stopped) await kill(proc);
+      stopped = true;
+      process.removeListener('exit', onExit);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+    async restart() {
+      if (proc && !stopped) await kill(proc);
+      if (stopped) process.once('exit', onExit);
+      await launch();
+    },
+  };
+}
+
+/** Bounded poll: resolves with check()'s first truthy value, or throws after timeoutMs. */
+export async function pollFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs: number,
+  intervalMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() >= deadline) {
+      throw new Error(`${what}: not within ${timeoutMs} ms${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/**
+ * Reads a directory's watch() with bounded waits. Events that a wait does not ask for stay
+ * queued for later waits, and a timed-out wait keeps its pending next() for the following
+ * call, so no event is lost between waits.
+ */
+export class WatchReader {
+  private readonly controller = new AbortController();
+  readonly iterator: AsyncIterableIterator<DirectoryEvent>;
+  /** Every event read so far (type:nodeId), in arrival order, for assertions and messages. */
+  readonly seen: string[] = [];
+  private readonly backlog: DirectoryEvent[] = [];
+  private pending: Promise<IteratorResult<DirectoryEvent>> | undefined;
+
+  constructor(directory: Directory) {
+    this.iterator = directory.watch({ signal: this.controller.signal });
+  }
+
+  /** The first not yet taken event matching `match`; throws after timeoutMs. */
+  async next(what: string, match: (event: DirectoryEvent) => boolean, timeoutMs: number): Promise<DirectoryEvent> {
+    const queued = this.backlog.findIndex(match);
+    if (queued >= 0) return this.backlog.splice(queued, 1)[0];
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      this.pending ??= this.iterator.next();
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
+      });
+      const result = await Promise.race([this.pending, timeout]).finally(() => clearTimeout(timer));
+      if (result === 'timeout') {
+        throw new Error(`watch: no ${what} within ${timeoutMs} ms (events seen: ${this.seen.join(', ') || 'none'})`);
+      }
+      this.pending = undefined;
+      if (result.done) throw new Error(`watch: the iterator ended before ${what} (events seen: ${this.seen.join(', ') || 'none'})`);
+      this.seen.push(`${result.value.type}:${result.value.node.nodeId}`);
+      if (match(result.value)) return result.value;
+      this.backlog.push(result.value);
+    }
+  }
+
+  /** A join/update/leave of the node with this id (and incarnation, if given). */
+  event(type: DirectoryEvent['type'], nodeId: string, incarnation: string | undefined, timeoutMs: number): Promise<DirectoryEvent> {
+    return this.next(
+      `${type} of ${nodeId}`,
+      (e) => e.type === type && e.node.nodeId === nodeId && (incarnation === undefined || e.node.incarnation === incarnation),
+      timeoutMs,
+    );
+  }
+
+  close(): void {
+    this.controller.abort();
+  }
+}

@@ -1,0 +1,24 @@
+// What the build contains: the in-process loopback provider always; rdma-core if linked.
+import { Endpoint } from '../../src';
+
+describe('Endpoint.capabilities', () => {
+  test('lists loopback, says whether rdma-core was linked, and lists devices', () => {
+    const caps = Endpoint.capabilities;
+    expect(Array.isArray(caps.providers)).toBe(true);
+    expect(caps.providers).toContain('loopback');
+    for (const provider of caps.providers) expect(typeof provider).toBe('string');
+    expect(typeof caps.rdmaCore).toBe('boolean');
+    expect(Array.isArray(caps.devices)).toBe(true);
+    for (const device of caps.devices) {
+      expect(typeof device.name).toBe('string');
+      expect(Number.isInteger(device.activePorts)).toBe(true);
+      expect(device.activePorts).toBeGreaterThanOrEqual(0);
+    }
+    // Without rdma-core no device can be enumerated.
+    if (!caps.rdmaCore) expect(caps.devices).toEqual([]);
+  });
+
+  test('is the same on every read', () => {
+    expect(Endpoint.capabilities).toEqual(Endpoint.capabilities);
+  });
+});
