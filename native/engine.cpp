@@ -102,7 +102,7 @@ void Engine::push(const Event& e, std::string text) {
   std::lock_guard<std::mutex> lock(eventsMu_);
   if (closed_) return;  // JS settles everything itself on close
   pending_.events.push_back(e);
-  if (!text.empty() || e.kind == uint64_t(EventKind::Connected) || e.kind == uint64_t(EventKind::PeerLost)) {
+  if (!text.empty() || e.kind == uint64_t(EventKind::Connected)) {
     pending_.events.back().vaddr = pending_.texts.size();
     pending_.texts.push_back(std::move(text));
   }
@@ -132,7 +132,14 @@ void Engine::rawWritten(uint32_t regionId, uint64_t offset, uint64_t len) {
 }
 
 void Engine::peerLost(const std::string& node, uint64_t incarnation) {
-  push(Event{uint64_t(EventKind::PeerLost), 0, 0, incarnation, 0, 0, 0, 0}, node);
+  char hex[17];
+  snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(incarnation));
+  std::lock_guard<std::mutex> lock(eventsMu_);
+  if (closed_) return;
+  pending_.events.push_back(Event{uint64_t(EventKind::PeerLost), 0, pending_.texts.size(), 0, 0, 0, 0, 0});
+  pending_.texts.push_back(node);
+  pending_.texts.push_back(hex);
+  if (wake_ && !wakePending_.exchange(true)) wake_();
 }
 
 void Engine::regionReleased(uint32_t regionId) {

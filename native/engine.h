@@ -28,10 +28,10 @@ enum class EventKind : uint32_t {
   ProtocolError = 5,
   RawWritten = 6,  // id: region id, epoch: offset, bytes: length
   RegionReleased = 7,
-  PeerLost = 8,  // text: the node id; epoch: its incarnation
+  PeerLost = 8,  // texts: the node id, then its incarnation (hex)
 };
 
-// Flat so the addon can hand a batch to JS as one BigUint64Array (kWords per event).
+// Flat so the addon can hand a batch to JS as one typed array (kWords per event).
 // Connected and ProtocolError carry text: `vaddr` then indexes the batch's texts
 // (ProtocolError: the peer at that index, the message at the next).
 struct Event {

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RvmaError } from './mailbox/errors';
 
-/** Events arrive as a BigUint64Array, EVENT_WORDS words per event (see native/engine.h). */
+/** Events arrive as a Float64Array, EVENT_WORDS numbers per event (see native/engine.h). */
 export const EVENT_WORDS = 8;
 export const enum EventKind {
   Completion = 1,
@@ -16,7 +16,7 @@ export const enum EventKind {
   /** id: region id, word 3: offset, word 5: length. */
   RawWritten = 6,
   RegionReleased = 7,
-  /** Word 2 indexes the batch's texts (the node id); word 3: its incarnation. */
+  /** Word 2 indexes the batch's texts: the node id, then its incarnation (hex). */
   PeerLost = 8,
 }
 
@@ -77,7 +77,7 @@ export interface NativeAddon {
   NativeEndpoint: new (
     nodeId: string,
     progress: 0 | 1,
-    onEvents: (events: BigUint64Array, texts: string[]) => void,
+    onEvents: (events: Float64Array, texts: string[]) => void,
     tcp: NativeTcpOptions,
   ) => NativeEndpoint;
   allocBuffer(size: number): ArrayBuffer;

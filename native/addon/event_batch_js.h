@@ -6,7 +6,7 @@
 
 namespace rvma::addon {
 
-// Fills args[0] (BigUint64Array, Event::kWords per event) and args[1] (string[]).
+// Fills args[0] (Float64Array, Event::kWords per event) and args[1] (string[]).
 void eventBatchArgs(napi_env env, const EventBatch& batch, napi_value args[2]);
 
 }  // namespace rvma::addon

@@ -542,36 +542,32 @@ export class Endpoint extends EventEmitter {
     }
   }
 
-  private onEvents(events: BigUint64Array, texts: string[]): void {
+  private onEvents(events: Float64Array, texts: string[]): void {
     for (let i = 0; i < events.length; i += EVENT_WORDS) {
-      const kind = Number(events[i]);
-      const id = Number(events[i + 1]);
+      const kind = events[i];
+      const id = events[i + 1];
       if (kind === EventKind.Completion) {
-        this.mailboxes
-          .get(id)
-          ?.complete(Number(events[i + 3]), Number(events[i + 4]), Number(events[i + 5]), Number(events[i + 6]));
+        this.mailboxes.get(id)?.complete(events[i + 3], events[i + 4], events[i + 5], events[i + 6]);
       } else if (kind === EventKind.PutDone) {
-        this.putDone(id, Number(events[i + 7]));
+        this.putDone(id, events[i + 7]);
       } else if (kind === EventKind.MailboxReleased) {
         this.mailboxes.get(id)?.released();
       } else if (kind === EventKind.Connected) {
-        const status = Number(events[i + 7]);
-        const text = texts[Number(events[i + 2])];
+        const status = events[i + 7];
+        const text = texts[events[i + 2]];
         const wait = this.connects.get(id);
         if (status === 0) wait?.resolve(text);
         else wait?.reject(new RvmaError(codeOfStatus(status), `Endpoint.connect: ${text}`));
       } else if (kind === EventKind.RawWritten) {
-        this.regions.get(id)?.written(Number(events[i + 3]), Number(events[i + 5]));
+        this.regions.get(id)?.written(events[i + 3], events[i + 5]);
       } else if (kind === EventKind.RegionReleased) {
         this.regions.get(id)?.released();
       } else if (kind === EventKind.PeerLost) {
-        const info: PeerLostInfo = {
-          nodeId: texts[Number(events[i + 2])],
-          incarnation: events[i + 3].toString(16).padStart(16, '0'),
-        };
+        const at = events[i + 2];
+        const info: PeerLostInfo = { nodeId: texts[at], incarnation: texts[at + 1] };
         this.emit('peerLost', info);
       } else if (kind === EventKind.ProtocolError) {
-        const at = Number(events[i + 2]);
+        const at = events[i + 2];
         const info: ProtocolErrorInfo = { peer: texts[at], message: texts[at + 1] };
         this.emit('protocolError', info);
       }
