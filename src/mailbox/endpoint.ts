@@ -94,6 +94,11 @@ export interface PutOptions {
   offset?: number | bigint;
   /** Let the receiver place the bytes after what earlier appends placed. */
   append?: boolean;
+  /**
+   * Keep retrying, with backoff, a put the receiver refused for lack of a posted buffer
+   * (ERR_RVMA_NO_BUFFER) for up to this many milliseconds. Default 0: no retry.
+   */
+  noBufferRetryMs?: number;
   timeout?: number;
   signal?: AbortSignal;
 }
@@ -137,6 +142,10 @@ interface PendingPut {
   target: string;
   /** Handed to the native side (after resolution): it may read data until putDone. */
   submitted?: boolean;
+  /** With noBufferRetryMs: until when, and how, a NO_BUFFER refusal is retried. */
+  retryUntil?: number;
+  retries?: number;
+  resubmit?: () => void;
   context: StatusContext;
 }
 
@@ -426,7 +435,8 @@ export class Endpoint extends EventEmitter {
   }
 
   private putOptions(call: string, options: unknown): PutOptions & { offset: bigint; append: boolean } {
-    const o = checkOptions<PutOptions>(call, options, ['offset', 'append', 'timeout', 'signal']);
+    const o = checkOptions<PutOptions>(call, options, ['offset', 'append', 'timeout', 'signal', 'noBufferRetryMs']);
+    if (o.noBufferRetryMs !== undefined) checkInteger(call, 'noBufferRetryMs', o.noBufferRetryMs, 0, MAX_MS);
     const append = o.append === undefined ? false : checkBoolean(call, 'append', o.append);
     if (append && o.offset !== undefined) throw invalid(call, 'give either offset or append, not both');
     const offset = o.offset === undefined ? 0n : checkU64(call, 'offset', o.offset);
@@ -453,7 +463,7 @@ export class Endpoint extends EventEmitter {
     offset: bigint,
     append: boolean,
     raw: boolean,
-    o: WaitOptions,
+    o: WaitOptions & { noBufferRetryMs?: number },
   ): Promise<void> {
     const bytes = checkBytes(call, 'data', data);
     this.assertOpen(call);
@@ -471,10 +481,15 @@ export class Endpoint extends EventEmitter {
     if (pending.wait.done) return pending.wait.promise;
     this.waiting(1);
     this.puts.set(id, pending);
+    if (o.noBufferRetryMs) pending.retryUntil = Date.now() + o.noBufferRetryMs;
     const submit = (d: Destination): void => {
-      if (pending.wait.done || this.isClosed) return;
+      if (pending.wait.done || this.isClosed) {
+        this.puts.delete(id); // settled while resolving or between retries: nothing in flight
+        return;
+      }
       pending.context.vaddr = d.vaddr;
       pending.submitted = true;
+      pending.resubmit = () => submit(d);
       const status = this.handle.put(id, d.route.peer, d.vaddr, bytes, offset, append, raw, d.route.incarnation);
       if (status !== 0) this.putDone(id, status);
     };
@@ -577,6 +592,7 @@ export class Endpoint extends EventEmitter {
   private putDone(id: number, status: number): void {
     const pending = this.puts.get(id);
     if (!pending) return;
+    if (this.retryLater(pending, status)) return;
     this.puts.delete(id);
     pending.data = undefined;
     // The node behind a cached route is gone or moved: resolve it afresh next time.
@@ -584,6 +600,16 @@ export class Endpoint extends EventEmitter {
     if (code === 'ERR_RVMA_PEER_LOST' || code === 'ERR_RVMA_NO_PEER') this.resolver.forget(pending.target);
     if (status === 0) pending.wait.resolve();
     else pending.wait.reject(statusError(status, pending.context));
+  }
+
+  /** A NO_BUFFER refusal within the put's retry budget: try again after a backoff. */
+  private retryLater(pending: PendingPut, status: number): boolean {
+    if (!pending.retryUntil || pending.wait.done || codeOfStatus(status) !== 'ERR_RVMA_NO_BUFFER') return false;
+    if (Date.now() >= pending.retryUntil) return false;
+    const attempt = (pending.retries = (pending.retries ?? 0) + 1);
+    if (attempt <= 3) setImmediate(pending.resubmit!); // the receiver usually re-posts within a turn
+    else setTimeout(pending.resubmit!, Math.min(2 ** (attempt - 4), 10));
+    return true;
   }
 
   private wordsOf(slot: number): CompletionWordsView {
