@@ -14,6 +14,11 @@ uint16_t get16(const uint8_t* p) { uint16_t v; std::memcpy(&v, p, 2); return le1
 uint32_t get32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return le32toh(v); }
 uint64_t get64(const uint8_t* p) { uint64_t v; std::memcpy(&v, p, 8); return le64toh(v); }
 
+// The statuses a receiver refuses a put with (core/status.h); nothing else may come back.
+bool isRefusal(uint16_t status) {
+  return status == 1 || status == 2 || status == 3 || status == 4 || status == 5 || status == 10;
+}
+
 }  // namespace
 
 std::string encodeHello(const Hello& h) {
@@ -74,7 +79,7 @@ DecodeResult decodeHeader(const uint8_t in[kHeaderBytes], FrameHeader* f) {
       return plain && f->status == 0 ? DecodeResult::Ok : DecodeResult::Malformed;
     case FrameType::Ack:
     case FrameType::Nack: {
-      bool statusOk = f->type == FrameType::Ack ? f->status == 0 : f->status >= 1 && f->status <= kMaxStatus;
+      bool statusOk = f->type == FrameType::Ack ? f->status == 0 : isRefusal(f->status);
       return plain && statusOk && f->vaddr == 0 && f->offset == 0 && f->len == 0 ? DecodeResult::Ok
                                                                                   : DecodeResult::Malformed;
     }

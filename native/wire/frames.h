@@ -40,7 +40,6 @@ enum class FrameType : uint8_t {
 };
 
 enum FrameFlags : uint8_t { kAppend = 1 };
-constexpr uint16_t kMaxStatus = 10;  // highest Status a NACK may carry (core/status.h)
 
 struct FrameHeader {
   FrameType type;

@@ -348,11 +348,8 @@ bool TcpConnection::onHeader() {
         protocolFail("answer for an unknown put id " + std::to_string(hdr_.id));
         return false;
       }
-      Status s = hdr_.type == wire::FrameType::Ack ? Status::Ok : Status(hdr_.status);
-      if (hdr_.type == wire::FrameType::Nack && (hdr_.status == 0 || hdr_.status > uint16_t(Status::PeerLost))) {
-        s = Status::InvalidArgument;
-      }
-      answer(hdr_.id, s);
+      // decodeHeader let through only the statuses a receiver refuses with.
+      answer(hdr_.id, hdr_.type == wire::FrameType::Ack ? Status::Ok : Status(hdr_.status));
       return state_ != State::Dead;
     }
     case wire::FrameType::Ping: {

@@ -34,6 +34,8 @@ class TcpConnection {
   const std::string& peerNodeId() const { return peer_.nodeId; }
   const std::string& peerListenAddress() const { return peer_.listenAddress; }
   const std::string& dialAddress() const { return dialAddress_; }
+  // Where to reach the peer again: the address dialed; an accepted peer's source port is not.
+  std::string redialAddress() const { return outgoing_ ? dialAddress_ : std::string(); }
   std::vector<uint64_t>& connectRequests() { return connectRequests_; }
   // Dialed to reach this node: whoever else answers gets none of its puts.
   void expectNode(const std::string& node) { expectedNode_ = node; }

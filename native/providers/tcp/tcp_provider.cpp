@@ -142,10 +142,13 @@ wire::Hello TcpProvider::hello(int fd) const {
 
 void TcpProvider::onAccept() {
   for (;;) {
-    int fd = accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_storage from{};
+    socklen_t len = sizeof from;
+    int fd = accept4(listenFd_, reinterpret_cast<sockaddr*>(&from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or a transient error: the next readiness retries
     tuneSocket(fd);
-    conns_.push_back(std::make_unique<TcpConnection>(*this, fd, false, std::string()));
+    // The remote address names the peer until its hello does (e.g. in protocol errors).
+    conns_.push_back(std::make_unique<TcpConnection>(*this, fd, false, formatAddress(from)));
     conns_.back()->start(nowMs());
   }
 }
@@ -317,7 +320,7 @@ void TcpProvider::onHandshake(TcpConnection* conn) {
   const std::string& node = conn->peerNodeId();
   byNode_[node].push_back(conn);
   // Where to dial this node again after a loss: what it advertises, else where we reached it.
-  addressOfNode_[node] = conn->peerListenAddress().empty() ? conn->dialAddress() : conn->peerListenAddress();
+  addressOfNode_[node] = conn->peerListenAddress().empty() ? conn->redialAddress() : conn->peerListenAddress();
   for (uint64_t request : conn->connectRequests()) ctx_.events.connected(request, Status::Ok, node);
   conn->connectRequests().clear();
   std::lock_guard<std::mutex> lock(knownMu_);

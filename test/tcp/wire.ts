@@ -1,0 +1,204 @@
+// The tcp provider's wire format, written independently of native/wire so tests can speak
+// (and mis-speak) the protocol over raw sockets. Little-endian throughout.
+//   hello:  u32 magic | u16 version | u16 nodeIdLen | u64 incarnation | u16 addressLen |
+//           14 zero bytes | nodeId | address
+//   header: u8 type | u8 flags | u16 status | u32 parts | u64 id | u64 vaddr | u64 offset | u64 len
+//   a Put with parts >= 2 (one part of a striped put) is followed by u64 putOffset | u64 putLen
+import * as net from 'node:net';
+
+export const MAGIC = 0x414d5652;
+export const VERSION = 1;
+export const HELLO_BYTES = 32;
+export const HEADER_BYTES = 40;
+export const PART_EXT_BYTES = 16;
+export const MAX_ERROR_TEXT = 1024;
+
+export const enum FrameType {
+  Put = 1,
+  Ack = 2,
+  Nack = 3,
+  Ping = 4,
+  Pong = 5,
+  Error = 6,
+  RawWrite = 7,
+}
+export const FLAG_APPEND = 1;
+
+export interface HelloFields {
+  magic?: number;
+  version?: number;
+  nodeId: string;
+  address?: string;
+  incarnation?: bigint;
+  /** Overrides the encoded node id length (to lie about it). */
+  nodeIdLen?: number;
+  addressLen?: number;
+  /** Written at byte 18 (must be zero). */
+  reservedByte?: number;
+}
+
+export function encodeHello(h: HelloFields): Buffer {
+  const id = Buffer.from(h.nodeId);
+  const address = Buffer.from(h.address ?? '');
+  const fixed = Buffer.alloc(HELLO_BYTES);
+  fixed.writeUInt32LE(h.magic ?? MAGIC, 0);
+  fixed.writeUInt16LE(h.version ?? VERSION, 4);
+  fixed.writeUInt16LE(h.nodeIdLen ?? id.length, 6);
+  fixed.writeBigUInt64LE(h.incarnation ?? 1n, 8);
+  fixed.writeUInt16LE(h.addressLen ?? address.length, 16);
+  if (h.reservedByte) fixed[18] = h.reservedByte;
+  return Buffer.concat([fixed, id, address]);
+}
+
+export interface Header {
+  type: number;
+  flags?: number;
+  status?: number;
+  parts?: number;
+  id?: bigint;
+  vaddr?: bigint;
+  offset?: bigint;
+  len?: bigint;
+}
+
+export function encodeHeader(f: Header, out = Buffer.alloc(HEADER_BYTES), at = 0): Buffer {
+  out[at] = f.type;
+  out[at + 1] = f.flags ?? 0;
+  out.writeUInt16LE(f.status ?? 0, at + 2);
+  out.writeUInt32LE(f.parts ?? 0, at + 4);
+  out.writeBigUInt64LE(f.id ?? 0n, at + 8);
+  out.writeBigUInt64LE(f.vaddr ?? 0n, at + 16);
+  out.writeBigUInt64LE(f.offset ?? 0n, at + 24);
+  out.writeBigUInt64LE(f.len ?? 0n, at + 32);
+  return out;
+}
+
+export interface ParsedHello {
+  magic: number;
+  version: number;
+  nodeId: string;
+  address: string;
+  /** Bytes the hello took. */
+  size: number;
+}
+
+/** The hello at the start of buf, or undefined if buf does not hold all of it yet. */
+export function parseHello(buf: Buffer): ParsedHello | undefined {
+  if (buf.length < HELLO_BYTES) return undefined;
+  const idLen = buf.readUInt16LE(6);
+  const addressLen = buf.readUInt16LE(16);
+  const size = HELLO_BYTES + idLen + addressLen;
+  if (buf.length < size) return undefined;
+  return {
+    magic: buf.readUInt32LE(0),
+    version: buf.readUInt16LE(4),
+    nodeId: buf.subarray(HELLO_BYTES, HELLO_BYTES + idLen).toString(),
+    address: buf.subarray(HELLO_BYTES + idLen, size).toString(),
+    size,
+  };
+}
+
+export interface ParsedFrame {
+  type: number;
+  flags: number;
+  status: number;
+  parts: number;
+  id: bigint;
+  vaddr: bigint;
+  offset: bigint;
+  len: bigint;
+  /** Error text (Error frames only). */
+  text?: string;
+}
+
+/** Frames from buf[from..]; a trailing partial frame is returned as `rest` bytes. */
+export function parseFrames(buf: Buffer, from: number): { frames: ParsedFrame[]; rest: number } {
+  const frames: ParsedFrame[] = [];
+  let at = from;
+  while (buf.length - at >= HEADER_BYTES) {
+    const f: ParsedFrame = {
+      type: buf[at],
+      flags: buf[at + 1],
+      status: buf.readUInt16LE(at + 2),
+      parts: buf.readUInt32LE(at + 4),
+      id: buf.readBigUInt64LE(at + 8),
+      vaddr: buf.readBigUInt64LE(at + 16),
+      offset: buf.readBigUInt64LE(at + 24),
+      len: buf.readBigUInt64LE(at + 32),
+    };
+    let size = HEADER_BYTES;
+    if (f.type === FrameType.Error) {
+      if (f.len > BigInt(MAX_ERROR_TEXT) || buf.length - at < HEADER_BYTES + Number(f.len)) break;
+      f.text = buf.subarray(at + HEADER_BYTES, at + HEADER_BYTES + Number(f.len)).toString();
+      size += Number(f.len);
+    } else if (f.type === FrameType.Put || f.type === FrameType.RawWrite) {
+      // Skip the payload (and a striped part's extension).
+      const extra = (f.type === FrameType.Put && f.parts >= 2 ? PART_EXT_BYTES : 0) + Number(f.len);
+      if (buf.length - at < HEADER_BYTES + extra) break;
+      size += extra;
+    }
+    frames.push(f);
+    at += size;
+  }
+  return { frames, rest: buf.length - at };
+}
+
+/** 'tcp://HOST:PORT' -> { host, port }. */
+export function splitAddress(address: string): { host: string; port: number } {
+  const m = /^tcp:\/\/(.+):(\d+)$/.exec(address);
+  if (!m) throw new Error(`not a tcp address: ${address}`);
+  return { host: m[1], port: Number(m[2]) };
+}
+
+export interface RawExchange {
+  /** Everything the peer sent before the connection ended. */
+  received: Buffer;
+  /** How it ended: 'end' (peer closed), 'error' (reset), or 'timeout'. */
+  how: 'end' | 'error' | 'timeout';
+}
+
+export interface RawExchangeOptions {
+  /** Half-close after writing. */
+  end?: boolean;
+  timeoutMs?: number;
+  /** Write in pieces of these sizes (cycled), each after the previous one reached the kernel. */
+  pieces?: number[];
+}
+
+/**
+ * Connects a raw socket, writes `bytes`, optionally half-closes, and collects everything the
+ * peer sends until it closes the connection (bounded by timeoutMs).
+ */
+export function rawExchange(address: string, bytes: Buffer, options: RawExchangeOptions = {}): Promise<RawExchange> {
+  const { host, port } = splitAddress(address);
+  return new Promise<RawExchange>((resolve) => {
+    const chunks: Buffer[] = [];
+    let how: RawExchange['how'] = 'end';
+    const socket = net.connect({ host, port });
+    const timer = setTimeout(() => {
+      how = 'timeout';
+      socket.destroy();
+    }, options.timeoutMs ?? 15_000);
+    socket.on('connect', async () => {
+      const pieces = options.pieces?.filter((n) => n > 0);
+      if (!pieces?.length) {
+        socket.write(bytes);
+      } else {
+        for (let at = 0, i = 0; at < bytes.length && !socket.destroyed; i++) {
+          const piece = bytes.subarray(at, at + pieces[i % pieces.length]);
+          at += piece.length;
+          await new Promise<void>((resolve) => socket.write(piece, () => resolve()));
+        }
+      }
+      if (options.end && !socket.destroyed) socket.end();
+    });
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', () => {
+      if (how === 'end') how = 'error';
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ received: Buffer.concat(chunks), how });
+    });
+  });
+}
