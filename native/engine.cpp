@@ -73,6 +73,12 @@ Status Engine::connect(uint64_t requestId, const std::string& address) {
   return Status::Ok;
 }
 
+void Engine::poll() {
+  polling_ = true;
+  progress_.poll();
+  polling_ = false;
+}
+
 void Engine::setWake(std::function<void()> wake) {
   std::lock_guard<std::mutex> lock(eventsMu_);
   wake_ = std::move(wake);
@@ -106,7 +112,7 @@ void Engine::push(const Event& e, std::string text) {
     pending_.events.back().vaddr = pending_.texts.size();
     pending_.texts.push_back(std::move(text));
   }
-  if (wake_ && !wakePending_.exchange(true)) wake_();
+  if (wake_ && !polling_ && !wakePending_.exchange(true)) wake_();
 }
 
 void Engine::completions(const std::vector<CompletionRecord>& records) {
@@ -139,7 +145,7 @@ void Engine::peerLost(const std::string& node, uint64_t incarnation) {
   pending_.events.push_back(Event{uint64_t(EventKind::PeerLost), 0, pending_.texts.size(), 0, 0, 0, 0, 0});
   pending_.texts.push_back(node);
   pending_.texts.push_back(hex);
-  if (wake_ && !wakePending_.exchange(true)) wake_();
+  if (wake_ && !polling_ && !wakePending_.exchange(true)) wake_();
 }
 
 void Engine::regionReleased(uint32_t regionId) {
@@ -153,7 +159,7 @@ void Engine::protocolError(const std::string& peer, const std::string& message) 
   pending_.events.push_back(Event{uint64_t(EventKind::ProtocolError), 0, pending_.texts.size(), 0, 0, 0, 0, 0});
   pending_.texts.push_back(peer);
   pending_.texts.push_back(message);
-  if (wake_ && !wakePending_.exchange(true)) wake_();
+  if (wake_ && !polling_ && !wakePending_.exchange(true)) wake_();
 }
 
 }  // namespace rvma

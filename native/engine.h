@@ -75,7 +75,8 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
 
   // Loop mode: the fd to watch and the call to make when it is readable.
   int progressFd() const { return progress_.fd(); }
-  void poll() { progress_.poll(); }
+  // Events pushed meanwhile skip the wake-up: the caller drains right after.
+  void poll();
 
   // EventSink
   void completions(const std::vector<CompletionRecord>& records) override;
@@ -103,6 +104,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   EventBatch pending_;
   std::function<void()> wake_;
   std::atomic<bool> wakePending_{false};
+  std::atomic<bool> polling_{false};
   std::atomic<bool> closed_{false};
 };
 
