@@ -22,9 +22,13 @@ export class Resolver {
 
   /** A route now when it is known, else a promise of one. Unknown nodes pass through as-is. */
   route(target: string): Route | Promise<Route> {
-    if (target.startsWith('tcp://')) return { peer: target };
     const cached = this.cache.get(target);
     if (cached) return cached;
+    if (target.startsWith('tcp://')) {
+      const direct = { peer: target };
+      this.cache.set(target, direct);
+      return direct;
+    }
     const lookup = target.startsWith('/job:') ? this.directory.resolveLabel(target) : this.directory.resolveNode(target);
     return lookup.then((record) => {
       if (!record) return { peer: target };
