@@ -52,14 +52,17 @@ std::string Engine::listenAddress() const { return tcp_ ? tcp_->boundAddress() :
 
 Status Engine::put(PutRequest req) {
   if (closed_) return Status::Closed;
+  bool known = false;
   for (auto& provider : providers_) {
-    if ((req.raw && !provider->supportsRaw()) || !provider->reaches(req.peer)) continue;
+    if (!provider->reaches(req.peer)) continue;
+    known = true;
+    if (req.raw && !provider->supportsRaw()) continue;
     Provider* p = provider.get();
     progress_.submit([p, req = std::move(req)] { p->put(req); });
     return Status::Ok;
   }
-  // A put aimed at a known incarnation: that node existed and is gone.
-  return req.incarnation ? Status::PeerLost : Status::NoPeer;
+  // Aimed at a known incarnation that nothing reaches any more: that node is gone.
+  return req.incarnation && !known ? Status::PeerLost : Status::NoPeer;
 }
 
 Status Engine::connect(uint64_t requestId, const std::string& address) {
@@ -104,14 +107,14 @@ void Engine::close() {
 }
 
 // wake_ is called under the lock so close() can be sure no call is in progress after it.
-void Engine::push(const Event& e, std::string text) {
+// Texts (peer ids and messages come off the wire and may hold anything) travel beside the
+// event; its `vaddr` word then indexes the first of them.
+void Engine::push(Event e, std::initializer_list<std::string> texts) {
   std::lock_guard<std::mutex> lock(eventsMu_);
   if (closed_) return;  // JS settles everything itself on close
+  if (texts.size()) e.vaddr = pending_.texts.size();
   pending_.events.push_back(e);
-  if (!text.empty() || e.kind == uint64_t(EventKind::Connected)) {
-    pending_.events.back().vaddr = pending_.texts.size();
-    pending_.texts.push_back(std::move(text));
-  }
+  pending_.texts.insert(pending_.texts.end(), texts);
   if (wake_ && !polling_ && !wakePending_.exchange(true)) wake_();
 }
 
@@ -130,7 +133,7 @@ void Engine::putDone(uint64_t putId, Status status) {
 }
 
 void Engine::connected(uint64_t requestId, Status status, const std::string& detail) {
-  push(Event{uint64_t(EventKind::Connected), requestId, 0, 0, 0, 0, 0, uint64_t(status)}, detail);
+  push(Event{uint64_t(EventKind::Connected), requestId, 0, 0, 0, 0, 0, uint64_t(status)}, {detail});
 }
 
 void Engine::rawWritten(uint32_t regionId, uint64_t offset, uint64_t len) {
@@ -140,12 +143,7 @@ void Engine::rawWritten(uint32_t regionId, uint64_t offset, uint64_t len) {
 void Engine::peerLost(const std::string& node, uint64_t incarnation) {
   char hex[17];
   snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(incarnation));
-  std::lock_guard<std::mutex> lock(eventsMu_);
-  if (closed_) return;
-  pending_.events.push_back(Event{uint64_t(EventKind::PeerLost), 0, pending_.texts.size(), 0, 0, 0, 0, 0});
-  pending_.texts.push_back(node);
-  pending_.texts.push_back(hex);
-  if (wake_ && !polling_ && !wakePending_.exchange(true)) wake_();
+  push(Event{uint64_t(EventKind::PeerLost), 0, 0, 0, 0, 0, 0, 0}, {node, hex});
 }
 
 void Engine::regionReleased(uint32_t regionId) {
@@ -153,13 +151,7 @@ void Engine::regionReleased(uint32_t regionId) {
 }
 
 void Engine::protocolError(const std::string& peer, const std::string& message) {
-  // Two texts (peer, then message): the peer's id came off the wire and may hold anything.
-  std::lock_guard<std::mutex> lock(eventsMu_);
-  if (closed_) return;
-  pending_.events.push_back(Event{uint64_t(EventKind::ProtocolError), 0, pending_.texts.size(), 0, 0, 0, 0, 0});
-  pending_.texts.push_back(peer);
-  pending_.texts.push_back(message);
-  if (wake_ && !polling_ && !wakePending_.exchange(true)) wake_();
+  push(Event{uint64_t(EventKind::ProtocolError), 0, 0, 0, 0, 0, 0, 0}, {peer, message});
 }
 
 }  // namespace rvma

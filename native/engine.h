@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -90,7 +91,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
 
  private:
   explicit Engine(const EngineOptions& options);
-  void push(const Event& e, std::string text = {});
+  void push(Event e, std::initializer_list<std::string> texts = {});
 
   EngineOptions options_;
   uint64_t incarnation_;

@@ -66,8 +66,8 @@ class Mailbox {
 
   Status post(uint8_t* data, uint64_t size, uint64_t threshold, uint64_t* indexOut);
   Status reserve(const Placement& where, uint64_t len, Reservation* out);
-  // Counts the reserved bytes and `ops` puts (0 for all but the last part of a put split
-  // across connections), then retires every buffer whose epoch ended, in FIFO order.
+  // Counts the reserved bytes as `ops` puts (1 per put, even one placed in parts), then
+  // retires every buffer whose epoch ended, in FIFO order.
   void commit(const Reservation& r, uint64_t ops, std::vector<CompletionRecord>& retired);
   void cancel(const Reservation& r, std::vector<CompletionRecord>& retired);
   Status incEpoch(std::vector<CompletionRecord>& retired);

@@ -38,11 +38,15 @@ export function createKey(
   const call = 'createKey';
   checkDevice(call, 'srcDevice', srcDevice);
   checkDevice(call, 'dstDevice', dstDevice);
-  const incarnation = typeof srcIncarnation === 'bigint' ? srcIncarnation.toString(16) : srcIncarnation;
-  if (!/^[0-9a-fA-F]+$/.test(incarnation)) throw invalid(call, 'srcIncarnation must be a bigint or a hex string');
-  if (!name || name.includes(';')) throw invalid(call, 'name must be non-empty and must not contain ";"');
-  const { frameId, iterId } = frameIter;
-  if (!Number.isSafeInteger(frameId) || !Number.isSafeInteger(iterId) || frameId < 0 || iterId < 0) {
+  const incarnation = typeof srcIncarnation === 'bigint' && srcIncarnation >= 0n ? srcIncarnation.toString(16) : srcIncarnation;
+  if (typeof incarnation !== 'string' || !/^[0-9a-fA-F]+$/.test(incarnation)) {
+    throw invalid(call, 'srcIncarnation must be a non-negative bigint or a hex string');
+  }
+  if (typeof name !== 'string' || !name || name.includes(';')) {
+    throw invalid(call, 'name must be a non-empty string without ";"');
+  }
+  const { frameId, iterId } = (frameIter ?? {}) as Partial<FrameIter>;
+  if (!Number.isSafeInteger(frameId) || !Number.isSafeInteger(iterId) || frameId! < 0 || iterId! < 0) {
     throw invalid(call, 'frameIter must hold non-negative integers frameId and iterId');
   }
   return `${srcDevice};${incarnation.toLowerCase()};${dstDevice};${name};${frameId}:${iterId}`;

@@ -5,7 +5,7 @@ import { crc32 } from 'node:zlib';
 import { Endpoint, PeerLostInfo } from '../mailbox/endpoint';
 import { RvmaError, RvmaErrorCode, isRvmaErrorCode } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
-import { checkInteger, checkOptions, checkU64, invalid } from '../mailbox/validate';
+import { checkBoolean, checkInteger, checkOptions, checkU64, invalid } from '../mailbox/validate';
 import { Wait, WaitOptions } from '../mailbox/wait';
 import { TensorMeta, decodeStrings, encodeContent, metaOf, sameMeta } from '../tensor/codec';
 import { viewAs } from '../tensor/dtypes';
@@ -67,7 +67,7 @@ export class RendezvousMgr implements RendezvousHost {
       throw invalid(call, 'beforeContentPut must be a function');
     }
     return new RendezvousMgr(endpoint, new Set(tasks), {
-      validate: o.validate === true,
+      validate: o.validate === undefined ? false : checkBoolean(call, 'validate', o.validate),
       buffers: checkInteger(call, 'controlBuffers', o.controlBuffers ?? 256, 1, 65536),
       bufferBytes: checkInteger(call, 'controlBufferBytes', o.controlBufferBytes ?? 8192, 512, 1 << 24),
       sendTimeoutMs: checkInteger(call, 'sendTimeoutMs', o.sendTimeoutMs ?? 10_000, 1, 2 ** 31 - 1),

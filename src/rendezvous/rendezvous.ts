@@ -1,7 +1,7 @@
 // One step's rendezvous: TensorFlow's tag matching. A recv that comes first parks its
 // callback, a send that comes first parks the tensor; the second completes the pair.
 import { RvmaError } from '../mailbox/errors';
-import { checkOptions, invalid } from '../mailbox/validate';
+import { checkBoolean, checkOptions, invalid } from '../mailbox/validate';
 import { Wait, WaitOptions, parseWaitOptions } from '../mailbox/wait';
 import { Tensor, toTensor } from '../tensor/tensor';
 import { ParsedKey, parseKey } from './key';
@@ -44,7 +44,8 @@ export class Rendezvous {
     if (!this.host.isLocalTask(parsed.srcTask)) {
       throw invalid(call, `this endpoint does not host the key's source task ${parsed.srcTask}`);
     }
-    const item: Received = { tensor: toTensor(call, tensor), isDead: o.isDead ?? false };
+    const isDead = o.isDead === undefined ? false : checkBoolean(call, 'isDead', o.isDead);
+    const item: Received = { tensor: toTensor(call, tensor), isDead };
     if (this.aborted) throw this.aborted;
     const slot = this.slots.get(key);
     if (slot?.sent) throw invalid(call, `key was already sent in step ${this.stepId}: ${key}`);

@@ -48,7 +48,16 @@ bool SplitReceiver::end(const Key& key, uint64_t len) {
   e.writers--;
   e.seen++;
   e.received += len;
-  if (e.received > e.putLen) return false;
+  // More bytes than announced, or all parts in without covering the put: a broken sender.
+  bool broken = e.received > e.putLen || (e.seen == e.parts && e.received != e.putLen && ok(e.refused));
+  if (broken) {
+    e.refused = Status::PeerLost;
+    if (e.writers == 0) {
+      release(e, false);
+      entries_.erase(it);
+    }
+    return false;
+  }
   finishIfDone(it);
   return true;
 }
@@ -60,14 +69,16 @@ void SplitReceiver::abort(const Key& key) {
   e.writers--;
   e.seen++;
   if (ok(e.refused)) e.refused = Status::PeerLost;  // later parts are refused too
-  if (e.writers == 0) release(e, false);
   finishIfDone(it);
 }
 
-// Counted only if every part arrived and together they cover the whole put.
+// Counted only if every part arrived and together they cover the whole put. A put that can
+// no longer complete gives its reservation back as soon as no part is being written.
 void SplitReceiver::finishIfDone(std::map<Key, Entry>::iterator it) {
   Entry& e = it->second;
-  if (e.seen < e.parts || e.writers > 0) return;
+  if (e.writers > 0) return;
+  if (!ok(e.refused)) release(e, false);
+  if (e.seen < e.parts) return;
   release(e, ok(e.refused) && e.received == e.putLen);
   entries_.erase(it);
 }

@@ -324,22 +324,12 @@ bool TcpConnection::onHeader() {
       if (hdr_.len > owner_.options().maxPutBytes) return refuse(Status::TooLarge);
       Placement where{(hdr_.flags & wire::kAppend) != 0, hdr_.offset};
       Status s = owner_.ctx().table.reserve(hdr_.vaddr, where, hdr_.len, &res_);
-      if (!ok(s)) return refuse(s);
-      rx_ = Rx::Payload;
-      remaining_ = hdr_.len;
-      got_ = 0;
-      if (remaining_ == 0) finishPayload();
-      return state_ != State::Dead;
+      return ok(s) ? beginPayload() : refuse(s);
     }
     case wire::FrameType::RawWrite: {
       if (hdr_.len > owner_.options().maxPutBytes) return refuse(Status::TooLarge);
       Status s = owner_.ctx().regions.reserve(hdr_.vaddr, hdr_.offset, hdr_.len, &rawRes_);
-      if (!ok(s)) return refuse(s);
-      rx_ = Rx::Payload;
-      remaining_ = hdr_.len;
-      got_ = 0;
-      if (remaining_ == 0) finishPayload();
-      return state_ != State::Dead;
+      return ok(s) ? beginPayload() : refuse(s);
     }
     case wire::FrameType::Ack:
     case wire::FrameType::Nack: {
@@ -391,6 +381,11 @@ bool TcpConnection::onPartExt(const uint8_t* p) {
       break;
   }
   splitPart_ = true;
+  return beginPayload();
+}
+
+// The destination is reserved: the frame's payload goes there as it arrives.
+bool TcpConnection::beginPayload() {
   rx_ = Rx::Payload;
   remaining_ = hdr_.len;
   got_ = 0;

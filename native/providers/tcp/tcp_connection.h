@@ -72,6 +72,7 @@ class TcpConnection {
   bool onPartExt(const uint8_t* p);
   void finishPayload();
   bool refuse(Status s);
+  bool beginPayload();
   uint8_t* payloadDst() const;
   void answer(uint64_t putId, Status status);
   void finishPut(uint64_t putId);

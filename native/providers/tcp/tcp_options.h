@@ -6,7 +6,7 @@ namespace rvma {
 
 struct TcpOptions {
   std::string listen;  // "tcp://HOST:PORT" (port 0: ephemeral), "" to accept nothing
-  uint64_t maxPutBytes = 1ull << 32;          // larger PUT frames are a protocol error
+  uint64_t maxPutBytes = 1ull << 32;          // larger puts are refused (NACK TooLarge)
   uint64_t maxInflightBytes = 64ull << 20;    // per connection; further puts wait
   uint32_t keepaliveMs = 1000;                // idle connections are probed this often
   uint32_t peerTimeoutMs = 5000;              // silence longer than this loses the peer

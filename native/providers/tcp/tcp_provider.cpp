@@ -211,7 +211,12 @@ std::vector<TcpConnection*> TcpProvider::route(const std::string& peer, Status* 
   if (addr != addressOfNode_.end() && !addr->second.empty()) {
     std::vector<TcpConnection*> group = dial(addr->second, status);
     for (TcpConnection* conn : group) {
-      if (conn->state() != TcpConnection::State::Ready) conn->expectNode(peer);
+      if (conn->state() != TcpConnection::State::Ready) {
+        conn->expectNode(peer);
+      } else if (conn->peerNodeId() != peer) {
+        *status = Status::PeerLost;  // another node answers there now: ours is gone
+        return {};
+      }
     }
     return group;
   }
