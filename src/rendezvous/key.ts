@@ -22,10 +22,10 @@ export interface FrameIter {
 
 const DEVICE = /^\/job:[^/;]+\/replica:\d+\/task:\d+(\/(device:)?[A-Za-z_]+:\d+)?$/;
 
-/** The task a device belongs to: the device name without its '/device:TYPE:N' part. */
+/** The task a device belongs to: its '/job:J/replica:R/task:T' prefix. */
 export function taskOf(device: string): string {
-  const cut = device.search(/\/(device:)?[A-Za-z_]+:\d+$/);
-  return cut < 0 || device.slice(0, cut).endsWith(':') ? device : device.slice(0, cut);
+  const m = /^\/job:[^/;]+\/replica:\d+\/task:\d+/.exec(device);
+  return m ? m[0] : device;
 }
 
 export function createKey(

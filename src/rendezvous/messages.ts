@@ -96,15 +96,21 @@ export function decode(bytes: Uint8Array): ControlMessage {
         dataVaddr: vaddr(),
         cachedMeta: raw.cachedMeta == null ? null : checkMeta(raw.cachedMeta),
       };
-    case Kind.MetaDataResponse:
-      if (raw.checksum != null && !Number.isSafeInteger(raw.checksum)) throw protocol('checksum is invalid');
-      return {
-        kind: Kind.MetaDataResponse,
-        ...from,
-        requestIndex: index(),
-        meta: checkMeta(raw.meta),
-        checksum: (raw.checksum as number | null) ?? null,
-      };
+    case Kind.MetaDataResponse: {
+      const requestIndex = index();
+      // A bad meta still says which request it answers: that recv fails at once.
+      const answering = { from: from.from, requestIndex };
+      if (raw.checksum != null && !Number.isSafeInteger(raw.checksum)) {
+        throw new ControlMessageError('meta response checksum is invalid', answering);
+      }
+      let meta: TensorMeta;
+      try {
+        meta = checkMeta(raw.meta);
+      } catch (cause) {
+        throw new ControlMessageError('meta response carries malformed tensor meta', answering, cause);
+      }
+      return { kind: Kind.MetaDataResponse, ...from, requestIndex, meta, checksum: (raw.checksum as number | null) ?? null };
+    }
     case Kind.TensorReRequest:
       return { kind: Kind.TensorReRequest, ...from, requestIndex: index(), dataVaddr: vaddr() };
     case Kind.ErrorStatus:
@@ -114,6 +120,17 @@ export function decode(bytes: Uint8Array): ControlMessage {
   }
 }
 
+/** A control message that could not be decoded; answering names the request it was for. */
+export class ControlMessageError extends RvmaError {
+  constructor(
+    message: string,
+    readonly answering?: { from: string; requestIndex: number },
+    cause?: unknown,
+  ) {
+    super('ERR_RVMA_PROTOCOL', `rendezvous: ${message}`, { cause });
+  }
+}
+
 function protocol(message: string, cause?: unknown): RvmaError {
-  return new RvmaError('ERR_RVMA_PROTOCOL', `rendezvous: ${message}`, { cause });
+  return new ControlMessageError(message, undefined, cause);
 }

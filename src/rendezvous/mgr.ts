@@ -13,7 +13,15 @@ import { Tensor } from '../tensor/tensor';
 import { ControlChannel } from './control';
 import { RendezvousCounters, newCounters } from './counters';
 import { ParsedKey, parseKey } from './key';
-import { ControlMessage, ErrorStatus, Kind, MetaDataResponse, TensorReRequest, TensorRequest } from './messages';
+import {
+  ControlMessage,
+  ControlMessageError,
+  ErrorStatus,
+  Kind,
+  MetaDataResponse,
+  TensorReRequest,
+  TensorRequest,
+} from './messages';
 import { Received, Rendezvous, RendezvousHost } from './rendezvous';
 
 export interface RendezvousOptions {
@@ -29,11 +37,21 @@ export interface RendezvousOptions {
   sendTimeoutMs?: number;
   /** Fault injection: sees (and may alter) content bytes just before the sender puts them. */
   beforeContentPut?: (key: string, bytes: Uint8Array) => void;
+  /** Largest tensor content a recv accepts (a sender's meta could claim any size). Default 4 GiB. */
+  maxTensorBytes?: number;
 }
 
 const CLEANED_STEPS_KEPT = 4096;
 
-const OPTION_KEYS = ['tasks', 'validate', 'controlBuffers', 'controlBufferBytes', 'sendTimeoutMs', 'beforeContentPut'] as const;
+const OPTION_KEYS = [
+  'tasks',
+  'validate',
+  'controlBuffers',
+  'controlBufferBytes',
+  'sendTimeoutMs',
+  'beforeContentPut',
+  'maxTensorBytes',
+] as const;
 
 /** A recv waiting on a remote sender (receiver side). */
 interface PendingRecv {
@@ -72,6 +90,7 @@ export class RendezvousMgr implements RendezvousHost {
       bufferBytes: checkInteger(call, 'controlBufferBytes', o.controlBufferBytes ?? 8192, 512, 1 << 24),
       sendTimeoutMs: checkInteger(call, 'sendTimeoutMs', o.sendTimeoutMs ?? 10_000, 1, 2 ** 31 - 1),
       beforeContentPut: o.beforeContentPut,
+      maxTensorBytes: checkInteger(call, 'maxTensorBytes', o.maxTensorBytes ?? 2 ** 32, 0, 2 ** 40),
     });
   }
 
@@ -96,11 +115,15 @@ export class RendezvousMgr implements RendezvousHost {
       bufferBytes: number;
       sendTimeoutMs: number;
       beforeContentPut?: (key: string, bytes: Uint8Array) => void;
+      maxTensorBytes: number;
     },
   ) {
-    this.channel = new ControlChannel(endpoint, options, (m) => this.onMessage(m), () => {
-      // An undecodable message has no request index to answer: it is dropped, and counted.
+    this.channel = new ControlChannel(endpoint, options, (m) => this.onMessage(m), (error) => {
       this.counters.errors++;
+      // An undecodable message that names its request fails that recv; others are dropped.
+      const answering = error instanceof ControlMessageError ? error.answering : undefined;
+      const pending = answering && this.pendingFrom({ from: answering.from, requestIndex: answering.requestIndex });
+      pending?.wait.reject(error);
     });
     endpoint.on('peerLost', this.onPeerLost);
   }
@@ -195,6 +218,12 @@ export class RendezvousMgr implements RendezvousHost {
 
   /** A one-time mailbox sized for the content; its completion finishes the recv. */
   private allocate(pending: PendingRecv, meta: TensorMeta): void {
+    if (meta.byteSize > this.options.maxTensorBytes) {
+      throw new RvmaError(
+        'ERR_RVMA_TOO_LARGE',
+        `Rendezvous.recv: ${pending.key} is ${meta.byteSize} bytes, over maxTensorBytes (${this.options.maxTensorBytes})`,
+      );
+    }
     pending.mailbox?.close();
     const mailbox = this.endpoint.openDynamicMailbox({ epoch: 'bytes', maxBuffers: 1 });
     mailbox.post(meta.byteSize);

@@ -24,7 +24,10 @@ export function toTensor(call: string, value: unknown): Tensor {
   const dtype = (v.dtype ?? v.type) as unknown;
   const shape = (v.shape ?? v.dims) as unknown;
   let data = v.data as unknown;
-  if (data === undefined && typeof v.dataSync === 'function') data = (v.dataSync as () => unknown)();
+  // A tfjs Tensor has an async data() method and a synchronous dataSync().
+  if ((data === undefined || typeof data === 'function') && typeof v.dataSync === 'function') {
+    data = (v.dataSync as () => unknown)();
+  }
   if (!isDType(dtype)) throw invalid(call, `tensor dtype ${JSON.stringify(dtype)} is not supported`);
   if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
     throw invalid(call, 'tensor shape must be an array of non-negative integers');

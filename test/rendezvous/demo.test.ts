@@ -1,0 +1,37 @@
+// The multi-process demo end to end: the launcher forks its workers, relays their
+// directory records, and checks every received byte. It must exit 0 with its verdict.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const LAUNCHER = path.join(__dirname, '..', '..', 'dist', 'examples', 'demo', 'launcher.js');
+const LIMIT_MS = 60_000;
+
+test('npm start demo (16 steps): exits 0 and every tensor arrives byte for byte', async () => {
+  expect(fs.existsSync(LAUNCHER)).toBe(true); // built by `npm run build`
+  const env: NodeJS.ProcessEnv = { ...process.env, RVMA_DEMO_STEPS: '16' };
+  delete env.REDIS_URL; // the embedded directory: no outside service
+  const child = spawn(process.execPath, [LAUNCHER], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (out += s));
+  let timer: NodeJS.Timeout | undefined;
+  const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; timedOut: boolean }>((resolve) => {
+    timer = setTimeout(() => {
+      // The launcher and its workers are one process group: take them all down.
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      resolve({ code: null, signal: 'SIGKILL', timedOut: true });
+    }, LIMIT_MS);
+    child.on('exit', (code, signal) => resolve({ code, signal, timedOut: false }));
+  });
+  clearTimeout(timer);
+  expect({ ...result, tail: result.code === 0 ? '' : out.slice(-4000) }).toEqual({ code: 0, signal: null, timedOut: false, tail: '' });
+  expect(out).toMatch(/rvma demo: 3 workers, 16 steps/);
+  expect(out).toMatch(/byte mismatches\s+0/);
+  expect(out).toMatch(/tensors received\s+192/);
+  expect(out).toContain('every tensor arrived byte for byte');
+}, LIMIT_MS + 10_000);
