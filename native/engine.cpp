@@ -5,6 +5,9 @@
 #include "providers/loopback/loopback_fabric.h"
 #include "providers/loopback/loopback_provider.h"
 #include "providers/tcp/tcp_provider.h"
+#ifdef RVMA_HAVE_VERBS
+#include "providers/verbs/verbs_provider.h"
+#endif
 
 namespace rvma {
 
@@ -28,6 +31,25 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
     *status = Status::InvalidArgument;
     return nullptr;
   }
+  // Verbs only when asked for: opening a device costs memory and fails without one.
+  std::unique_ptr<Provider> verbs;
+  if (options.provider == "verbs" || !options.verbs.listen.empty()) {
+#ifdef RVMA_HAVE_VERBS
+    auto v = std::make_unique<VerbsProvider>(ctx, options.verbs, engine->incarnation_);
+    if (!v->open(error)) {
+      *status = Status::InvalidArgument;
+      return nullptr;
+    }
+    engine->verbsAddress_ = v->boundAddress();
+    v->start();  // before the worker exists, like tcp below
+    verbs = std::move(v);
+#else
+    *status = Status::InvalidArgument;
+    *error = "this build of rvma has no verbs provider: rdma-core (libibverbs-dev, librdmacm-dev) was not found "
+             "when it was built";
+    return nullptr;
+#endif
+  }
   // Aliasing pointer: a peer holding the table keeps the whole engine (and its sink) alive.
   std::shared_ptr<MailboxTable> table(engine, engine->table_.get());
   if (!LoopbackFabric::instance().attach(options.nodeId, table, engine->incarnation_)) {
@@ -36,9 +58,12 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
     return nullptr;
   }
   // In-process peers first: loopback wins for any node it reaches.
-  if (options.provider != "tcp") engine->providers_.push_back(std::make_unique<LoopbackProvider>(ctx));
+  if (options.provider == "auto" || options.provider == "loopback") {
+    engine->providers_.push_back(std::make_unique<LoopbackProvider>(ctx));
+  }
+  if (verbs) engine->providers_.push_back(std::move(verbs));
   engine->tcp_ = tcp.get();
-  if (options.provider != "loopback") engine->providers_.push_back(std::move(tcp));
+  if (options.provider == "auto" || options.provider == "tcp") engine->providers_.push_back(std::move(tcp));
   else engine->tcpHolder_ = std::move(tcp);  // accepts nothing, carries no puts
   engine->tcp_->start();  // before the worker exists, so no race on its registrations
   engine->progress_.start();
@@ -48,7 +73,10 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
 
 Engine::~Engine() { close(); }
 
-std::string Engine::listenAddress() const { return tcp_ ? tcp_->boundAddress() : std::string(); }
+std::string Engine::listenAddress() const {
+  std::string tcp = tcp_ ? tcp_->boundAddress() : std::string();
+  return tcp.empty() ? verbsAddress_ : tcp;
+}
 
 Status Engine::put(PutRequest req) {
   if (closed_) return Status::Closed;
@@ -67,7 +95,7 @@ Status Engine::put(PutRequest req) {
 
 Status Engine::connect(uint64_t requestId, const std::string& address) {
   if (closed_) return Status::Closed;
-  if (options_.provider == "loopback") return Status::NoPeer;  // no network provider
+  if (options_.provider == "loopback" || options_.provider == "verbs") return Status::NoPeer;  // no tcp
   std::string host;
   uint16_t port;
   if (!parseTcpAddress(address, &host, &port)) return Status::InvalidArgument;

@@ -16,6 +16,7 @@
 #include "progress.h"
 #include "providers/provider.h"
 #include "providers/tcp/tcp_options.h"
+#include "providers/verbs/verbs_options.h"
 
 namespace rvma {
 
@@ -48,8 +49,9 @@ struct EventBatch {
 struct EngineOptions {
   std::string nodeId;
   ProgressMode progress = ProgressMode::Loop;
-  std::string provider = "auto";  // "auto" | "loopback" | "tcp": which transports puts may use
+  std::string provider = "auto";  // "auto" | "loopback" | "tcp" | "verbs": which transports puts may use
   TcpOptions tcp;
+  VerbsOptions verbs;  // used when provider is "verbs" or verbs.listen is set
 };
 
 class Engine final : public EventSink, public std::enable_shared_from_this<Engine> {
@@ -101,6 +103,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   std::vector<std::unique_ptr<Provider>> providers_;
   TcpProvider* tcp_ = nullptr;
   std::unique_ptr<Provider> tcpHolder_;
+  std::string verbsAddress_;
   std::mutex eventsMu_;
   EventBatch pending_;
   std::function<void()> wake_;

@@ -44,6 +44,9 @@ Napi::Value Capabilities(const Napi::CallbackInfo& info) {
   Napi::Array providers = Napi::Array::New(env);
   providers.Set(0u, "loopback");
   providers.Set(1u, "tcp");
+#ifdef RVMA_HAVE_VERBS
+  providers.Set(2u, "verbs");
+#endif
   caps.Set("providers", providers);
 #ifdef RVMA_HAVE_RDMA_CORE
   caps.Set("rdmaCore", true);

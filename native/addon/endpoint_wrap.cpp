@@ -40,7 +40,8 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
 
 namespace {
 
-bool readTransportOptions(const Napi::Object& o, TcpOptions* tcp, std::string* providerOut) {
+bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
+  TcpOptions* tcp = &engine->tcp;
   auto num = [&](const char* key, auto* out) {
     Napi::Value v = o.Get(key);
     if (v.IsUndefined()) return true;
@@ -56,9 +57,12 @@ bool readTransportOptions(const Napi::Object& o, TcpOptions* tcp, std::string* p
     return true;
   };
   Napi::Value provider = o.Get("provider");
-  if (provider.IsString()) *providerOut = provider.As<Napi::String>().Utf8Value();
+  if (provider.IsString()) engine->provider = provider.As<Napi::String>().Utf8Value();
   Napi::Value listen = o.Get("listen");
-  if (listen.IsString()) tcp->listen = listen.As<Napi::String>().Utf8Value();
+  if (listen.IsString()) {
+    std::string address = listen.As<Napi::String>().Utf8Value();
+    (address.compare(0, 7, "rdma://") == 0 ? engine->verbs.listen : tcp->listen) = address;
+  }
   return num("maxPutBytes", &tcp->maxPutBytes) && num("maxInflightBytes", &tcp->maxInflightBytes) &&
          num("keepaliveMs", &tcp->keepaliveMs) && num("peerTimeoutMs", &tcp->peerTimeoutMs) &&
          num("connectTimeoutMs", &tcp->connectTimeoutMs) && num("stripes", &tcp->stripes) &&
@@ -72,7 +76,7 @@ EndpointWrap::EndpointWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<En
   Napi::Env env = info.Env();
   EngineOptions options;
   if (info.Length() < 4 || !info[0].IsString() || !info[1].IsNumber() || !info[2].IsFunction() ||
-      !info[3].IsObject() || !readTransportOptions(info[3].As<Napi::Object>(), &options.tcp, &options.provider)) {
+      !info[3].IsObject() || !readTransportOptions(info[3].As<Napi::Object>(), &options)) {
     typeError(env, "NativeEndpoint(nodeId, progress, onEvents, tcpOptions)");
     return;
   }

@@ -1,0 +1,440 @@
+#include "verbs_connection.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "verbs_provider.h"
+
+namespace rvma {
+
+using namespace verbs;
+
+namespace {
+constexpr uint64_t kReadChunk = 1 << 20;  // one RDMA_READ per MiB keeps every message small for any device
+constexpr uint32_t kEagerHeader = sizeof(EagerHeader);
+
+bool refusal(uint16_t s) { return s <= uint16_t(Status::Closed); }
+}  // namespace
+
+VerbsConnection::VerbsConnection(VerbsProvider& owner, uint32_t id, CmIdPtr cmId, bool outgoing, std::string address)
+    : owner_(owner), id_(id), cmId_(std::move(cmId)), outgoing_(outgoing), address_(std::move(address)),
+      state_(State::Resolving), slots_(owner.options().slots), slotBytes_(owner.options().slotBytes),
+      recvCount_(2 * slots_ + 4), sqDepth_(4 * slots_ + 16) {}
+
+// The queue pair goes first (no DMA after it), then the memory it used.
+VerbsConnection::~VerbsConnection() {
+  cmId_.reset();
+  ringMr_.reset();
+  localMr_.reset();
+}
+
+// Receive credits: a peer has at most `window` requests and we at most `window` answers
+// outstanding, each consuming one posted receive; the rest is slack for the hello.
+// Control send buffers: RTS + answers + hello, with the same bound.
+bool VerbsConnection::setup(std::string* error) {
+  const uint32_t ctrlTxCount = recvCount_;
+  const size_t ringBytes = size_t(slots_) * slotBytes_;
+  const size_t localBytes = ringBytes + size_t(recvCount_ + ctrlTxCount) * kCtrlBytes;
+  ring_ = allocPages(ringBytes);
+  local_ = allocPages(localBytes);
+  if (!ring_ || !local_) {
+    *error = "out of memory for the connection's buffers";
+    return false;
+  }
+  ringMr_.reset(ibv_reg_mr(owner_.pd(), ring_.get(), ringBytes, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+  localMr_.reset(ringMr_ ? ibv_reg_mr(owner_.pd(), local_.get(), localBytes, IBV_ACCESS_LOCAL_WRITE) : nullptr);
+  if (!ringMr_ || !localMr_) {
+    *error = std::string("cannot register the connection's buffers (") + std::strerror(errno) +
+             "): raise the locked-memory limit (ulimit -l)";
+    return false;
+  }
+  txStage_ = local_.get();
+  ctrlRx_ = txStage_ + ringBytes;
+  ctrlTxBase_ = ctrlRx_ + size_t(recvCount_) * kCtrlBytes;
+  for (uint32_t i = ctrlTxCount; i-- > 0;) freeCtrlTx_.push_back(i);
+
+  ibv_qp_init_attr attr{};
+  attr.send_cq = attr.recv_cq = owner_.cq();
+  attr.qp_type = IBV_QPT_RC;
+  attr.cap.max_send_wr = sqDepth_;
+  attr.cap.max_recv_wr = recvCount_;
+  attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+  attr.sq_sig_all = 1;
+  if (rdma_create_qp(cmId_.get(), owner_.pd(), &attr) != 0) {
+    *error = std::string("cannot create a queue pair: ") + std::strerror(errno);
+    return false;
+  }
+  for (uint32_t i = 0; i < recvCount_; i++) {
+    if (!postRecv(i)) {
+      *error = std::string("cannot post receives: ") + std::strerror(errno);
+      return false;
+    }
+  }
+  return true;
+}
+
+rdma_conn_param VerbsConnection::connParam() const {
+  rdma_conn_param p{};
+  p.responder_resources = uint8_t(owner_.maxReadDepth());
+  p.initiator_depth = uint8_t(owner_.maxReadDepth());
+  p.retry_count = 7;
+  p.rnr_retry_count = 7;  // a receive not yet re-posted makes the sender retry, never fail
+  return p;
+}
+
+bool VerbsConnection::postRecv(uint32_t index) {
+  ibv_sge sge{uintptr_t(ctrlRx_ + size_t(index) * kCtrlBytes), kCtrlBytes, localMr_->lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = wrId(kRecv, index);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  return ibv_post_recv(cmId_->qp, &wr, &bad) == 0;
+}
+
+void VerbsConnection::postSend(const SendWr& w) {
+  if (sqInflight_ >= sqDepth_ || !backlog_.empty()) {
+    backlog_.push_back(w);
+    return;
+  }
+  SendWr copy = w;
+  copy.wr.sg_list = &copy.sge;
+  copy.wr.num_sge = 1;
+  copy.wr.send_flags |= IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  if (ibv_post_send(cmId_->qp, &copy.wr, &bad) != 0) {
+    fail(Status::PeerLost, std::string("ibv_post_send: ") + std::strerror(errno));
+    return;
+  }
+  sqInflight_++;
+}
+
+void VerbsConnection::drainBacklog() {
+  while (state_ != State::Dead && !backlog_.empty() && sqInflight_ < sqDepth_) {
+    SendWr w = backlog_.front();
+    backlog_.pop_front();
+    postSend(w);
+  }
+}
+
+uint8_t* VerbsConnection::ctrlTx(uint32_t* index) {
+  if (freeCtrlTx_.empty()) {
+    protocolFail("peer exceeded its window (no control buffer left)");
+    return nullptr;
+  }
+  *index = freeCtrlTx_.back();
+  freeCtrlTx_.pop_back();
+  return ctrlTxBase_ + size_t(*index) * kCtrlBytes;
+}
+
+void VerbsConnection::sendCtrl(uint32_t index, uint32_t len) {
+  SendWr w{};
+  w.sge = ibv_sge{uintptr_t(ctrlTxBase_ + size_t(index) * kCtrlBytes), len, localMr_->lkey};
+  w.wr.wr_id = wrId(kCtrlSend, index);
+  w.wr.opcode = IBV_WR_SEND;
+  postSend(w);
+}
+
+void VerbsConnection::sendHello() {
+  uint32_t index;
+  uint8_t* p = ctrlTx(&index);
+  if (!p) return;
+  const std::string& node = owner_.ctx().nodeId;
+  HelloMsg m{};
+  m.h = CtrlHeader{kMagic, uint16_t(MsgType::Hello), 0};
+  m.version = kVersion;
+  m.nodeIdLen = uint16_t(node.size());
+  m.slots = slots_;
+  m.slotBytes = slotBytes_;
+  m.ringRkey = ringMr_->rkey;
+  m.incarnation = owner_.incarnation();
+  m.ringAddr = uintptr_t(ring_.get());
+  std::memcpy(p, &m, sizeof m);
+  std::memcpy(p + sizeof m, node.data(), node.size());
+  helloSent_ = true;
+  sendCtrl(index, uint32_t(sizeof m + node.size()));
+}
+
+void VerbsConnection::sendAck(uint64_t putId, Status status, uint32_t slot) {
+  uint32_t index;
+  uint8_t* p = ctrlTx(&index);
+  if (!p) return;
+  AckMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Ack), uint16_t(status)}, slot, 0, putId};
+  std::memcpy(p, &m, sizeof m);
+  sendCtrl(index, sizeof m);
+}
+
+void VerbsConnection::onEstablished() {
+  established_ = true;
+  sendHello();
+  maybeReady();
+}
+
+void VerbsConnection::maybeReady() {
+  if (state_ == State::Dead || state_ == State::Ready || !established_ || !helloReceived_) return;
+  state_ = State::Ready;
+  owner_.onReady(this);
+  startWaiting();
+}
+
+void VerbsConnection::put(const PutRequest& req) {
+  if (state_ != State::Ready || outstanding_.size() >= window_ || !waiting_.empty()) {
+    waiting_.push_back(req);
+    return;
+  }
+  sendPut(req);
+}
+
+// Puts wait for a credit (a free landing slot / window entry) and leave as answers return them.
+void VerbsConnection::startWaiting() {
+  while (state_ == State::Ready && !waiting_.empty() && outstanding_.size() < window_) {
+    PutRequest req = std::move(waiting_.front());
+    waiting_.pop_front();
+    sendPut(req);
+  }
+}
+
+void VerbsConnection::sendPut(const PutRequest& req) {
+  // A put meant for an earlier incarnation of the node must not reach its successor.
+  if (req.incarnation != 0 && req.incarnation != peerIncarnation_) {
+    owner_.ctx().events.putDone(req.id, Status::PeerLost);
+    return;
+  }
+  const uint32_t flags = req.where.append ? kAppend : 0;
+  const uint64_t offset = req.where.append ? 0 : req.where.offset;
+  if (req.len <= eagerMax_) {
+    uint32_t slot = freeSlots_.back();
+    freeSlots_.pop_back();
+    uint8_t* stage = txStage_ + size_t(slot) * slotBytes_;
+    EagerHeader h{req.id, req.vaddr, offset, uint32_t(req.len), flags};
+    std::memcpy(stage, &h, sizeof h);
+    if (req.len) std::memcpy(stage + sizeof h, req.data, req.len);
+    outstanding_.emplace(req.id, OutPut{req, slot, false});
+    SendWr w{};
+    w.sge = ibv_sge{uintptr_t(stage), uint32_t(kEagerHeader + req.len), localMr_->lkey};
+    w.wr.wr_id = wrId(kEagerSend, slot);
+    w.wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    w.wr.imm_data = htonl(slot);
+    w.wr.wr.rdma.remote_addr = peerRing_ + uint64_t(slot) * peerSlotBytes_;
+    w.wr.wr.rdma.rkey = peerRkey_;
+    postSend(w);
+    return;
+  }
+  // Large: the receiver reads the source in place; it stays registered until the answer.
+  std::string error;
+  ibv_mr* mr = owner_.sources().acquire(req.data, req.len, &error);
+  if (!mr) {
+    owner_.ctx().events.protocolError(peerNode_, error);
+    owner_.ctx().events.putDone(req.id, Status::TooLarge);
+    return;
+  }
+  uint32_t index;
+  uint8_t* p = ctrlTx(&index);
+  if (!p) {
+    owner_.sources().release(req.data, req.len);
+    owner_.ctx().events.putDone(req.id, Status::PeerLost);
+    return;
+  }
+  RtsMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Rts), 0}, flags, mr->rkey, req.id, req.vaddr, offset, req.len,
+           uint64_t(uintptr_t(req.data))};
+  std::memcpy(p, &m, sizeof m);
+  outstanding_.emplace(req.id, OutPut{req, kNoSlot, true});
+  sendCtrl(index, sizeof m);
+}
+
+void VerbsConnection::onCompletion(const ibv_wc& wc) {
+  if (state_ == State::Dead) return;
+  const uint64_t kind = (wc.wr_id >> 24) & 0xff;
+  const uint32_t index = uint32_t(wc.wr_id & 0xffffff);
+  if (wc.status != IBV_WC_SUCCESS) {
+    fail(Status::PeerLost, std::string("RDMA work request failed: ") + ibv_wc_status_str(wc.status));
+    return;
+  }
+  switch (kind) {
+    case kRecv: {
+      if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+        if (!postRecv(index)) return fail(Status::PeerLost, "cannot re-post a receive");
+        onEager(ntohl(wc.imm_data), wc.byte_len);
+        return;
+      }
+      // Copied out first so the buffer can take the next message right away.
+      uint8_t msg[kCtrlBytes];
+      uint32_t len = std::min(wc.byte_len, kCtrlBytes);
+      std::memcpy(msg, ctrlRx_ + size_t(index) * kCtrlBytes, len);
+      if (!postRecv(index)) return fail(Status::PeerLost, "cannot re-post a receive");
+      onCtrl(msg, len);
+      return;
+    }
+    case kCtrlSend:
+      sqInflight_--;
+      freeCtrlTx_.push_back(index);
+      break;
+    case kEagerSend:
+      sqInflight_--;
+      break;
+    case kRead:
+      sqInflight_--;
+      onReadDone(index);
+      break;
+  }
+  drainBacklog();
+}
+
+void VerbsConnection::onEager(uint32_t slot, uint32_t byteLen) {
+  if (!helloReceived_ || slot >= slots_ || byteLen < kEagerHeader || byteLen > slotBytes_) {
+    return protocolFail("eager put outside the landing ring (slot " + std::to_string(slot) + ", " +
+                        std::to_string(byteLen) + " bytes)");
+  }
+  const uint8_t* at = ring_.get() + size_t(slot) * slotBytes_;
+  EagerHeader h;
+  std::memcpy(&h, at, sizeof h);
+  if (h.len != byteLen - kEagerHeader) return protocolFail("eager put length does not match its header");
+  Placement where{(h.flags & kAppend) != 0, h.offset};
+  Status s = owner_.ctx().table.deliver(h.vaddr, where, at + kEagerHeader, h.len);
+  sendAck(h.putId, s, slot);  // the slot is free again: the credit rides on the answer
+}
+
+void VerbsConnection::onCtrl(const uint8_t* p, uint32_t len) {
+  CtrlHeader h;
+  if (len < sizeof h) return protocolFail("short control message");
+  std::memcpy(&h, p, sizeof h);
+  if (h.magic != kMagic) return protocolFail("control message with a bad magic (not an rvma peer?)");
+  switch (MsgType(h.type)) {
+    case MsgType::Hello:
+      return onHello(p, len);
+    case MsgType::Rts: {
+      if (len != sizeof(RtsMsg) || !helloReceived_) return protocolFail("malformed RTS");
+      RtsMsg m;
+      std::memcpy(&m, p, sizeof m);
+      return onRts(m);
+    }
+    case MsgType::Ack: {
+      if (len != sizeof(AckMsg) || !helloReceived_) return protocolFail("malformed answer");
+      AckMsg m;
+      std::memcpy(&m, p, sizeof m);
+      return onAck(m);
+    }
+  }
+  protocolFail("unknown control message type " + std::to_string(h.type));
+}
+
+void VerbsConnection::onHello(const uint8_t* p, uint32_t len) {
+  HelloMsg m;
+  if (helloReceived_ || len < sizeof m) return protocolFail("unexpected or short hello");
+  std::memcpy(&m, p, sizeof m);
+  if (m.version != kVersion) {
+    return protocolFail("handshake refused: peer speaks version " + std::to_string(m.version) + ", this node speaks " +
+                        std::to_string(kVersion));
+  }
+  if (m.nodeIdLen == 0 || sizeof m + m.nodeIdLen != len || m.slots == 0 || m.slots > 4096 || m.slotBytes < 64 ||
+      m.slotBytes > (1u << 24)) {
+    return protocolFail("handshake refused: malformed hello");
+  }
+  peerNode_.assign(reinterpret_cast<const char*>(p + sizeof m), m.nodeIdLen);
+  peerIncarnation_ = m.incarnation;
+  peerRing_ = m.ringAddr;
+  peerRkey_ = m.ringRkey;
+  peerSlots_ = m.slots;
+  peerSlotBytes_ = m.slotBytes;
+  window_ = std::min(slots_, peerSlots_);
+  eagerMax_ = std::min(slotBytes_, peerSlotBytes_) - kEagerHeader;
+  for (uint32_t i = window_; i-- > 0;) freeSlots_.push_back(i);
+  helloReceived_ = true;
+  maybeReady();
+}
+
+// Large put: reserve the range, then read the sender's bytes straight into the mailbox buffer.
+void VerbsConnection::onRts(const RtsMsg& m) {
+  if (m.len > owner_.options().maxPutBytes) return sendAck(m.putId, Status::TooLarge, kNoSlot);
+  Reservation r;
+  Status s = owner_.ctx().table.reserve(m.vaddr, Placement{(m.flags & kAppend) != 0, m.offset}, m.len, &r);
+  if (!ok(s)) return sendAck(m.putId, s, kNoSlot);
+  if (m.len == 0) {
+    owner_.ctx().table.commit(r);
+    return sendAck(m.putId, Status::Ok, kNoSlot);
+  }
+  // The whole posted buffer is registered, so puts into the same buffer share one registration.
+  std::string error;
+  ibv_mr* mr = owner_.targets().acquire(r.buffer->data, r.buffer->size, &error);
+  if (!mr) {
+    owner_.ctx().table.cancel(r);
+    owner_.ctx().events.protocolError(peerNode_, error);
+    return sendAck(m.putId, Status::TooLarge, kNoSlot);
+  }
+  uint32_t readId = nextRead_;
+  nextRead_ = (nextRead_ + 1) & 0xffffff;
+  if (nextRead_ == 0) nextRead_ = 1;
+  uint32_t chunks = uint32_t((m.len + kReadChunk - 1) / kReadChunk);
+  reads_.emplace(readId, ReadOp{m.putId, r, r.buffer->data, r.buffer->size, chunks});
+  for (uint64_t off = 0; off < m.len && state_ != State::Dead; off += kReadChunk) {
+    SendWr w{};
+    w.sge = ibv_sge{uintptr_t(r.dst + off), uint32_t(std::min(kReadChunk, m.len - off)), mr->lkey};
+    w.wr.wr_id = wrId(kRead, readId);
+    w.wr.opcode = IBV_WR_RDMA_READ;
+    w.wr.wr.rdma.remote_addr = m.addr + off;
+    w.wr.wr.rdma.rkey = m.rkey;
+    postSend(w);
+  }
+}
+
+void VerbsConnection::onReadDone(uint32_t readId) {
+  auto it = reads_.find(readId);
+  if (it == reads_.end() || --it->second.chunksLeft > 0) return;
+  ReadOp op = it->second;
+  reads_.erase(it);
+  owner_.ctx().table.commit(op.res);
+  owner_.targets().release(op.mrAddr, op.mrLen);
+  sendAck(op.putId, Status::Ok, kNoSlot);  // the FIN: the sender's put resolves
+}
+
+void VerbsConnection::onAck(const AckMsg& m) {
+  auto it = outstanding_.find(m.putId);
+  if (it == outstanding_.end()) return protocolFail("answer for an unknown put id " + std::to_string(m.putId));
+  if (!refusal(m.h.status)) return protocolFail("answer with an invalid status " + std::to_string(m.h.status));
+  OutPut out = std::move(it->second);
+  outstanding_.erase(it);
+  if (out.slot != kNoSlot) freeSlots_.push_back(out.slot);
+  if (out.registered) owner_.sources().release(out.req.data, out.req.len);
+  owner_.ctx().events.putDone(out.req.id, Status(m.h.status));
+  startWaiting();
+}
+
+void VerbsConnection::protocolFail(const std::string& why) {
+  owner_.ctx().events.protocolError(peerNode_.empty() ? (address_.empty() ? "rdma peer" : address_) : peerNode_, why);
+  fail(Status::PeerLost, why);
+}
+
+void VerbsConnection::fail(Status status, const std::string& why) {
+  if (state_ == State::Dead) return;
+  bool wasReady = state_ == State::Ready;
+  state_ = State::Dead;
+  if (established_) rdma_disconnect(cmId_.get());
+  // No more DMA into mailbox buffers once the queue pair is gone: only then cancel the reads.
+  if (cmId_->qp) rdma_destroy_qp(cmId_.get());
+  for (auto& [readId, op] : reads_) {
+    owner_.ctx().table.cancel(op.res);
+    owner_.targets().release(op.mrAddr, op.mrLen);
+  }
+  reads_.clear();
+  backlog_.clear();
+  auto outstanding = std::move(outstanding_);
+  outstanding_.clear();
+  auto waiting = std::move(waiting_);
+  waiting_.clear();
+  for (auto& [putId, out] : outstanding) {
+    if (out.registered) owner_.sources().release(out.req.data, out.req.len);
+    owner_.ctx().events.putDone(putId, status == Status::Closed ? Status::Closed : Status::PeerLost);
+  }
+  for (auto& req : waiting) {
+    // Never connected, but aimed at a known incarnation: that node is gone.
+    bool gone = status == Status::NoPeer && req.incarnation != 0;
+    owner_.ctx().events.putDone(req.id, gone ? Status::PeerLost : status);
+  }
+  if (wasReady && status != Status::Closed) owner_.ctx().events.peerLost(peerNode_, peerIncarnation_);
+  owner_.onDead(this);
+}
+
+}  // namespace rvma

@@ -1,0 +1,120 @@
+// One RC queue pair to a peer, set up through rdma_cm. Carries eager puts into the peer's
+// landing ring, RTS/READ/FIN for large puts, and ACK/NACK answers that return ring credits.
+// Lives on the progress context only.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../../core/mailbox.h"
+#include "../provider.h"
+#include "verbs_resources.h"
+#include "verbs_wire.h"
+
+namespace rvma {
+
+class VerbsProvider;
+
+class VerbsConnection {
+ public:
+  enum class State { Resolving, Connecting, Ready, Dead };
+
+  VerbsConnection(VerbsProvider& owner, uint32_t id, verbs::CmIdPtr cmId, bool outgoing, std::string address);
+  ~VerbsConnection();
+  VerbsConnection(const VerbsConnection&) = delete;
+  VerbsConnection& operator=(const VerbsConnection&) = delete;
+
+  // Queue pair, buffers and posted receives; before rdma_connect / rdma_accept.
+  bool setup(std::string* error);
+  rdma_conn_param connParam() const;
+  void onEstablished();
+  void onCompletion(const ibv_wc& wc);
+  void put(const PutRequest& req);
+  // Tears the queue pair down, cancels reads still landing, fails every pending put.
+  void fail(Status status, const std::string& why);
+
+  uint32_t id() const { return id_; }
+  rdma_cm_id* cmId() const { return cmId_.get(); }
+  State state() const { return state_; }
+  void setState(State s) { state_ = s; }
+  bool outgoing() const { return outgoing_; }
+  const std::string& address() const { return address_; }
+  const std::string& peerNodeId() const { return peerNode_; }
+
+ private:
+  enum Kind : uint64_t { kRecv = 1, kCtrlSend = 2, kEagerSend = 3, kRead = 4 };
+  struct OutPut {
+    PutRequest req;
+    uint32_t slot = verbs::kNoSlot;  // eager: the peer's landing slot it holds
+    bool registered = false;         // large: req.data is registered in the provider's source table
+  };
+  struct ReadOp {
+    uint64_t putId;
+    Reservation res;
+    const uint8_t* mrAddr;
+    uint64_t mrLen;
+    uint32_t chunksLeft;
+  };
+  struct SendWr {
+    ibv_send_wr wr;
+    ibv_sge sge;
+  };
+
+  uint64_t wrId(Kind kind, uint32_t index) const { return (uint64_t(id_) << 32) | (kind << 24) | (index & 0xffffff); }
+  bool postRecv(uint32_t index);
+  void postSend(const SendWr& w);
+  void drainBacklog();
+  uint8_t* ctrlTx(uint32_t* index);
+  void sendCtrl(uint32_t index, uint32_t len);
+  void sendHello();
+  void sendAck(uint64_t putId, Status status, uint32_t slot);
+  void maybeReady();
+  void startWaiting();
+  void sendPut(const PutRequest& req);
+  void onEager(uint32_t slot, uint32_t byteLen);
+  void onCtrl(const uint8_t* p, uint32_t len);
+  void onHello(const uint8_t* p, uint32_t len);
+  void onRts(const verbs::RtsMsg& m);
+  void onAck(const verbs::AckMsg& m);
+  void onReadDone(uint32_t readId);
+  void protocolFail(const std::string& why);
+
+  VerbsProvider& owner_;
+  uint32_t id_;
+  verbs::CmIdPtr cmId_;
+  bool outgoing_;
+  std::string address_;
+  State state_;
+
+  // Own memory: landing ring (remote-writable) and local staging (tx slots, control buffers).
+  uint32_t slots_, slotBytes_, recvCount_, sqDepth_;
+  verbs::PageBuffer ring_, local_;
+  verbs::MrPtr ringMr_, localMr_;
+  uint8_t* txStage_ = nullptr;
+  uint8_t* ctrlRx_ = nullptr;
+  uint8_t* ctrlTxBase_ = nullptr;
+  std::vector<uint32_t> freeCtrlTx_;
+
+  // The peer, from its hello.
+  bool established_ = false, helloSent_ = false, helloReceived_ = false;
+  std::string peerNode_;
+  uint64_t peerIncarnation_ = 0, peerRing_ = 0;
+  uint32_t peerRkey_ = 0, peerSlots_ = 0, peerSlotBytes_ = 0;
+  uint32_t window_ = 0;
+  uint64_t eagerMax_ = 0;
+
+  // Sender side.
+  std::vector<uint32_t> freeSlots_;
+  std::unordered_map<uint64_t, OutPut> outstanding_;
+  std::deque<PutRequest> waiting_;
+  // Send queue: posted work requests, and those waiting for room.
+  uint32_t sqInflight_ = 0;
+  std::deque<SendWr> backlog_;
+  // Receiver side: large puts being read.
+  std::unordered_map<uint32_t, ReadOp> reads_;
+  uint32_t nextRead_ = 1;
+};
+
+}  // namespace rvma

@@ -1,0 +1,389 @@
+#include "verbs_provider.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <sys/epoll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace rvma {
+
+bool parseRdmaAddress(const std::string& address, std::string* host, uint16_t* port) {
+  const std::string scheme = "rdma://";
+  if (address.compare(0, scheme.size(), scheme) != 0) return false;
+  std::string rest = address.substr(scheme.size());
+  size_t colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) return false;
+  std::string h = rest.substr(0, colon);
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  std::string p = rest.substr(colon + 1);
+  if (p.size() > 5 || !std::all_of(p.begin(), p.end(), ::isdigit)) return false;
+  unsigned long value = std::stoul(p);
+  if (value > 65535) return false;
+  *host = h;
+  *port = uint16_t(value);
+  return true;
+}
+
+namespace verbs {
+
+ibv_mr* MrTable::acquire(const uint8_t* addr, uint64_t len, std::string* error) {
+  auto key = std::make_pair(uintptr_t(addr), len);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    ibv_mr* mr = ibv_reg_mr(pd_, const_cast<uint8_t*>(addr), len, access_);
+    if (!mr) {
+      int err = errno;
+      *error = "cannot register " + std::to_string(len) + " bytes for RDMA (" + std::strerror(err) + ")" +
+               (err == ENOMEM || err == EPERM || err == EAGAIN
+                    ? ": raise the locked-memory limit (ulimit -l, or memlock in /etc/security/limits.conf)"
+                    : "");
+      return nullptr;
+    }
+    it = entries_.emplace(key, Entry{MrPtr(mr), 0}).first;
+  }
+  it->second.refs++;
+  return it->second.mr.get();
+}
+
+void MrTable::release(const uint8_t* addr, uint64_t len) {
+  auto it = entries_.find(std::make_pair(uintptr_t(addr), len));
+  if (it != entries_.end() && --it->second.refs == 0) entries_.erase(it);
+}
+
+}  // namespace verbs
+
+namespace {
+
+bool setNonBlocking(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+bool resolveHost(const std::string& host, uint16_t port, sockaddr_storage* out, std::string* error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* result = nullptr;
+  int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &result);
+  if (rc != 0 || !result) {
+    *error = "cannot resolve " + host + ": " + gai_strerror(rc);
+    return false;
+  }
+  std::memcpy(out, result->ai_addr, result->ai_addrlen);
+  freeaddrinfo(result);
+  return true;
+}
+
+uint32_t activePorts(ibv_context* ctx) {
+  ibv_device_attr attr{};
+  if (ibv_query_device(ctx, &attr) != 0) return 0;
+  uint32_t active = 0;
+  for (uint8_t port = 1; port <= attr.phys_port_cnt; port++) {
+    ibv_port_attr pattr{};
+    if (ibv_query_port(ctx, port, &pattr) == 0 && pattr.state == IBV_PORT_ACTIVE) active++;
+  }
+  return active;
+}
+
+// Completion entries one connection may need: send queue + receive queue (see VerbsConnection).
+uint32_t cqPerConnection(const VerbsOptions& o) { return 4 * o.slots + 16 + 2 * o.slots + 4; }
+
+}  // namespace
+
+VerbsProvider::VerbsProvider(ProviderContext ctx, VerbsOptions options, uint64_t incarnation)
+    : ctx_(std::move(ctx)), options_(std::move(options)), incarnation_(incarnation) {}
+
+VerbsProvider::~VerbsProvider() { close(); }
+
+bool VerbsProvider::open(std::string* error) {
+  const std::string hint = " (Endpoint.capabilities.devices lists the RDMA devices and their active ports)";
+  int count = 0;
+  devices_.reset(rdma_get_devices(&count));
+  if (!devices_ || count == 0) {
+    *error = "provider 'verbs' needs an RDMA device, and none was found" + hint;
+    return false;
+  }
+  channel_.reset(rdma_create_event_channel());
+  if (!channel_ || !setNonBlocking(channel_->fd)) {
+    *error = std::string("cannot open the RDMA connection manager (/dev/infiniband/rdma_cm): ") + std::strerror(errno);
+    return false;
+  }
+  if (!options_.listen.empty()) {
+    std::string host;
+    uint16_t port;
+    sockaddr_storage addr{};
+    if (!parseRdmaAddress(options_.listen, &host, &port)) {
+      *error = "listen address must look like rdma://IP:PORT, got \"" + options_.listen + "\"";
+      return false;
+    }
+    if (!resolveHost(host, port, &addr, error)) return false;
+    rdma_cm_id* id = nullptr;
+    if (rdma_create_id(channel_.get(), &id, nullptr, RDMA_PS_TCP) != 0) {
+      *error = std::string("rdma_create_id: ") + std::strerror(errno);
+      return false;
+    }
+    listenId_.reset(id);
+    if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&addr)) != 0 || rdma_listen(id, 128) != 0) {
+      *error = "cannot listen on " + options_.listen + ": " + std::strerror(errno) +
+               (errno == EADDRNOTAVAIL || errno == ENODEV ? " (is that address on an RDMA device's netdev?)" : "");
+      return false;
+    }
+    bound_ = "rdma://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+             std::to_string(ntohs(rdma_get_src_port(id)));
+    device_ = id->verbs;  // bound to one device's address: that device; a wildcard leaves it open
+  }
+  if (!device_) {
+    for (int i = 0; i < count && !device_; i++) {
+      if (activePorts(devices_.get()[i])) device_ = devices_.get()[i];
+    }
+  }
+  if (!device_ || !activePorts(device_)) {
+    *error = "provider 'verbs' needs an RDMA device with an ACTIVE port, and none has one" + hint;
+    return false;
+  }
+  ibv_device_attr attr{};
+  if (ibv_query_device(device_, &attr) != 0) {
+    *error = std::string("ibv_query_device: ") + std::strerror(errno);
+    return false;
+  }
+  readDepth_ = uint32_t(std::max(1, std::min({attr.max_qp_rd_atom, attr.max_qp_init_rd_atom, 16})));
+  pd_.reset(ibv_alloc_pd(device_));
+  compChannel_.reset(pd_ ? ibv_create_comp_channel(device_) : nullptr);
+  if (!pd_ || !compChannel_ || !setNonBlocking(compChannel_->fd)) {
+    *error = std::string("cannot set up the RDMA device: ") + std::strerror(errno);
+    return false;
+  }
+  int cqe = std::min(attr.max_cqe, 32768);
+  cq_.reset(ibv_create_cq(device_, cqe, nullptr, compChannel_.get(), 0));
+  if (!cq_ || ibv_req_notify_cq(cq_.get(), 0) != 0) {
+    *error = std::string("cannot create a completion queue: ") + std::strerror(errno);
+    return false;
+  }
+  sources_ = std::make_unique<verbs::MrTable>(pd_.get(), IBV_ACCESS_REMOTE_READ);
+  targets_ = std::make_unique<verbs::MrTable>(pd_.get(), IBV_ACCESS_LOCAL_WRITE);
+  return true;
+}
+
+void VerbsProvider::start() {
+  cmToken_ = ctx_.progress.add(channel_->fd, EPOLLIN, [this](uint32_t) { onCmEvents(); });
+  cqToken_ = ctx_.progress.add(compChannel_->fd, EPOLLIN, [this](uint32_t) { onCompletions(); });
+}
+
+bool VerbsProvider::reaches(const std::string& peer) {
+  if (peer.compare(0, 7, "rdma://") == 0) return true;
+  std::lock_guard<std::mutex> lock(knownMu_);
+  return known_.count(peer) > 0;
+}
+
+VerbsConnection* VerbsProvider::find(uint32_t id) {
+  auto it = conns_.find(id);
+  return it == conns_.end() ? nullptr : it->second.get();
+}
+
+VerbsConnection* VerbsProvider::dial(const std::string& address, Status* status) {
+  std::string host, error;
+  uint16_t port;
+  sockaddr_storage addr{};
+  if (!parseRdmaAddress(address, &host, &port)) {
+    *status = Status::InvalidArgument;
+    return nullptr;
+  }
+  if (!resolveHost(host, port, &addr, &error) || conns_.size() >= cq_->cqe / cqPerConnection(options_)) {
+    *status = Status::NoPeer;
+    return nullptr;
+  }
+  uint32_t cid = nextConn_++;
+  rdma_cm_id* id = nullptr;
+  if (rdma_create_id(channel_.get(), &id, reinterpret_cast<void*>(uintptr_t(cid)), RDMA_PS_TCP) != 0) {
+    *status = Status::NoPeer;
+    return nullptr;
+  }
+  auto conn = std::make_unique<VerbsConnection>(*this, cid, verbs::CmIdPtr(id), true, address);
+  if (rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr*>(&addr), 2000) != 0) {
+    *status = Status::NoPeer;
+    return nullptr;
+  }
+  VerbsConnection* raw = conn.get();
+  conns_.emplace(cid, std::move(conn));
+  byAddress_[address] = raw;
+  return raw;
+}
+
+VerbsConnection* VerbsProvider::route(const std::string& peer, Status* status) {
+  if (peer.compare(0, 7, "rdma://") == 0) {
+    auto it = byAddress_.find(peer);
+    return it != byAddress_.end() ? it->second : dial(peer, status);
+  }
+  auto it = byNode_.find(peer);
+  if (it != byNode_.end() && !it->second.empty()) return it->second.front();
+  *status = Status::NoPeer;
+  return nullptr;
+}
+
+void VerbsProvider::put(const PutRequest& req) {
+  reap();
+  if (closed_ || req.raw) {
+    ctx_.events.putDone(req.id, closed_ ? Status::Closed : Status::InvalidArgument);
+    return;
+  }
+  Status status = Status::NoPeer;
+  VerbsConnection* conn = route(req.peer, &status);
+  if (!conn) {
+    ctx_.events.putDone(req.id, status == Status::NoPeer && req.incarnation ? Status::PeerLost : status);
+    return;
+  }
+  conn->put(req);
+}
+
+void VerbsProvider::onConnectRequest(rdma_cm_id* id) {
+  if (closed_ || id->verbs != device_ || conns_.size() >= cq_->cqe / cqPerConnection(options_)) {
+    rdma_reject(id, nullptr, 0);
+    rdma_destroy_id(id);
+    return;
+  }
+  uint32_t cid = nextConn_++;
+  id->context = reinterpret_cast<void*>(uintptr_t(cid));
+  auto conn = std::make_unique<VerbsConnection>(*this, cid, verbs::CmIdPtr(id), false, std::string());
+  std::string error;
+  rdma_conn_param param{};
+  if (!conn->setup(&error) || (param = conn->connParam(), rdma_accept(id, &param) != 0)) {
+    if (error.empty()) error = std::string("rdma_accept: ") + std::strerror(errno);
+    rdma_reject(id, nullptr, 0);
+    ctx_.events.protocolError("rdma peer", "cannot accept a connection: " + error);
+    return;  // conn's destructor destroys the id
+  }
+  conn->setState(VerbsConnection::State::Connecting);
+  conns_.emplace(cid, std::move(conn));
+}
+
+// rdma_cm events: each is copied and acknowledged first, so a handler may destroy its id.
+void VerbsProvider::onCmEvents() {
+  reap();
+  for (;;) {
+    rdma_cm_event* ev = nullptr;
+    if (closed_ || rdma_get_cm_event(channel_.get(), &ev) != 0) return;
+    rdma_cm_event_type type = ev->event;
+    rdma_cm_id* id = ev->id;
+    rdma_ack_cm_event(ev);
+    if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+      onConnectRequest(id);
+      continue;
+    }
+    if (listenId_ && id == listenId_.get()) continue;
+    VerbsConnection* c = find(uint32_t(uintptr_t(id->context)));
+    if (!c || c->state() == VerbsConnection::State::Dead) continue;
+    switch (type) {
+      case RDMA_CM_EVENT_ADDR_RESOLVED:
+        if (id->verbs != device_) {
+          c->fail(Status::NoPeer, c->address() + " is not reached through this endpoint's RDMA device");
+        } else if (rdma_resolve_route(id, 2000) != 0) {
+          c->fail(Status::NoPeer, std::string("rdma_resolve_route: ") + std::strerror(errno));
+        }
+        break;
+      case RDMA_CM_EVENT_ROUTE_RESOLVED: {
+        std::string error;
+        if (!c->setup(&error)) {
+          c->fail(Status::NoPeer, error);
+          break;
+        }
+        rdma_conn_param param = c->connParam();
+        if (rdma_connect(id, &param) != 0) {
+          c->fail(Status::NoPeer, std::string("rdma_connect: ") + std::strerror(errno));
+        } else {
+          c->setState(VerbsConnection::State::Connecting);
+        }
+        break;
+      }
+      case RDMA_CM_EVENT_ESTABLISHED:
+        c->onEstablished();
+        break;
+      case RDMA_CM_EVENT_ADDR_ERROR:
+      case RDMA_CM_EVENT_ROUTE_ERROR:
+      case RDMA_CM_EVENT_UNREACHABLE:
+      case RDMA_CM_EVENT_REJECTED:
+      case RDMA_CM_EVENT_CONNECT_ERROR:
+        c->fail(c->state() == VerbsConnection::State::Ready ? Status::PeerLost : Status::NoPeer,
+                std::string("connection to ") + (c->address().empty() ? "peer" : c->address()) + ": " +
+                    rdma_event_str(type));
+        break;
+      case RDMA_CM_EVENT_DISCONNECTED:
+      case RDMA_CM_EVENT_DEVICE_REMOVAL:
+        c->fail(Status::PeerLost, rdma_event_str(type));
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+// Drains the channel, re-arms, then polls: a completion arriving after the poll re-signals.
+void VerbsProvider::onCompletions() {
+  reap();
+  if (closed_) return;
+  ibv_cq* evCq;
+  void* evCtx;
+  unsigned events = 0;
+  while (ibv_get_cq_event(compChannel_.get(), &evCq, &evCtx) == 0) events++;
+  if (events) ibv_ack_cq_events(cq_.get(), events);
+  ibv_req_notify_cq(cq_.get(), 0);
+  ibv_wc wc[32];
+  for (;;) {
+    int n = ibv_poll_cq(cq_.get(), 32, wc);
+    if (n <= 0) return;
+    for (int i = 0; i < n; i++) {
+      // Completions of a connection already gone (flushed work) find nothing.
+      if (VerbsConnection* c = find(uint32_t(wc[i].wr_id >> 32))) c->onCompletion(wc[i]);
+    }
+  }
+}
+
+void VerbsProvider::onReady(VerbsConnection* conn) {
+  byNode_[conn->peerNodeId()].push_back(conn);
+  std::lock_guard<std::mutex> lock(knownMu_);
+  known_.insert(conn->peerNodeId());
+}
+
+void VerbsProvider::onDead(VerbsConnection* conn) {
+  auto a = byAddress_.find(conn->address());
+  if (a != byAddress_.end() && a->second == conn) byAddress_.erase(a);
+  auto n = byNode_.find(conn->peerNodeId());
+  if (n != byNode_.end()) {
+    auto& list = n->second;
+    list.erase(std::remove(list.begin(), list.end(), conn), list.end());
+    if (list.empty()) byNode_.erase(n);
+  }
+  auto it = conns_.find(conn->id());
+  if (it != conns_.end()) {
+    dead_.push_back(std::move(it->second));
+    conns_.erase(it);
+  }
+}
+
+// Runs after progress stopped: nothing else touches the provider now.
+void VerbsProvider::close() {
+  if (closed_) return;
+  closed_ = true;
+  if (cmToken_) ctx_.progress.remove(cmToken_, channel_->fd);
+  if (cqToken_) ctx_.progress.remove(cqToken_, compChannel_->fd);
+  auto conns = std::move(conns_);
+  conns_.clear();
+  for (auto& [id, c] : conns) c->fail(Status::Closed, "endpoint closed");
+  conns.clear();
+  dead_.clear();
+  byAddress_.clear();
+  byNode_.clear();
+  listenId_.reset();
+  if (sources_) sources_->clear();
+  if (targets_) targets_->clear();
+  cq_.reset();
+  compChannel_.reset();
+  pd_.reset();
+  channel_.reset();
+  devices_.reset();
+}
+
+}  // namespace rvma

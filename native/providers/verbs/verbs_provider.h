@@ -1,0 +1,84 @@
+// RDMA transport on rdma-core: rdma_cm sets up one RC queue pair per peer; every queue pair
+// shares one protection domain and one completion queue. The rdma_cm event channel and the
+// CQ's completion channel sit in the endpoint's epoll set, so nothing busy-polls.
+// Eager puts land in a per-connection ring (RDMA_WRITE_WITH_IMM) and are copied into the
+// mailbox; large puts are read by the receiver straight into the mailbox buffer.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "../provider.h"
+#include "verbs_connection.h"
+#include "verbs_options.h"
+#include "verbs_resources.h"
+
+namespace rvma {
+
+class VerbsProvider final : public Provider {
+ public:
+  VerbsProvider(ProviderContext ctx, VerbsOptions options, uint64_t incarnation);
+  ~VerbsProvider() override;
+
+  // Finds a device with an active port, opens the CM channel and (if asked) listens.
+  bool open(std::string* error);
+  const std::string& boundAddress() const { return bound_; }
+  void start();  // registers the channel fds with progress (before the worker starts)
+
+  const char* name() const override { return "verbs"; }
+  bool reaches(const std::string& peer) override;
+  void put(const PutRequest& req) override;
+  void close() override;
+
+  // For connections.
+  ProviderContext& ctx() { return ctx_; }
+  const VerbsOptions& options() const { return options_; }
+  uint64_t incarnation() const { return incarnation_; }
+  ibv_pd* pd() const { return pd_.get(); }
+  ibv_cq* cq() const { return cq_.get(); }
+  uint32_t maxReadDepth() const { return readDepth_; }
+  verbs::MrTable& sources() { return *sources_; }
+  verbs::MrTable& targets() { return *targets_; }
+  void onReady(VerbsConnection* conn);
+  void onDead(VerbsConnection* conn);
+
+ private:
+  void onCmEvents();
+  void onCompletions();
+  void onConnectRequest(rdma_cm_id* id);
+  VerbsConnection* dial(const std::string& address, Status* status);
+  VerbsConnection* route(const std::string& peer, Status* status);
+  VerbsConnection* find(uint32_t id);
+  void reap() { dead_.clear(); }
+
+  ProviderContext ctx_;
+  VerbsOptions options_;
+  uint64_t incarnation_;
+  std::string bound_;
+  uint32_t readDepth_ = 1;
+  bool closed_ = false;
+
+  // Destroyed bottom-up: connections (QPs, their MRs, ids) before the CQ, PD and channel.
+  verbs::DeviceListPtr devices_;
+  ibv_context* device_ = nullptr;
+  verbs::EventChannelPtr channel_;
+  verbs::PdPtr pd_;
+  verbs::CompChannelPtr compChannel_;
+  verbs::CqPtr cq_;
+  std::unique_ptr<verbs::MrTable> sources_, targets_;
+  verbs::CmIdPtr listenId_;
+  uint64_t cmToken_ = 0, cqToken_ = 0;
+  uint32_t nextConn_ = 1;
+  std::unordered_map<uint32_t, std::unique_ptr<VerbsConnection>> conns_;
+  std::vector<std::unique_ptr<VerbsConnection>> dead_;  // freed at the next top-level entry
+  std::unordered_map<std::string, VerbsConnection*> byAddress_;  // dialed
+  std::unordered_map<std::string, std::vector<VerbsConnection*>> byNode_;  // ready
+
+  std::mutex knownMu_;
+  std::unordered_set<std::string> known_;  // node ids this provider reaches
+};
+
+}  // namespace rvma

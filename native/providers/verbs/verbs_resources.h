@@ -1,0 +1,80 @@
+// RAII owners for rdma-core objects, and a reference-counted registration table.
+#pragma once
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace rvma::verbs {
+
+struct EventChannelFree {
+  void operator()(rdma_event_channel* c) const { rdma_destroy_event_channel(c); }
+};
+struct CmIdFree {  // the QP goes first: an id cannot be destroyed under its QP
+  void operator()(rdma_cm_id* id) const {
+    if (id->qp) rdma_destroy_qp(id);
+    rdma_destroy_id(id);
+  }
+};
+struct PdFree {
+  void operator()(ibv_pd* pd) const { ibv_dealloc_pd(pd); }
+};
+struct CompChannelFree {
+  void operator()(ibv_comp_channel* c) const { ibv_destroy_comp_channel(c); }
+};
+struct CqFree {
+  void operator()(ibv_cq* cq) const { ibv_destroy_cq(cq); }
+};
+struct MrFree {
+  void operator()(ibv_mr* mr) const { ibv_dereg_mr(mr); }
+};
+struct DeviceListFree {
+  void operator()(ibv_context** list) const { rdma_free_devices(list); }
+};
+struct AlignedFree {
+  void operator()(uint8_t* p) const { std::free(p); }
+};
+
+using EventChannelPtr = std::unique_ptr<rdma_event_channel, EventChannelFree>;
+using CmIdPtr = std::unique_ptr<rdma_cm_id, CmIdFree>;
+using PdPtr = std::unique_ptr<ibv_pd, PdFree>;
+using CompChannelPtr = std::unique_ptr<ibv_comp_channel, CompChannelFree>;
+using CqPtr = std::unique_ptr<ibv_cq, CqFree>;
+using MrPtr = std::unique_ptr<ibv_mr, MrFree>;
+using DeviceListPtr = std::unique_ptr<ibv_context*, DeviceListFree>;
+using PageBuffer = std::unique_ptr<uint8_t, AlignedFree>;
+
+inline PageBuffer allocPages(size_t bytes) {
+  void* p = nullptr;
+  if (posix_memalign(&p, 4096, (bytes + 4095) & ~size_t(4095)) != 0) return nullptr;
+  return PageBuffer(static_cast<uint8_t*>(p));
+}
+
+// Registrations of user memory (put sources, mailbox buffers), shared by the operations that
+// use the same range at the same time and dropped when the last one finishes. Idle entries are
+// not kept: without memory hooks a cached registration can outlive the JS buffer it pinned,
+// and a new buffer at the same address would then be read or written through stale pages.
+class MrTable {
+ public:
+  MrTable(ibv_pd* pd, int access) : pd_(pd), access_(access) {}
+  // nullptr with *error set when the kernel refuses (usually the locked-memory limit).
+  ibv_mr* acquire(const uint8_t* addr, uint64_t len, std::string* error);
+  void release(const uint8_t* addr, uint64_t len);
+  void clear() { entries_.clear(); }
+
+ private:
+  struct Entry {
+    MrPtr mr;
+    uint32_t refs = 0;
+  };
+  ibv_pd* pd_;
+  int access_;
+  std::map<std::pair<uintptr_t, uint64_t>, Entry> entries_;
+};
+
+}  // namespace rvma::verbs

@@ -1,0 +1,63 @@
+// Messages of the verbs provider. Control messages travel as SENDs into 512-byte receive
+// buffers; eager puts as RDMA_WRITE_WITH_IMM of an EagerHeader + payload into a slot of the
+// receiver's landing ring (immediate = slot index, big-endian as verbs defines it). Fields are
+// in host order, which is little-endian on every platform this builds for.
+#pragma once
+#include <cstdint>
+
+namespace rvma::verbs {
+
+constexpr uint32_t kMagic = 0x52564d56;  // "VMVR"
+constexpr uint16_t kVersion = 1;
+constexpr uint32_t kCtrlBytes = 512;
+constexpr uint32_t kAppend = 1;
+
+enum class MsgType : uint16_t { Hello = 1, Rts = 2, Ack = 3 };
+
+struct CtrlHeader {
+  uint32_t magic;
+  uint16_t type;
+  uint16_t status;  // Ack: Status of the put
+};
+
+// First message each way. The ring is the only address + key that leaves a node.
+struct HelloMsg {
+  CtrlHeader h;
+  uint16_t version;
+  uint16_t nodeIdLen;  // node id bytes follow the struct
+  uint32_t slots;
+  uint32_t slotBytes;
+  uint32_t ringRkey;
+  uint64_t incarnation;
+  uint64_t ringAddr;
+};
+
+// Large put: the receiver RDMA_READs [addr, addr + len) under rkey into its mailbox buffer.
+struct RtsMsg {
+  CtrlHeader h;
+  uint32_t flags;
+  uint32_t rkey;
+  uint64_t putId, vaddr, offset, len, addr;
+};
+
+// The answer to an eager put or an RTS (then it is the FIN). slot: the landing slot it frees
+// (the credit going back), or kNoSlot.
+struct AckMsg {
+  CtrlHeader h;
+  uint32_t slot;
+  uint32_t reserved;
+  uint64_t putId;
+};
+constexpr uint32_t kNoSlot = 0xffffffffu;
+
+struct EagerHeader {
+  uint64_t putId, vaddr, offset;
+  uint32_t len, flags;
+};
+
+static_assert(sizeof(CtrlHeader) == 8 && sizeof(HelloMsg) == 40 && sizeof(RtsMsg) == 56 && sizeof(AckMsg) == 24 &&
+                  sizeof(EagerHeader) == 32,
+              "wire layouts are fixed");
+static_assert(sizeof(HelloMsg) + 255 <= kCtrlBytes, "a hello with the longest node id fits a receive buffer");
+
+}  // namespace rvma::verbs
