@@ -25,7 +25,7 @@ import {
 import { Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from './wait';
 
 export type ProgressMode = 'loop' | 'thread';
-export type ProviderName = 'auto' | 'loopback' | 'tcp';
+export type ProviderName = 'auto' | 'loopback' | 'tcp' | 'verbs';
 
 export interface TcpOptions {
   /** Largest put a peer may send us; larger ones are refused with ERR_RVMA_TOO_LARGE. Default 4 GiB. */
@@ -64,11 +64,17 @@ export interface EndpointOptions {
   /** 'loop': work runs on the JS thread (lowest latency). 'thread': on a native progress thread. */
   progress?: ProgressMode;
   /**
-   * Transports puts may use. 'auto': loopback for endpoints in this process, tcp for others.
+   * Transports puts may use. 'auto': loopback for endpoints in this process, tcp for others
+   * (and verbs for 'rdma://' peers when listen is an 'rdma://' address).
    * 'tcp': tcp even in-process. 'loopback': in-process only (no listening).
+   * 'verbs': RDMA only (rdma-core), even in-process; needs a device with an ACTIVE port
+   * (see Endpoint.capabilities), else create rejects with ERR_RVMA_INVALID_ARGUMENT.
    */
   provider?: ProviderName;
-  /** Accept connections at 'tcp://HOST:PORT' (port 0: any free port; see endpoint.address). */
+  /**
+   * Accept connections at 'tcp://HOST:PORT', or at 'rdma://IP:PORT' (verbs; IP must be on an
+   * RDMA device's netdev). Port 0: any free port; see endpoint.address.
+   */
   listen?: string;
   tcp?: TcpOptions;
   /**
@@ -177,12 +183,14 @@ export class Endpoint extends EventEmitter {
       throw invalid(call, `nodeId must be at most ${MAX_NODE_ID_BYTES} bytes of UTF-8`);
     }
     const progress = checkOneOf<ProgressMode>(call, 'progress', o.progress ?? 'loop', ['loop', 'thread']);
-    const provider = checkOneOf<ProviderName>(call, 'provider', o.provider ?? 'auto', ['auto', 'loopback', 'tcp']);
+    const provider = checkOneOf<ProviderName>(call, 'provider', o.provider ?? 'auto', ['auto', 'loopback', 'tcp', 'verbs']);
     const listen = o.listen === undefined ? undefined : checkString(call, 'listen', o.listen);
-    if (listen !== undefined && !listen.startsWith('tcp://')) {
-      throw invalid(call, `listen must look like "tcp://HOST:PORT", got "${listen}"`);
+    if (listen !== undefined && !listen.startsWith('tcp://') && !listen.startsWith('rdma://')) {
+      throw invalid(call, `listen must look like "tcp://HOST:PORT" or "rdma://IP:PORT", got "${listen}"`);
     }
     if (listen !== undefined && provider === 'loopback') throw invalid(call, 'listen needs a network provider, not "loopback"');
+    if (listen?.startsWith('rdma://') && provider === 'tcp') throw invalid(call, 'an "rdma://" listen address needs provider "verbs" or "auto"');
+    if (listen?.startsWith('tcp://') && provider === 'verbs') throw invalid(call, 'provider "verbs" listens at "rdma://IP:PORT", not "tcp://"');
     const tcp = checkOptions<TcpOptions>(`${call} tcp`, o.tcp, TCP_KEYS);
     for (const key of TCP_KEYS) {
       if (key === 'stripeReverse') {
@@ -232,7 +240,7 @@ export class Endpoint extends EventEmitter {
   private nextDynamicVaddr = DYNAMIC_VADDR_BASE;
   private waiters = 0;
   private isClosed = false;
-  /** Where this endpoint accepts connections ('tcp://IP:PORT'), or '' if it does not listen. */
+  /** Where this endpoint accepts connections ('tcp://IP:PORT' or 'rdma://IP:PORT'), or '' if it does not listen. */
   readonly address: string;
 
   private constructor(
@@ -244,7 +252,7 @@ export class Endpoint extends EventEmitter {
     private readonly ownsDirectory: boolean,
   ) {
     super();
-    this.resolverLoopback = tcp.provider !== 'tcp';
+    this.resolverLoopback = tcp.provider === 'auto' || tcp.provider === 'loopback';
     this.resolver = new Resolver(directory, this.resolverLoopback);
     // The native side holds this callback; a WeakRef keeps it from pinning the endpoint.
     const self = new WeakRef(this);
@@ -325,7 +333,7 @@ export class Endpoint extends EventEmitter {
     return {
       nodeId: this.nodeId,
       incarnation: this.incarnationHex,
-      addresses: this.address ? { tcp: publishable(this.address) } : {},
+      addresses: !this.address ? {} : this.address.startsWith('rdma://') ? { rdma: this.address } : { tcp: publishable(this.address) },
       host: hostname(),
       pid: process.pid,
       capabilities: Endpoint.capabilities.providers,

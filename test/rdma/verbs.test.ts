@@ -1,0 +1,160 @@
+// The verbs provider over real rdma-core: Soft-RoCE (rxe0) in the QEMU guest of
+// scripts/rdma-vm. Both endpoints listen on the rxe netdev's address; puts name the peer by
+// its rdma:// address. Run with `npm run test:rdma`; elsewhere this file only reports a skip.
+import { Endpoint, EndpointOptions, ProgressMode } from '../../src';
+import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
+import { asBuffer, makeRecord, parseRecords, pattern } from '../helpers/data';
+import { expectRejects } from '../helpers/errors';
+
+const IN_VM = process.env.RVMA_IN_VM === '1';
+const ADDR = process.env.RVMA_VM_RDMA_ADDR ?? '10.77.0.1';
+const EAGER_MAX = 16 * 1024 - 32; // default slot size minus the eager header
+
+const endpoints = trackEndpoints();
+
+function verbs(progress: ProgressMode, extra: EndpointOptions = {}): Promise<Endpoint> {
+  return endpoints.create({ nodeId: uniqueNodeId('rdma'), provider: 'verbs', listen: `rdma://${ADDR}:0`, progress, ...extra });
+}
+
+async function pair(progress: ProgressMode): Promise<{ receiver: Endpoint; sender: Endpoint }> {
+  const receiver = await verbs(progress);
+  const sender = await verbs(progress);
+  return { receiver, sender };
+}
+
+if (!IN_VM) {
+  describe('verbs provider (skipped: runs only inside the Soft-RoCE guest, `npm run test:rdma`)', () => {
+    test.skip('needs RVMA_IN_VM=1 and an ACTIVE rxe0', () => undefined);
+  });
+} else {
+  jest.setTimeout(180_000);
+
+  describe('verbs provider: setup', () => {
+    test('capabilities list verbs and an active device', () => {
+      const caps = Endpoint.capabilities;
+      expect(caps.rdmaCore).toBe(true);
+      expect(caps.providers).toContain('verbs');
+      expect(caps.devices.some((d) => d.activePorts > 0)).toBe(true);
+    });
+
+    test('listens at rdma://IP:PORT and reports the bound port', async () => {
+      const endpoint = await verbs('loop');
+      expect(endpoint.address).toMatch(new RegExp(`^rdma://${ADDR.replace(/\./g, '\\.')}:[1-9]\\d*$`));
+    });
+
+    test('a listen address on no RDMA device is refused at create', async () => {
+      await expectRejects(
+        Endpoint.create({ nodeId: uniqueNodeId(), provider: 'verbs', listen: 'rdma://10.77.0.99:0' }),
+        'ERR_RVMA_INVALID_ARGUMENT',
+      );
+    });
+  });
+
+  describe.each(PROGRESS_MODES)('verbs provider (%s progress)', (progress) => {
+    test('exact bytes, eager and large (READ), 1 B .. 4 MiB', async () => {
+      const { receiver, sender } = await pair(progress);
+      const sizes = [1, 7, 4096, EAGER_MAX, EAGER_MAX + 1, 65536, 1 << 20, (3 << 20) + 7, 4 << 20];
+      for (const [i, size] of sizes.entries()) {
+        const vaddr = VADDR + BigInt(i);
+        const mailbox = receiver.openMailbox(vaddr);
+        const posted = mailbox.post(size);
+        const data = pattern(size, i + 1);
+        await sender.put(receiver.address, vaddr, data);
+        const done = await mailbox.next({ timeout: 60_000 });
+        expect(done.buffer).toBe(posted);
+        expect(done).toMatchObject({ bytes: size, ops: 1 });
+        expect(asBuffer(done.buffer).equals(data)).toBe(true);
+      }
+    });
+
+    test('concurrent eager and large puts at offsets fill one buffer exactly', async () => {
+      const { receiver, sender } = await pair(progress);
+      const size = 2 << 20;
+      const mailbox = receiver.openMailbox(VADDR);
+      mailbox.post(size);
+      const expected = pattern(size, 9);
+      const cuts = [0, 10, 5000, 5000 + EAGER_MAX, 300_000, 1 << 20, size - 1, size];
+      await Promise.all(
+        cuts.slice(1).map((end, i) => sender.put(receiver.address, VADDR, expected.subarray(cuts[i], end), { offset: cuts[i] })),
+      );
+      const done = await mailbox.next({ timeout: 60_000 });
+      expect(done).toMatchObject({ bytes: size, ops: cuts.length - 1 });
+      expect(asBuffer(done.buffer).equals(expected)).toBe(true);
+    });
+
+    test('epochs: ops thresholds retire buffers in order, more puts than ring slots', async () => {
+      const { receiver, sender } = await pair(progress);
+      const mailbox = receiver.openMailbox(VADDR, { epoch: 'ops', threshold: 50, maxBuffers: 4 });
+      for (let b = 0; b < 4; b++) mailbox.post(50 * 8);
+      const puts: Promise<void>[] = [];
+      for (let i = 0; i < 200; i++) {
+        const rec = Buffer.alloc(8);
+        rec.writeUInt32LE(i, 0);
+        puts.push(sender.put(receiver.address, VADDR, rec, { append: true }));
+      }
+      await Promise.all(puts);
+      const seen = new Set<number>();
+      for (let e = 1; e <= 4; e++) {
+        const done = await mailbox.next({ timeout: 30_000 });
+        expect(done).toMatchObject({ epoch: e, bufferIndex: e - 1, ops: 50, bytes: 400 });
+        const view = asBuffer(done.buffer);
+        for (let k = 0; k < 50; k++) seen.add(view.readUInt32LE(k * 8));
+      }
+      expect(seen.size).toBe(200);
+    });
+
+    test('append many-to-one: every record lands once, packed', async () => {
+      const receiver = await verbs(progress);
+      const senders = [await verbs(progress), await verbs(progress), await verbs(progress)];
+      const perSender = 60;
+      const records = [];
+      for (let seq = 0; seq < perSender; seq++) for (let s = 0; s < senders.length; s++) records.push({ s, seq, data: makeRecord(s, seq) });
+      const total = records.reduce((n, r) => n + r.data.length, 0);
+      const mailbox = receiver.openMailbox(VADDR, { threshold: total });
+      mailbox.post(total);
+      await Promise.all(records.map((r) => senders[r.s].put(receiver.address, VADDR, r.data, { append: true })));
+      const done = await mailbox.next({ timeout: 30_000 });
+      expect(done).toMatchObject({ bytes: total, ops: records.length });
+      const parsed = parseRecords(done.buffer, total);
+      expect(parsed.errors).toEqual([]);
+      expect(parsed.keys.sort()).toEqual(records.map((r) => `${r.s}:${r.seq}`).sort());
+    });
+
+    test('refusals reach the sender typed, eager and large alike', async () => {
+      const { receiver, sender } = await pair(progress);
+      const to = receiver.address;
+      const small = Buffer.alloc(100, 1);
+      const big = Buffer.alloc(256 * 1024, 2);
+      await expectRejects(sender.put(to, VADDR, small), 'ERR_RVMA_NO_MAILBOX');
+      await expectRejects(sender.put(to, VADDR, big), 'ERR_RVMA_NO_MAILBOX');
+      const mailbox = receiver.openMailbox(VADDR);
+      await expectRejects(sender.put(to, VADDR, small), 'ERR_RVMA_NO_BUFFER');
+      await expectRejects(sender.put(to, VADDR, big), 'ERR_RVMA_NO_BUFFER');
+      mailbox.post(128 * 1024);
+      await expectRejects(sender.put(to, VADDR, small, { offset: 128 * 1024 - 50 }), 'ERR_RVMA_OUT_OF_BOUNDS');
+      await expectRejects(sender.put(to, VADDR, big), 'ERR_RVMA_TOO_LARGE');
+      await expectRejects(sender.put(to, VADDR, big.subarray(0, 100_000), { offset: 100_000 }), 'ERR_RVMA_OUT_OF_BOUNDS');
+      // Nothing was counted by the refused puts: a full fill still ends the epoch exactly.
+      const data = pattern(128 * 1024, 3);
+      await sender.put(to, VADDR, data);
+      const done = await mailbox.next({ timeout: 30_000 });
+      expect(done).toMatchObject({ bytes: 128 * 1024, ops: 1 });
+      expect(asBuffer(done.buffer).equals(data)).toBe(true);
+    });
+
+    test('peer loss: closing the receiver fails the sender side with PEER_LOST / NO_PEER', async () => {
+      const { receiver, sender } = await pair(progress);
+      const mailbox = receiver.openMailbox(VADDR);
+      mailbox.post(64);
+      await sender.put(receiver.address, VADDR, Buffer.alloc(64, 5));
+      await mailbox.next({ timeout: 30_000 });
+      const lost = new Promise<{ nodeId: string }>((resolve) => sender.once('peerLost', resolve));
+      const address = receiver.address;
+      await receiver.close();
+      expect((await lost).nodeId).toBe(receiver.nodeId);
+      // By incarnation: that node is gone. By address: nobody listens there any more.
+      await expectRejects(sender.put(receiver, VADDR, Buffer.alloc(8)), 'ERR_RVMA_PEER_LOST');
+      await expectRejects(sender.put(address, VADDR, Buffer.alloc(8)), 'ERR_RVMA_NO_PEER');
+    });
+  });
+}
