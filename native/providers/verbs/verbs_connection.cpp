@@ -96,6 +96,7 @@ bool VerbsConnection::postRecv(uint32_t index) {
 }
 
 void VerbsConnection::postSend(const SendWr& w) {
+  if (state_ == State::Dead) return;  // the queue pair is gone; fail() settled every put
   if (sqInflight_ >= sqDepth_ || !backlog_.empty()) {
     backlog_.push_back(w);
     return;
