@@ -23,8 +23,10 @@ Engine::Engine(const EngineOptions& options)
     : options_(options), incarnation_(randomIncarnation()), table_(std::make_shared<MailboxTable>(*this)),
       regions_(*this), progress_(options.progress) {}
 
-std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* status, std::string* error) {
+std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* status, std::string* error,
+                                       ExternalPoller* poller) {
   std::shared_ptr<Engine> engine(new Engine(options));
+  if (options.progress == ProgressMode::Loop) engine->progress_.usePoller(poller);
   ProviderContext ctx{options.nodeId, *engine->table_, engine->regions_, *engine, engine->progress_};
   auto tcp = std::make_unique<TcpProvider>(ctx, options.tcp, engine->incarnation_);
   if (!tcp->listen(error)) {
@@ -104,9 +106,9 @@ Status Engine::connect(uint64_t requestId, const std::string& address) {
   return Status::Ok;
 }
 
-void Engine::poll() {
+void Engine::dispatch(uint64_t token, uint32_t epollEvents) {
   polling_ = true;
-  progress_.poll();
+  progress_.dispatch(token, epollEvents);
   polling_ = false;
 }
 
@@ -128,6 +130,7 @@ void Engine::close() {
   LoopbackFabric::instance().detach(options_.nodeId, table_.get());
   progress_.stop();
   for (auto& provider : providers_) provider->close();
+  progress_.usePoller(nullptr);  // the poller may go away after close
   table_->closeAll();  // waits for in-process writers still copying into our buffers
   std::lock_guard<std::mutex> lock(eventsMu_);
   wake_ = nullptr;

@@ -58,7 +58,9 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
  public:
   // nullptr with *error set when the node id is taken in-process (*status MailboxExists)
   // or the listen address cannot be bound (*status InvalidArgument).
-  static std::shared_ptr<Engine> create(const EngineOptions& options, Status* status, std::string* error);
+  // poller: loop mode's event-loop fd watcher (must outlive close()); nullptr for thread mode.
+  static std::shared_ptr<Engine> create(const EngineOptions& options, Status* status, std::string* error,
+                                        ExternalPoller* poller = nullptr);
   ~Engine() override;
 
   MailboxTable& table() { return *table_; }
@@ -76,10 +78,9 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   EventBatch drain();
   void close();
 
-  // Loop mode: the fd to watch and the call to make when it is readable.
-  int progressFd() const { return progress_.fd(); }
-  // Events pushed meanwhile skip the wake-up: the caller drains right after.
-  void poll();
+  // Loop mode: an fd the poller watches is ready. Events pushed meanwhile skip the
+  // wake-up: the caller drains right after.
+  void dispatch(uint64_t token, uint32_t epollEvents);
 
   // EventSink
   void completions(const std::vector<CompletionRecord>& records) override;

@@ -76,6 +76,11 @@ void Progress::stop() {
 
 uint64_t Progress::add(int fd, uint32_t events, IoHandler handler) {
   uint64_t token = nextToken_++;
+  if (poller_) {
+    if (!poller_->watch(token, fd, events)) return 0;
+    handlers_.emplace(token, std::move(handler));
+    return token;
+  }
   epoll_event ev{};
   ev.events = events;
   ev.data.u64 = token;
@@ -85,6 +90,7 @@ uint64_t Progress::add(int fd, uint32_t events, IoHandler handler) {
 }
 
 void Progress::modify(uint64_t token, int fd, uint32_t events) {
+  if (poller_) return poller_->change(token, events);
   epoll_event ev{};
   ev.events = events;
   ev.data.u64 = token;
@@ -92,7 +98,8 @@ void Progress::modify(uint64_t token, int fd, uint32_t events) {
 }
 
 void Progress::remove(uint64_t token, int fd) {
-  epoll_ctl(epollFd_, EPOLL_CTL_DEL, fd, nullptr);
+  if (poller_) poller_->unwatch(token);
+  else epoll_ctl(epollFd_, EPOLL_CTL_DEL, fd, nullptr);
   handlers_.erase(token);
 }
 
@@ -113,7 +120,12 @@ uint64_t Progress::every(uint32_t intervalMs, std::function<void()> fn) {
   });
 }
 
-void Progress::poll() { dispatch(0); }
+void Progress::dispatch(uint64_t token, uint32_t epollEvents) {
+  auto it = handlers_.find(token);
+  if (it == handlers_.end()) return;
+  IoHandler handler = it->second;  // a copy: the handler may remove itself
+  handler(epollEvents);
+}
 
 void Progress::runTasks() {
   uint64_t count;
@@ -128,7 +140,7 @@ void Progress::runTasks() {
   for (auto& task : batch) task();
 }
 
-void Progress::dispatch(int timeoutMs) {
+void Progress::wait(int timeoutMs) {
   epoll_event events[64];
   int n = epoll_wait(epollFd_, events, 64, timeoutMs);
   for (int i = 0; i < n; i++) {
@@ -150,7 +162,7 @@ void Progress::run() {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) return;
     }
-    dispatch(-1);
+    wait(-1);
   }
 }
 

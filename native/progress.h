@@ -17,6 +17,17 @@ enum class ProgressMode { Loop = 0, Thread = 1 };
 // Handlers run on the progress context (JS thread in loop mode, the worker in thread mode).
 using IoHandler = std::function<void(uint32_t epollEvents)>;
 
+// Loop mode: the JS thread's event loop watches each fd itself (one poll per fd), saving
+// the extra epoll_wait a nested epoll set would cost on every wake-up. It reports
+// readiness back through Progress::dispatch(token, epollEvents).
+class ExternalPoller {
+ public:
+  virtual ~ExternalPoller() = default;
+  virtual bool watch(uint64_t token, int fd, uint32_t epollEvents) = 0;
+  virtual void change(uint64_t token, uint32_t epollEvents) = 0;
+  virtual void unwatch(uint64_t token) = 0;
+};
+
 class Progress {
  public:
   explicit Progress(ProgressMode mode);
@@ -40,13 +51,15 @@ class Progress {
   // A periodic callback on the progress context (timerfd in the same epoll set).
   uint64_t every(uint32_t intervalMs, std::function<void()> fn);
 
-  // Loop mode: the fd libuv watches, and the non-blocking dispatch it calls.
-  int fd() const { return epollFd_; }
-  void poll();
+  // Loop mode: hand fd watching to the event loop (before anything is added), or take it
+  // back (nullptr) once the poller goes away.
+  void usePoller(ExternalPoller* poller) { poller_ = poller; }
+  // Runs the handler registered under token (the poller's callback).
+  void dispatch(uint64_t token, uint32_t epollEvents);
 
  private:
   void run();
-  void dispatch(int timeoutMs);
+  void wait(int timeoutMs);
   void runTasks();
 
   ProgressMode mode_;
@@ -57,6 +70,7 @@ class Progress {
   bool stopping_ = false;
   std::thread worker_;
   std::unordered_map<uint64_t, IoHandler> handlers_;
+  ExternalPoller* poller_ = nullptr;
   std::vector<int> timerFds_;
   uint64_t nextToken_ = 2;  // 1 is the wake-up eventfd
 };

@@ -82,25 +82,27 @@ EndpointWrap::EndpointWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<En
   }
   options.nodeId = info[0].As<Napi::String>().Utf8Value();
   options.progress = info[1].As<Napi::Number>().Int32Value() == 1 ? ProgressMode::Thread : ProgressMode::Loop;
+  // The wake-up exists first: in loop mode it is also the poller the engine's fds go to.
+  wake_ = startJsWake(env, info[2].As<Napi::Function>(), options.progress == ProgressMode::Loop);
+  if (!wake_) {
+    typeError(env, "could not register with the event loop");
+    return;
+  }
   Status status = Status::Ok;
   std::string error;
   try {
-    engine_ = Engine::create(options, &status, &error);
+    engine_ = Engine::create(options, &status, &error, pollerOf(wake_));
   } catch (const std::exception& e) {
     status = Status::InvalidArgument;
     error = e.what();
   }
   if (!engine_) {
+    stopJsWake(wake_);
+    wake_ = nullptr;
     statusError(env, status, error.c_str());
     return;
   }
-  wake_ = startJsWake(env, engine_, info[2].As<Napi::Function>(), options.progress == ProgressMode::Loop);
-  if (!wake_) {
-    engine_->close();
-    engine_.reset();
-    typeError(env, "could not register with the event loop");
-    return;
-  }
+  attachJsWake(wake_, engine_);
   JsWake* wake = wake_;
   engine_->setWake([wake] { signalJsWake(wake); });
   // At environment teardown (process exit), stop before Node tears down libuv handles.

@@ -1,26 +1,96 @@
 #include "js_wake.h"
 
+#include <sys/epoll.h>
 #include <uv.h>
+
+#include <unordered_map>
 
 #include "event_batch_js.h"
 
 namespace rvma::addon {
+namespace {
 
-class JsWake {
- public:
-  uv_async_t async;
+int uvEventsOf(uint32_t epollEvents) {
+  return ((epollEvents & EPOLLIN) ? UV_READABLE : 0) | ((epollEvents & EPOLLOUT) ? UV_WRITABLE : 0);
+}
+
+uint32_t epollEventsOf(int status, int uvEvents) {
+  if (status < 0) return EPOLLERR | EPOLLIN;  // let the handler's read see the error
+  return ((uvEvents & UV_READABLE) ? EPOLLIN : 0u) | ((uvEvents & UV_WRITABLE) ? EPOLLOUT : 0u) |
+         ((uvEvents & UV_DISCONNECT) ? EPOLLHUP : 0u);
+}
+
+struct FdWatch {
   uv_poll_t poll;
-  bool polling = false;
+  uint64_t token;
+  JsWake* owner;
+};
+
+}  // namespace
+
+class JsWake final : public ExternalPoller {
+ public:
+  uv_loop_t* loop = nullptr;
+  uv_async_t async;
+  bool loopProgress = false;
+  bool referenced = false;
   int open = 0;  // handles not yet closed
   std::weak_ptr<Engine> engine;
+  std::unordered_map<uint64_t, FdWatch*> fds;
   napi_env env = nullptr;
   napi_ref onEvents = nullptr;
   napi_async_context context = nullptr;
 
+  bool watch(uint64_t token, int fd, uint32_t epollEvents) override {
+    auto* w = new FdWatch{{}, token, this};
+    if (uv_poll_init(loop, &w->poll, fd) != 0) {
+      delete w;
+      return false;
+    }
+    w->poll.data = w;
+    open++;
+    fds[token] = w;
+    uv_poll_start(&w->poll, uvEventsOf(epollEvents), onReady);
+    if (!referenced) uv_unref(reinterpret_cast<uv_handle_t*>(&w->poll));
+    return true;
+  }
+
+  void change(uint64_t token, uint32_t epollEvents) override {
+    auto it = fds.find(token);
+    if (it != fds.end()) uv_poll_start(&it->second->poll, uvEventsOf(epollEvents), onReady);
+  }
+
+  void unwatch(uint64_t token) override {
+    auto it = fds.find(token);
+    if (it == fds.end()) return;
+    close(it->second);
+    fds.erase(it);
+  }
+
+  void close(FdWatch* w) {
+    uv_poll_stop(&w->poll);
+    uv_close(reinterpret_cast<uv_handle_t*>(&w->poll), [](uv_handle_t* h) {
+      auto* w = static_cast<FdWatch*>(h->data);
+      JsWake* owner = w->owner;
+      delete w;
+      owner->closed();
+    });
+  }
+
+  void closed() {
+    if (--open == 0) delete this;
+  }
+
+  static void onReady(uv_poll_t* p, int status, int events) {
+    auto* w = static_cast<FdWatch*>(p->data);
+    JsWake* self = w->owner;
+    if (auto e = self->engine.lock()) e->dispatch(w->token, epollEventsOf(status, events));
+    self->deliver();
+  }
+
   void deliver() {
     auto e = engine.lock();
     if (!e) return;
-    if (polling) e->poll();
     EventBatch batch = e->drain();
     if (batch.events.empty()) return;
     napi_handle_scope scope;
@@ -30,26 +100,30 @@ class JsWake {
     napi_get_global(env, &recv);  // make_callback needs an object receiver
     eventBatchArgs(env, batch, args);
     // make_callback, not call_function: it runs the microtasks (promise reactions) after.
-    napi_make_callback(env, context, recv, fn, 2, args, nullptr);
+    if (napi_make_callback(env, context, recv, fn, 2, args, nullptr) == napi_pending_exception) {
+      // A throw out of onEvents is the application's: report it as uncaught, like Node does.
+      napi_value error;
+      napi_get_and_clear_last_exception(env, &error);
+      napi_fatal_exception(env, error);
+    }
     napi_close_handle_scope(env, scope);
+  }
+
+  void ref(bool on) {
+    referenced = on;
+    auto apply = [on](uv_handle_t* h) { on ? uv_ref(h) : uv_unref(h); };
+    apply(reinterpret_cast<uv_handle_t*>(&async));
+    for (auto& [token, w] : fds) apply(reinterpret_cast<uv_handle_t*>(&w->poll));
   }
 };
 
-namespace {
-
-void onClosed(uv_handle_t* handle) {
-  auto* w = static_cast<JsWake*>(handle->data);
-  if (--w->open == 0) delete w;
-}
-
-}  // namespace
-
-JsWake* startJsWake(Napi::Env env, const std::shared_ptr<Engine>& engine, Napi::Function onEvents, bool pollProgress) {
+JsWake* startJsWake(Napi::Env env, Napi::Function onEvents, bool loopProgress) {
   uv_loop_t* loop = nullptr;
   if (napi_get_uv_event_loop(env, &loop) != napi_ok || !loop) return nullptr;
   auto* w = new JsWake();
-  w->engine = engine;
+  w->loop = loop;
   w->env = env;
+  w->loopProgress = loopProgress;
   if (uv_async_init(loop, &w->async, [](uv_async_t* a) { static_cast<JsWake*>(a->data)->deliver(); }) != 0) {
     delete w;
     return nullptr;
@@ -57,35 +131,26 @@ JsWake* startJsWake(Napi::Env env, const std::shared_ptr<Engine>& engine, Napi::
   w->async.data = w;
   w->open = 1;
   uv_unref(reinterpret_cast<uv_handle_t*>(&w->async));
-  if (pollProgress && uv_poll_init(loop, &w->poll, engine->progressFd()) == 0) {
-    w->poll.data = w;
-    w->open++;
-    w->polling = true;
-    uv_poll_start(&w->poll, UV_READABLE, [](uv_poll_t* p, int, int) { static_cast<JsWake*>(p->data)->deliver(); });
-    uv_unref(reinterpret_cast<uv_handle_t*>(&w->poll));
-  }
   napi_create_reference(env, onEvents, 1, &w->onEvents);
   napi_async_init(env, nullptr, Napi::String::New(env, "rvma.events"), &w->context);
   return w;
 }
 
+ExternalPoller* pollerOf(JsWake* w) { return w->loopProgress ? w : nullptr; }
+
+void attachJsWake(JsWake* w, const std::shared_ptr<Engine>& engine) { w->engine = engine; }
+
 void signalJsWake(JsWake* w) { uv_async_send(&w->async); }
 
-void refJsWake(JsWake* w, bool on) {
-  auto apply = [on](uv_handle_t* h) { on ? uv_ref(h) : uv_unref(h); };
-  apply(reinterpret_cast<uv_handle_t*>(&w->async));
-  if (w->polling) apply(reinterpret_cast<uv_handle_t*>(&w->poll));
-}
+void refJsWake(JsWake* w, bool on) { w->ref(on); }
 
 void stopJsWake(JsWake* w) {
   w->engine.reset();
   napi_delete_reference(w->env, w->onEvents);
   napi_async_destroy(w->env, w->context);
-  if (w->polling) {
-    uv_poll_stop(&w->poll);
-    uv_close(reinterpret_cast<uv_handle_t*>(&w->poll), onClosed);
-  }
-  uv_close(reinterpret_cast<uv_handle_t*>(&w->async), onClosed);
+  for (auto& [token, fd] : w->fds) w->close(fd);  // e.g. timers the engine never removes
+  w->fds.clear();
+  uv_close(reinterpret_cast<uv_handle_t*>(&w->async), [](uv_handle_t* h) { static_cast<JsWake*>(h->data)->closed(); });
 }
 
 }  // namespace rvma::addon

@@ -1,7 +1,7 @@
 // How completions reach JS: a libuv async handle that any thread may signal (libuv
 // coalesces the signals, so JS wakes once per batch) and, in loop progress, a libuv poll
-// on the endpoint's epoll fd so provider work runs on the JS thread. Either way the batch
-// is handed to onEvents(events, texts) straight from the libuv callback.
+// per provider fd so provider work runs on the JS thread straight from the event loop.
+// Either way the batch is handed to onEvents(events, texts) from the libuv callback.
 #pragma once
 #include <napi.h>
 
@@ -13,13 +13,16 @@ namespace rvma::addon {
 
 class JsWake;
 
-// Starts watching; nullptr if libuv refused (the caller reports it).
-JsWake* startJsWake(Napi::Env env, const std::shared_ptr<Engine>& engine, Napi::Function onEvents, bool pollProgress);
+// Starts the wake-up (nullptr if libuv refused). In loop mode, pass poller() to
+// Engine::create, then attach() the engine it made.
+JsWake* startJsWake(Napi::Env env, Napi::Function onEvents, bool loopProgress);
+ExternalPoller* pollerOf(JsWake* wake);  // nullptr in thread mode
+void attachJsWake(JsWake* wake, const std::shared_ptr<Engine>& engine);
 // Any thread: schedule a delivery on the JS thread.
 void signalJsWake(JsWake* wake);
 // JS thread: whether the handles keep the event loop alive.
 void refJsWake(JsWake* wake, bool on);
-// JS thread: stops; frees itself once libuv has closed the handles.
+// JS thread: stops; frees itself once libuv has closed every handle.
 void stopJsWake(JsWake* wake);
 
 }  // namespace rvma::addon
