@@ -40,7 +40,7 @@ export class Wait<T> {
    * queue). A wait whose signal was already aborted is born done and never calls it.
    */
   constructor(
-    private readonly what: string,
+    what: string,
     private readonly options: WaitOptions,
     private readonly onSettle: (wait: Wait<T>) => void,
   ) {

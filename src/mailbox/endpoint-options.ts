@@ -1,0 +1,186 @@
+// Endpoint options: their types, defaults and checks (everything a caller passes in).
+import { randomBytes } from 'node:crypto';
+import type { Directory } from '../../registry/directory';
+import { EpochType } from './mailbox';
+import { checkBoolean, checkInteger, checkOneOf, checkOptions, checkString, checkU64, invalid } from './validate';
+import { checkWaitOptions } from './wait';
+
+export type ProgressMode = 'loop' | 'thread';
+export type ProviderName = 'auto' | 'loopback' | 'tcp' | 'verbs';
+
+export interface TcpOptions {
+  /** Largest put a peer may send us; larger ones are refused with ERR_RVMA_TOO_LARGE. Default 4 GiB. */
+  maxPutBytes?: number;
+  /** Bytes in flight (sent, not yet acknowledged) per connection before puts wait. Default 64 MiB. */
+  maxInflightBytes?: number;
+  /** An idle connection is probed this often. Default 1000 ms. */
+  keepaliveMs?: number;
+  /** A peer silent for longer is lost: its pending puts reject with ERR_RVMA_PEER_LOST. Default 5000 ms. */
+  peerTimeoutMs?: number;
+  /** Connection setup (TCP connect + handshake) limit. Default 5000 ms. */
+  connectTimeoutMs?: number;
+  /** Connections this endpoint opens to each peer it dials (1..64). Default 1. */
+  stripes?: number;
+  /** Puts at least this large are split across the stripes in offset-addressed parts. Default 1 MiB. */
+  stripeMinBytes?: number;
+  /** Send a split put's parts last-first, one at a time (for testing order-free placement). */
+  stripeReverse?: boolean;
+}
+
+/** A connection to a peer broke (the peer died, or the network between us failed). */
+export interface PeerLostInfo {
+  nodeId: string;
+  incarnation: string;
+}
+
+/** A peer that broke the protocol or failed the handshake (its connection was closed). */
+export interface ProtocolErrorInfo {
+  peer: string;
+  message: string;
+}
+
+export interface EndpointOptions {
+  /** This endpoint's node id, unique among reachable endpoints. Default: random. */
+  nodeId?: string;
+  /** 'loop': work runs on the JS thread (lowest latency). 'thread': on a native progress thread. */
+  progress?: ProgressMode;
+  /**
+   * Transports puts may use. 'auto': loopback for endpoints in this process, tcp for others
+   * (and verbs for 'rdma://' peers when listen is an 'rdma://' address).
+   * 'tcp': tcp even in-process. 'loopback': in-process only (no listening).
+   * 'verbs': RDMA only (rdma-core), even in-process; needs a device with an ACTIVE port
+   * (see Endpoint.capabilities), else create rejects with ERR_RVMA_INVALID_ARGUMENT.
+   */
+  provider?: ProviderName;
+  /**
+   * Accept connections at 'tcp://HOST:PORT', or at 'rdma://IP:PORT' (verbs; IP must be on an
+   * RDMA device's netdev). Port 0: any free port; see endpoint.address.
+   */
+  listen?: string;
+  tcp?: TcpOptions;
+  /**
+   * Where this endpoint registers and resolves peers by node id, label or name.
+   * Default: a MemoryDirectory on the process-wide hub, so the endpoints of one process see each other.
+   */
+  directory?: Directory;
+  /** Labels published in the directory, e.g. TensorFlow task names ('/job:worker/replica:0/task:1'). */
+  labels?: string[];
+}
+
+export interface MailboxOptions {
+  /** What the counter counts: bytes placed (default) or puts placed. */
+  epoch?: EpochType;
+  /** Count that ends an epoch. Default: the buffer's size ('bytes') or 1 ('ops'). */
+  threshold?: number | bigint;
+  /** Most buffers posted at once. Default 16. */
+  maxBuffers?: number;
+}
+
+export interface PutOptions {
+  /** Byte offset in the receiver's current buffer. Default 0. Exclusive with append. */
+  offset?: number | bigint;
+  /** Let the receiver place the bytes after what earlier appends placed. */
+  append?: boolean;
+  /**
+   * Keep retrying, with backoff, a put the receiver refused for lack of a posted buffer
+   * (ERR_RVMA_NO_BUFFER) for up to this many milliseconds. Default 0: no retry.
+   */
+  noBufferRetryMs?: number;
+  timeout?: number;
+  signal?: AbortSignal;
+}
+
+export interface Capabilities {
+  /** Providers compiled into this build. */
+  providers: string[];
+  /** Whether rdma-core (libibverbs, librdmacm) was found and linked at build time. */
+  rdmaCore: boolean;
+  /** RDMA devices present now, with their number of ACTIVE ports. */
+  devices: { name: string; activePorts: number }[];
+}
+
+/** Library-reserved vaddrs (rendezvous control, ring): not for openMailbox. */
+export const RESERVED_VADDR_MAX = 0xffffn;
+/** openDynamicMailbox hands out vaddrs from here up. */
+export const DYNAMIC_VADDR_BASE = 1n << 63n;
+export const MAX_BUFFERS_LIMIT = 1 << 20;
+const MAX_NODE_ID_BYTES = 255; // the handshake carries it in at most that many bytes
+const MAX_MS = 2 ** 31 - 1;
+const TCP_KEYS = [
+  'maxPutBytes',
+  'maxInflightBytes',
+  'keepaliveMs',
+  'peerTimeoutMs',
+  'connectTimeoutMs',
+  'stripes',
+  'stripeMinBytes',
+  'stripeReverse',
+] as const;
+
+export interface CreateSettings {
+  nodeId: string;
+  progress: ProgressMode;
+  provider: ProviderName;
+  listen: string | undefined;
+  tcp: TcpOptions;
+  labels: string[];
+  directory: Directory | undefined;
+}
+
+/** Checks Endpoint.create's options and fills in the defaults. */
+export function parseCreateOptions(options: unknown): CreateSettings {
+  const call = 'Endpoint.create';
+  const o = checkOptions<EndpointOptions>(call, options, [
+    'nodeId',
+    'progress',
+    'provider',
+    'listen',
+    'tcp',
+    'directory',
+    'labels',
+  ]);
+  const nodeId = o.nodeId === undefined ? randomBytes(8).toString('hex') : checkString(call, 'nodeId', o.nodeId);
+  if (Buffer.byteLength(nodeId) > MAX_NODE_ID_BYTES) {
+    throw invalid(call, `nodeId must be at most ${MAX_NODE_ID_BYTES} bytes of UTF-8`);
+  }
+  const progress = checkOneOf<ProgressMode>(call, 'progress', o.progress ?? 'loop', ['loop', 'thread']);
+  const provider = checkOneOf<ProviderName>(call, 'provider', o.provider ?? 'auto', ['auto', 'loopback', 'tcp', 'verbs']);
+  const listen = o.listen === undefined ? undefined : checkString(call, 'listen', o.listen);
+  if (listen !== undefined && !listen.startsWith('tcp://') && !listen.startsWith('rdma://')) {
+    throw invalid(call, `listen must look like "tcp://HOST:PORT" or "rdma://IP:PORT", got "${listen}"`);
+  }
+  if (listen !== undefined && provider === 'loopback') throw invalid(call, 'listen needs a network provider, not "loopback"');
+  if (listen?.startsWith('rdma://') && provider === 'tcp') throw invalid(call, 'an "rdma://" listen address needs provider "verbs" or "auto"');
+  if (listen?.startsWith('tcp://') && provider === 'verbs') throw invalid(call, 'provider "verbs" listens at "rdma://IP:PORT", not "tcp://"');
+  const tcp = checkOptions<TcpOptions>(`${call} tcp`, o.tcp, TCP_KEYS);
+  for (const key of TCP_KEYS) {
+    if (key === 'stripeReverse') {
+      if (tcp[key] !== undefined) checkBoolean(call, `tcp.${key}`, tcp[key]);
+    } else if (tcp[key] !== undefined) {
+      const max = key === 'stripes' ? 64 : key.endsWith('Ms') ? MAX_MS : Number.MAX_SAFE_INTEGER;
+      checkInteger(call, `tcp.${key}`, tcp[key], 1, max);
+    }
+  }
+  if ((tcp.keepaliveMs ?? 1000) >= (tcp.peerTimeoutMs ?? 5000)) {
+    throw invalid(call, 'tcp.keepaliveMs must be smaller than tcp.peerTimeoutMs');
+  }
+  const labels = o.labels === undefined ? [] : o.labels;
+  if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string' && l.length > 0)) {
+    throw invalid(call, 'labels must be an array of non-empty strings');
+  }
+  if (o.directory !== undefined && (typeof o.directory !== 'object' || typeof o.directory.register !== 'function')) {
+    throw invalid(call, 'directory must implement the Directory interface');
+  }
+  return { nodeId, progress, provider, listen, tcp, labels, directory: o.directory };
+}
+
+/** Checks a put's options; offset and append come back resolved. */
+export function parsePutOptions(call: string, options: unknown): PutOptions & { offset: bigint; append: boolean } {
+  const o = checkOptions<PutOptions>(call, options, ['offset', 'append', 'timeout', 'signal', 'noBufferRetryMs']);
+  if (o.noBufferRetryMs !== undefined) checkInteger(call, 'noBufferRetryMs', o.noBufferRetryMs, 0, MAX_MS);
+  const append = o.append === undefined ? false : checkBoolean(call, 'append', o.append);
+  if (append && o.offset !== undefined) throw invalid(call, 'give either offset or append, not both');
+  const offset = o.offset === undefined ? 0n : checkU64(call, 'offset', o.offset);
+  checkWaitOptions(call, o.timeout, o.signal);
+  return { ...o, offset, append };
+}
