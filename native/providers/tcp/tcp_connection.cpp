@@ -490,8 +490,9 @@ void TcpConnection::fail(Status status, const std::string& why, bool protocolErr
   waiting_.clear();
   for (auto& [id, p] : pending) owner_.putFinished(id, p.answered ? p.status : status);
   for (auto& req : waiting) {
-    // Never connected, but aimed at a known incarnation: that node is gone.
-    bool gone = status == Status::NoPeer && req.incarnation != 0;
+    // Never connected, but aimed at a node known before (by incarnation, or redialed to
+    // reach it again): that node is gone.
+    bool gone = status == Status::NoPeer && (req.incarnation != 0 || !expectedNode_.empty());
     owner_.putFinished(req.id, gone ? Status::PeerLost : status);
   }
   std::string peer = peer_.nodeId.empty() ? dialAddress_ : peer_.nodeId;
