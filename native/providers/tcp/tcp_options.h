@@ -2,6 +2,8 @@
 #include <cstdint>
 #include <string>
 
+#include "../address.h"
+
 namespace rvma {
 
 struct TcpOptions {
@@ -17,6 +19,8 @@ struct TcpOptions {
 };
 
 // "tcp://HOST:PORT" -> host, port. False when the form is wrong.
-bool parseTcpAddress(const std::string& address, std::string* host, uint16_t* port);
+inline bool parseTcpAddress(const std::string& address, std::string* host, uint16_t* port) {
+  return parseAddress("tcp://", address, host, port);
+}
 
 }  // namespace rvma

@@ -15,23 +15,6 @@
 
 namespace rvma {
 
-bool parseTcpAddress(const std::string& address, std::string* host, uint16_t* port) {
-  const std::string scheme = "tcp://";
-  if (address.compare(0, scheme.size(), scheme) != 0) return false;
-  std::string rest = address.substr(scheme.size());
-  size_t colon = rest.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) return false;
-  std::string h = rest.substr(0, colon);
-  if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  std::string p = rest.substr(colon + 1);
-  if (p.size() > 5 || !std::all_of(p.begin(), p.end(), ::isdigit)) return false;
-  unsigned long value = std::stoul(p);
-  if (value > 65535) return false;
-  *host = h;
-  *port = uint16_t(value);
-  return true;
-}
-
 namespace {
 
 void tuneSocket(int fd) {

@@ -2,6 +2,8 @@
 #include <cstdint>
 #include <string>
 
+#include "../address.h"
+
 namespace rvma {
 
 struct VerbsOptions {
@@ -12,6 +14,8 @@ struct VerbsOptions {
 };
 
 // "rdma://HOST:PORT" -> host, port. False when the form is wrong.
-bool parseRdmaAddress(const std::string& address, std::string* host, uint16_t* port);
+inline bool parseRdmaAddress(const std::string& address, std::string* host, uint16_t* port) {
+  return parseAddress("rdma://", address, host, port);
+}
 
 }  // namespace rvma

@@ -1,0 +1,26 @@
+#include "address.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace rvma {
+
+bool parseAddress(const std::string& scheme, const std::string& address, std::string* host, uint16_t* port) {
+  if (address.compare(0, scheme.size(), scheme) != 0) return false;
+  std::string rest = address.substr(scheme.size());
+  size_t colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) return false;
+  std::string h = rest.substr(0, colon);
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  std::string p = rest.substr(colon + 1);
+  if (p.size() > 5 || !std::all_of(p.begin(), p.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
+    return false;
+  }
+  unsigned long value = std::stoul(p);
+  if (value > 65535) return false;
+  *host = h;
+  *port = uint16_t(value);
+  return true;
+}
+
+}  // namespace rvma
