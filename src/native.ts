@@ -1,6 +1,7 @@
 // The compiled addon: its typing (declarations only) and a loader whose failure says what to do.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { TcpOptions } from './mailbox/endpoint-options';
 import { RvmaError } from './mailbox/errors';
 
 /** Events arrive as a Float64Array, EVENT_WORDS numbers per event (see native/engine.h). */
@@ -54,18 +55,8 @@ export interface NativeEndpoint {
   close(): void;
 }
 
-export interface NativeTcpOptions {
-  provider?: string;
-  listen?: string;
-  maxPutBytes?: number;
-  maxInflightBytes?: number;
-  keepaliveMs?: number;
-  peerTimeoutMs?: number;
-  connectTimeoutMs?: number;
-  stripes?: number;
-  stripeMinBytes?: number;
-  stripeReverse?: boolean;
-}
+/** What the constructor reads: the public tcp options plus the transport choice. */
+export type NativeTcpOptions = TcpOptions & { provider?: string; listen?: string };
 
 export interface NativeCapabilities {
   providers: string[];

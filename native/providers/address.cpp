@@ -1,7 +1,10 @@
 #include "address.h"
 
+#include <netdb.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 namespace rvma {
 
@@ -20,6 +23,22 @@ bool parseAddress(const std::string& scheme, const std::string& address, std::st
   if (value > 65535) return false;
   *host = h;
   *port = uint16_t(value);
+  return true;
+}
+
+bool resolveAddress(const std::string& host, uint16_t port, sockaddr_storage* out, socklen_t* len, std::string* error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* result = nullptr;
+  int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &result);
+  if (rc != 0 || !result) {
+    *error = "cannot resolve " + host + ": " + gai_strerror(rc);
+    return false;
+  }
+  std::memcpy(out, result->ai_addr, result->ai_addrlen);
+  *len = result->ai_addrlen;
+  freeaddrinfo(result);
   return true;
 }
 

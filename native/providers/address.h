@@ -1,5 +1,7 @@
 // "SCHEME://HOST:PORT" addresses of the network providers (tcp://, rdma://).
 #pragma once
+#include <sys/socket.h>
+
 #include <cstdint>
 #include <string>
 
@@ -8,5 +10,8 @@ namespace rvma {
 // False when the address does not start with scheme ("tcp://") or has no valid port.
 // A bracketed IPv6 host ("[::1]") comes back without its brackets.
 bool parseAddress(const std::string& scheme, const std::string& address, std::string* host, uint16_t* port);
+
+// Resolves host:port to the first usable socket address; *error says why not.
+bool resolveAddress(const std::string& host, uint16_t port, sockaddr_storage* out, socklen_t* len, std::string* error);
 
 }  // namespace rvma

@@ -22,23 +22,6 @@ void tuneSocket(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-// Resolves host:port to the first usable address.
-bool resolve(const std::string& host, uint16_t port, sockaddr_storage* out, socklen_t* len, std::string* error) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* result = nullptr;
-  int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &result);
-  if (rc != 0 || !result) {
-    *error = "cannot resolve " + host + ": " + gai_strerror(rc);
-    return false;
-  }
-  std::memcpy(out, result->ai_addr, result->ai_addrlen);
-  *len = result->ai_addrlen;
-  freeaddrinfo(result);
-  return true;
-}
-
 std::string formatAddress(const sockaddr_storage& addr) {
   char host[INET6_ADDRSTRLEN] = {};
   uint16_t port;
@@ -76,7 +59,7 @@ bool TcpProvider::listen(std::string* error) {
   }
   sockaddr_storage addr{};
   socklen_t len = 0;
-  if (!resolve(host, port, &addr, &len, error)) return false;
+  if (!resolveAddress(host, port, &addr, &len, error)) return false;
   int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int one = 1;
   if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
@@ -151,7 +134,7 @@ TcpConnection* TcpProvider::dialOne(const std::string& address, Status* status) 
     *status = Status::InvalidArgument;
     return nullptr;
   }
-  if (!resolve(host, port, &addr, &len, &error)) {
+  if (!resolveAddress(host, port, &addr, &len, &error)) {
     *status = Status::NoPeer;
     return nullptr;
   }

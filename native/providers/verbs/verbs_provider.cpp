@@ -46,21 +46,6 @@ bool setNonBlocking(int fd) {
   return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
 }
 
-bool resolveHost(const std::string& host, uint16_t port, sockaddr_storage* out, std::string* error) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* result = nullptr;
-  int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &result);
-  if (rc != 0 || !result) {
-    *error = "cannot resolve " + host + ": " + gai_strerror(rc);
-    return false;
-  }
-  std::memcpy(out, result->ai_addr, result->ai_addrlen);
-  freeaddrinfo(result);
-  return true;
-}
-
 uint32_t activePorts(ibv_context* ctx) {
   ibv_device_attr attr{};
   if (ibv_query_device(ctx, &attr) != 0) return 0;
@@ -99,11 +84,12 @@ bool VerbsProvider::open(std::string* error) {
     std::string host;
     uint16_t port;
     sockaddr_storage addr{};
+    socklen_t addrLen = 0;
     if (!parseRdmaAddress(options_.listen, &host, &port)) {
       *error = "listen address must look like rdma://IP:PORT, got \"" + options_.listen + "\"";
       return false;
     }
-    if (!resolveHost(host, port, &addr, error)) return false;
+    if (!resolveAddress(host, port, &addr, &addrLen, error)) return false;
     rdma_cm_id* id = nullptr;
     if (rdma_create_id(channel_.get(), &id, nullptr, RDMA_PS_TCP) != 0) {
       *error = std::string("rdma_create_id: ") + std::strerror(errno);
@@ -171,11 +157,12 @@ VerbsConnection* VerbsProvider::dial(const std::string& address, Status* status)
   std::string host, error;
   uint16_t port;
   sockaddr_storage addr{};
+  socklen_t addrLen = 0;
   if (!parseRdmaAddress(address, &host, &port)) {
     *status = Status::InvalidArgument;
     return nullptr;
   }
-  if (!resolveHost(host, port, &addr, &error) || conns_.size() >= cq_->cqe / cqPerConnection(options_)) {
+  if (!resolveAddress(host, port, &addr, &addrLen, &error) || conns_.size() >= cq_->cqe / cqPerConnection(options_)) {
     *status = Status::NoPeer;
     return nullptr;
   }
