@@ -68,7 +68,7 @@ export interface NativeAddon {
   NativeEndpoint: new (
     nodeId: string,
     progress: 0 | 1,
-    onEvents: (events: Float64Array, texts: string[]) => void,
+    onEvents: (events: Float64Array, words: number, texts: string[] | undefined) => void,
     tcp: NativeTcpOptions,
   ) => NativeEndpoint;
   allocBuffer(size: number): ArrayBuffer;

@@ -71,7 +71,7 @@ bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
 
 }  // namespace
 
-// new NativeEndpoint(nodeId, progress: 0 | 1, onEvents(events, texts), { provider, listen, ...tcp })
+// new NativeEndpoint(nodeId, progress: 0 | 1, onEvents(events, words, texts), { provider, listen, ...tcp })
 EndpointWrap::EndpointWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EndpointWrap>(info) {
   Napi::Env env = info.Env();
   EngineOptions options;

@@ -40,6 +40,7 @@ class JsWake final : public ExternalPoller {
   napi_env env = nullptr;
   napi_ref onEvents = nullptr;
   napi_async_context context = nullptr;
+  EventArray events;
 
   bool watch(uint64_t token, int fd, uint32_t epollEvents) override {
     auto* w = new FdWatch{{}, token, this};
@@ -95,12 +96,14 @@ class JsWake final : public ExternalPoller {
     if (batch.events.empty()) return;
     napi_handle_scope scope;
     napi_open_handle_scope(env, &scope);
-    napi_value fn, recv, args[2];
+    napi_value fn, recv, args[3];
     napi_get_reference_value(env, onEvents, &fn);
     napi_get_global(env, &recv);  // make_callback needs an object receiver
-    eventBatchArgs(env, batch, args);
+    bool reused = events.args(env, batch, args);
     // make_callback, not call_function: it runs the microtasks (promise reactions) after.
-    if (napi_make_callback(env, context, recv, fn, 2, args, nullptr) == napi_pending_exception) {
+    napi_status called = napi_make_callback(env, context, recv, fn, 3, args, nullptr);
+    events.finished(reused);
+    if (called == napi_pending_exception) {
       // A throw out of onEvents is the application's: report it as uncaught, like Node does.
       napi_value error;
       napi_get_and_clear_last_exception(env, &error);
@@ -147,6 +150,7 @@ void refJsWake(JsWake* w, bool on) { w->ref(on); }
 void stopJsWake(JsWake* w) {
   w->engine.reset();
   napi_delete_reference(w->env, w->onEvents);
+  w->events.release(w->env);
   napi_async_destroy(w->env, w->context);
   for (auto& [token, fd] : w->fds) w->close(fd);  // e.g. timers the engine never removes
   w->fds.clear();

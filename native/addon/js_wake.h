@@ -1,7 +1,7 @@
 // How completions reach JS: a libuv async handle that any thread may signal (libuv
 // coalesces the signals, so JS wakes once per batch) and, in loop progress, a libuv poll
 // per provider fd so provider work runs on the JS thread straight from the event loop.
-// Either way the batch is handed to onEvents(events, texts) from the libuv callback.
+// Either way the batch is handed to onEvents(events, words, texts) from the libuv callback.
 #pragma once
 #include <napi.h>
 

@@ -175,12 +175,26 @@ export function parseCreateOptions(options: unknown): CreateSettings {
 }
 
 /** Checks a put's options; offset and append come back resolved. */
-export function parsePutOptions(call: string, options: unknown): PutOptions & { offset: bigint; append: boolean } {
+export type ParsedPutOptions = PutOptions & { offset: bigint; append: boolean };
+
+// Shared by puts without options; the same shape as what parsePutOptions builds (not frozen,
+// which would give it a map of its own).
+const NO_PUT_OPTIONS: Readonly<ParsedPutOptions> = {
+  offset: 0n,
+  append: false,
+  timeout: undefined,
+  signal: undefined,
+  noBufferRetryMs: undefined,
+};
+
+/** The caller's put options, checked, as an object of one fixed shape. */
+export function parsePutOptions(call: string, options: unknown): ParsedPutOptions {
+  if (options === undefined) return NO_PUT_OPTIONS;
   const o = checkOptions<PutOptions>(call, options, ['offset', 'append', 'timeout', 'signal', 'noBufferRetryMs']);
   if (o.noBufferRetryMs !== undefined) checkInteger(call, 'noBufferRetryMs', o.noBufferRetryMs, 0, MAX_MS);
   const append = o.append === undefined ? false : checkBoolean(call, 'append', o.append);
   if (append && o.offset !== undefined) throw invalid(call, 'give either offset or append, not both');
-  const offset = o.offset === undefined ? 0n : checkU64(call, 'offset', o.offset);
+  const offset = o.offset === undefined || o.offset === 0 ? 0n : checkU64(call, 'offset', o.offset);
   checkWaitOptions(call, o.timeout, o.signal);
-  return { ...o, offset, append };
+  return { offset, append, timeout: o.timeout, signal: o.signal, noBufferRetryMs: o.noBufferRetryMs };
 }

@@ -54,18 +54,21 @@ export type {
 const busy = new Set<Endpoint>();
 
 interface PendingPut {
+  id: number;
   wait: Wait<void>;
   /** Kept until the native side reports, so the bytes stay alive while they are read. */
   data: Uint8Array | undefined;
+  offset: bigint;
+  append: boolean;
+  raw: boolean;
   /** What the caller named (node id, label, address or name): forgotten on PEER_LOST. */
   target: string;
-  /** Handed to the native side (after resolution): it may read data until putDone. */
-  submitted?: boolean;
-  /** With noBufferRetryMs: until when, and how, a NO_BUFFER refusal is retried. */
-  retryUntil?: number;
-  retries?: number;
-  resubmit?: () => void;
-  context: StatusContext;
+  /** Where it went, once resolved; handed to the native side from then on (it may read data until putDone). */
+  destination: Destination | undefined;
+  /** With noBufferRetryMs: until when a NO_BUFFER refusal is retried, and how often it was. */
+  retryUntil: number;
+  retries: number;
+  call: string;
 }
 
 interface Destination {
@@ -132,7 +135,7 @@ export class Endpoint extends EventEmitter {
       this.handle = new (native().NativeEndpoint)(
         nodeId,
         progress === 'thread' ? 1 : 0,
-        (events, texts) => self.deref()?.onEvents(events, texts),
+        (events, words, texts) => self.deref()?.onEvents(events, words, texts),
         tcp,
       );
     } catch (error) {
@@ -339,39 +342,49 @@ export class Endpoint extends EventEmitter {
     this.assertOpen(call);
     const id = this.nextRequestId++;
     const pending: PendingPut = {
+      id,
       data: bytes,
+      offset,
+      append,
+      raw,
       target,
-      context: { op: call, vaddr: 0n, node: target, bytes: bytes.byteLength },
+      destination: undefined,
+      retryUntil: o.noBufferRetryMs ? Date.now() + o.noBufferRetryMs : 0,
+      retries: 0,
+      call,
       wait: new Wait<void>(`${call} to "${target}"`, o, () => {
         this.waiting(-1);
         // Settled early (timeout/abort): the native side may still read the bytes.
-        if (pending.data === undefined || !pending.submitted) this.puts.delete(id);
+        if (pending.data === undefined || !pending.destination) this.puts.delete(id);
       }),
     };
     if (pending.wait.done) return pending.wait.promise;
     this.waiting(1);
     this.puts.set(id, pending);
-    if (o.noBufferRetryMs) pending.retryUntil = Date.now() + o.noBufferRetryMs;
-    const submit = (d: Destination): void => {
-      if (pending.wait.done || this.isClosed) {
-        this.puts.delete(id); // settled while resolving or between retries: nothing in flight
-        return;
-      }
-      pending.context.vaddr = d.vaddr;
-      pending.submitted = true;
-      pending.resubmit = () => submit(d);
-      const status = this.handle.put(id, d.route.peer, d.vaddr, bytes, offset, append, raw, d.route.incarnation);
-      if (status !== 0) this.putDone(id, status);
-    };
     if (destination instanceof Promise) {
-      destination.then(submit, (error: Error) => {
-        this.puts.delete(id);
-        pending.wait.reject(error);
-      });
+      destination.then(
+        (d) => this.submit(pending, d),
+        (error: Error) => {
+          this.puts.delete(id);
+          pending.wait.reject(error);
+        },
+      );
     } else {
-      submit(destination);
+      this.submit(pending, destination);
     }
     return pending.wait.promise;
+  }
+
+  /** Hands a put to the native side (again, when a NO_BUFFER refusal is retried). */
+  private submit(pending: PendingPut, d: Destination): void {
+    if (pending.wait.done || this.isClosed) {
+      this.puts.delete(pending.id); // settled while resolving or between retries: nothing in flight
+      return;
+    }
+    pending.destination = d;
+    const { id, data, offset, append, raw } = pending;
+    const status = this.handle.put(id, d.route.peer, d.vaddr, data!, offset, append, raw, d.route.incarnation);
+    if (status !== 0) this.putDone(id, status);
   }
 
   /**
@@ -427,8 +440,9 @@ export class Endpoint extends EventEmitter {
     }
   }
 
-  private onEvents(events: Float64Array, texts: string[]): void {
-    for (let i = 0; i < events.length; i += EVENT_WORDS) {
+  /** events[0 .. words) hold the batch (the array is reused: read it now); texts as the events index them. */
+  private onEvents(events: Float64Array, words: number, texts: string[] | undefined): void {
+    for (let i = 0; i < words; i += EVENT_WORDS) {
       const kind = events[i];
       const id = events[i + 1];
       if (kind === EventKind.Completion) {
@@ -439,7 +453,7 @@ export class Endpoint extends EventEmitter {
         this.mailboxes.get(id)?.released();
       } else if (kind === EventKind.Connected) {
         const status = events[i + 7];
-        const text = texts[events[i + 2]];
+        const text = texts![events[i + 2]];
         const wait = this.connects.get(id);
         if (status === 0) wait?.resolve(text);
         else wait?.reject(new RvmaError(codeOfStatus(status), `Endpoint.connect: ${text}`));
@@ -449,11 +463,11 @@ export class Endpoint extends EventEmitter {
         this.regions.get(id)?.released();
       } else if (kind === EventKind.PeerLost) {
         const at = events[i + 2];
-        const info: PeerLostInfo = { nodeId: texts[at], incarnation: texts[at + 1] };
+        const info: PeerLostInfo = { nodeId: texts![at], incarnation: texts![at + 1] };
         this.emit('peerLost', info);
       } else if (kind === EventKind.ProtocolError) {
         const at = events[i + 2];
-        const info: ProtocolErrorInfo = { peer: texts[at], message: texts[at + 1] };
+        const info: ProtocolErrorInfo = { peer: texts![at], message: texts![at + 1] };
         this.emit('protocolError', info);
       }
     }
@@ -464,21 +478,27 @@ export class Endpoint extends EventEmitter {
     if (!pending) return;
     if (this.retryLater(pending, status)) return;
     this.puts.delete(id);
+    const bytes = pending.data?.byteLength;
     pending.data = undefined;
+    if (status === 0) {
+      pending.wait.resolve();
+      return;
+    }
     // The node behind a cached route is gone or moved: resolve it afresh next time.
     const code = codeOfStatus(status);
     if (code === 'ERR_RVMA_PEER_LOST' || code === 'ERR_RVMA_NO_PEER') this.resolver.forget(pending.target);
-    if (status === 0) pending.wait.resolve();
-    else pending.wait.reject(statusError(status, pending.context));
+    const context: StatusContext = { op: pending.call, vaddr: pending.destination?.vaddr ?? 0n, node: pending.target, bytes };
+    pending.wait.reject(statusError(status, context));
   }
 
   /** A NO_BUFFER refusal within the put's retry budget: try again after a backoff. */
   private retryLater(pending: PendingPut, status: number): boolean {
     if (!pending.retryUntil || pending.wait.done || codeOfStatus(status) !== 'ERR_RVMA_NO_BUFFER') return false;
     if (Date.now() >= pending.retryUntil) return false;
-    const attempt = (pending.retries = (pending.retries ?? 0) + 1);
-    if (attempt <= 3) setImmediate(pending.resubmit!); // the receiver usually re-posts within a turn
-    else setTimeout(pending.resubmit!, Math.min(2 ** (attempt - 4), 10));
+    const attempt = ++pending.retries;
+    const resubmit = (): void => this.submit(pending, pending.destination!);
+    if (attempt <= 3) setImmediate(resubmit); // the receiver usually re-posts within a turn
+    else setTimeout(resubmit, Math.min(2 ** (attempt - 4), 10));
     return true;
   }
 

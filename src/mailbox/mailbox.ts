@@ -37,6 +37,7 @@ export class Mailbox {
   private waiters: Wait<Completion>[] | undefined;
   private closedEpoch = -1;
   private closedSnapshot: CompletionWordsSnapshot | undefined; // the slot is reused after close
+  private nextLabel: string | undefined; // names next() waits in their errors
 
   /** @internal Created by Endpoint.openMailbox. */
   constructor(
@@ -74,16 +75,17 @@ export class Mailbox {
    */
   post(sizeOrBuffer: number | ArrayBufferView | ArrayBuffer, options?: PostOptions): Uint8Array {
     const call = 'Mailbox.post';
-    const o = checkOptions<PostOptions>(call, options, ['threshold']);
+    const given = options === undefined ? undefined : checkOptions<PostOptions>(call, options, ['threshold']).threshold;
     this.assertOpen(call);
     const buffer =
       typeof sizeOrBuffer === 'number'
         ? new Uint8Array(native().allocBuffer(checkInteger(call, 'size', sizeOrBuffer, 0, MAX_BUFFER_BYTES)))
         : checkBytes(call, 'buffer', sizeOrBuffer);
-    const threshold = o.threshold === undefined ? this.threshold : checkU64(call, 'threshold', o.threshold, 1n);
+    const threshold = given === undefined ? this.threshold : checkU64(call, 'threshold', given, 1n);
     if (this.epochType === 'bytes') {
       if (buffer.byteLength === 0) throw invalid(call, 'a bytes-epoch buffer must hold at least 1 byte');
-      if (threshold > BigInt(buffer.byteLength)) {
+      // 0: the whole buffer, which always fits
+      if (threshold !== 0n && threshold > BigInt(buffer.byteLength)) {
         throw invalid(call, `threshold ${threshold} is larger than the buffer (${buffer.byteLength} bytes)`);
       }
     }
@@ -113,7 +115,7 @@ export class Mailbox {
     if (this.ready?.length) return Promise.resolve(this.ready.shift()!);
     if (this.closed) return Promise.reject(this.closedError(call));
     const waiters = (this.waiters ??= []);
-    const wait = new Wait<Completion>(`${call} on mailbox ${hex(this.vaddr)}`, o, (w) => {
+    const wait = new Wait<Completion>((this.nextLabel ??= `${call} on mailbox ${hex(this.vaddr)}`), o, (w) => {
       const i = waiters.indexOf(w);
       if (i >= 0) waiters.splice(i, 1);
       this.host.waiting(-1);

@@ -21,6 +21,7 @@ export class Region {
   private ready: RawWrite[] = [];
   private waiters: Wait<RawWrite>[] = [];
   private isClosed = false;
+  private nextLabel: string | undefined; // names next() waits in their errors
 
   /** @internal Created by Endpoint.registerRegion. */
   constructor(
@@ -43,7 +44,7 @@ export class Region {
       const o = parseWaitOptions(call, options);
       if (this.ready.length) return Promise.resolve(this.ready.shift()!);
       if (this.isClosed) throw this.closedError(call);
-      const wait = new Wait<RawWrite>(`${call} on region ${hex(this.key)}`, o, (w) => {
+      const wait = new Wait<RawWrite>((this.nextLabel ??= `${call} on region ${hex(this.key)}`), o, (w) => {
         this.waiters.splice(this.waiters.indexOf(w), 1);
         this.host.waiting(-1);
       });

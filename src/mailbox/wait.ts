@@ -21,10 +21,16 @@ export function checkWaitOptions(call: string, timeout: unknown, signal: unknown
   }
 }
 
+// No timeout, no signal: shared, so waits without options allocate nothing for them. Not
+// frozen: a frozen object has a map of its own, and reads of these options would see two.
+const NO_WAIT_OPTIONS: Readonly<WaitOptions> = { timeout: undefined, signal: undefined };
+
+/** The caller's options, checked, as an object of one fixed shape (fast property reads later). */
 export function parseWaitOptions(call: string, options: unknown): WaitOptions {
+  if (options === undefined) return NO_WAIT_OPTIONS;
   const o = checkOptions<WaitOptions>(call, options, ['timeout', 'signal']);
   checkWaitOptions(call, o.timeout, o.signal);
-  return o;
+  return { timeout: o.timeout, signal: o.signal };
 }
 
 export class Wait<T> {
@@ -33,15 +39,17 @@ export class Wait<T> {
   private rejectFn!: (error: Error) => void;
   private timer: NodeJS.Timeout | undefined;
   private settled = false;
-  private readonly onAbort: () => void;
+  private onAbort: (() => void) | undefined;
+  private signal: AbortSignal | undefined;
 
   /**
-   * onSettle runs once when a registered wait ends, whichever way (to unlink it from its
-   * queue). A wait whose signal was already aborted is born done and never calls it.
+   * what names the wait in its timeout and abort errors. onSettle runs once when a
+   * registered wait ends, whichever way (to unlink it from its queue). A wait whose signal
+   * was already aborted is born done and never calls it.
    */
   constructor(
     what: string,
-    private readonly options: WaitOptions,
+    options: WaitOptions,
     private readonly onSettle: (wait: Wait<T>) => void,
   ) {
     this.promise = new Promise<T>((resolve, reject) => {
@@ -49,14 +57,17 @@ export class Wait<T> {
       this.rejectFn = reject;
     });
     const { timeout, signal } = options;
-    this.onAbort = () => this.reject(abortError(what, signal!));
-    if (signal?.aborted) {
-      // Already aborted: the caller never registers this wait, so onSettle does not run.
-      this.settled = true;
-      this.rejectFn(abortError(what, signal));
-      return;
+    if (signal) {
+      if (signal.aborted) {
+        // Already aborted: the caller never registers this wait, so onSettle does not run.
+        this.settled = true;
+        this.rejectFn(abortError(what, signal));
+        return;
+      }
+      this.signal = signal;
+      this.onAbort = () => this.reject(abortError(what, signal));
+      signal.addEventListener('abort', this.onAbort, { once: true });
     }
-    signal?.addEventListener('abort', this.onAbort, { once: true });
     if (timeout !== undefined && timeout !== Infinity) {
       this.timer = setTimeout(
         () => this.reject(new RvmaError('ERR_RVMA_TIMEOUT', `${what} timed out after ${timeout} ms`)),
@@ -81,7 +92,7 @@ export class Wait<T> {
     if (this.settled) return false;
     this.settled = true;
     if (this.timer) clearTimeout(this.timer);
-    this.options.signal?.removeEventListener('abort', this.onAbort);
+    if (this.signal) this.signal.removeEventListener('abort', this.onAbort!);
     this.onSettle(this);
     return true;
   }

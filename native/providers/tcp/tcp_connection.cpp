@@ -16,7 +16,11 @@ namespace {
 // received straight into its mailbox buffer rather than copied out of here.
 constexpr size_t kRxBuffer = 8 * 1024;
 constexpr size_t kDirectMin = 4096;        // payload reads this large skip the staging buffer
-constexpr uint64_t kReadBudget = 8 << 20;  // per wake-up, so one busy peer cannot starve others
+// Bytes read per wake-up, so one busy peer cannot starve others. On the JS thread (loop
+// progress) the budget is small: completions reach JS, and buffers get re-posted, after
+// every callback, so a receiver needs few posted buffers to keep up with a fast sender.
+constexpr uint64_t kThreadReadBudget = 8 << 20;
+constexpr uint64_t kLoopReadBudget = 256 << 10;
 constexpr int kMaxIov = 64;
 }  // namespace
 
@@ -182,7 +186,7 @@ void TcpConnection::onIo(uint32_t events) {
 
 // Reads what the socket has (bounded per wake-up) and places it. False once the connection died.
 bool TcpConnection::readSome() {
-  uint64_t budget = kReadBudget;
+  uint64_t budget = owner_.ctx().progress.mode() == ProgressMode::Loop ? kLoopReadBudget : kThreadReadBudget;
   while (budget > 0) {
     ssize_t n;
     size_t asked;
