@@ -24,14 +24,28 @@ async function start(role: string, variant: Variant, address: string | undefined
   return { address, run: (s, t) => sender.run(s, t), close: () => sender.close() };
 }
 
+/** CPU time (user + system, all threads) since `from`, in ns. */
+function cpuSince(from: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) * 1000;
+}
+
+let preparedAt = process.cpuUsage();
+
 async function handle(role: Role, req: Request): Promise<unknown> {
   switch (req.cmd) {
     case 'prepare':
+      preparedAt = process.cpuUsage();
       return role.prepare!(req.scenario);
-    case 'run':
-      return role.run!(req.scenario, req.target);
-    case 'finish':
-      return role.finish!(req.expected);
+    case 'run': {
+      const from = process.cpuUsage();
+      const m = await role.run!(req.scenario, req.target);
+      return { ...m, senderCpuNs: cpuSince(from) } satisfies Measurement;
+    }
+    case 'finish': {
+      const got = await role.finish!(req.expected);
+      return { ...got, cpuNs: cpuSince(preparedAt) } satisfies Received;
+    }
     case 'exit':
       await role.close();
       setImmediate(() => process.exit(0));

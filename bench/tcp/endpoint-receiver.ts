@@ -1,16 +1,23 @@
 // Receiver for the mailbox and raw-write variants. Mailbox: per message size, mailboxes with
 // enough posted buffers; every completed buffer is posted again at once. Raw: per size, a
 // registered region with one slot per lane; landed writes are counted.
-import { Endpoint, Mailbox, Region, RvmaError } from '../../src';
+import { Endpoint, Mailbox, ProgressMode, Region, RvmaError } from '../../src';
 import { FIRST_VADDR, Received, Scenario, Target, Variant } from './protocol';
 
+/** What the tcp provider reads per callback under loop progress (tcp_connection.cpp). */
+const LOOP_READ_BUDGET = 256 << 10;
+
 /**
- * Buffers posted per mailbox: enough that re-posting never falls behind the sender's window,
- * even when the receiving JS thread is descheduled for several milliseconds (thread progress
- * keeps placing meanwhile): about 32 MiB of buffers, 8..1024 of them.
+ * Buffers posted per mailbox: enough that re-posting never falls behind, and no more, since a
+ * bigger pool only makes the kernel copy into memory that has left the cache (the raw write
+ * rows reuse window-many slots). Loop progress places puts on the JS thread and hands their
+ * completions to JS after every read callback, which reads at most LOOP_READ_BUDGET: a
+ * callback's worth of buffers plus two. Thread progress keeps placing while the JS thread is
+ * descheduled for milliseconds: about 32 MiB, 8..1024 buffers.
  */
-export function buffersFor(size: number, lanes: number): number {
+export function buffersFor(size: number, lanes: number, progress: ProgressMode, window: number): number {
   if (lanes > 1) return 4; // one put in flight per lane mailbox
+  if (progress === 'loop') return Math.max(window, Math.min(16, Math.ceil(LOOP_READ_BUDGET / size) + 2));
   return Math.max(8, Math.min(1024, Math.floor((32 << 20) / size)));
 }
 
@@ -67,7 +74,7 @@ export class EndpointReceiver {
     let set = this.mailboxes.get(key);
     if (!set) {
       set = [];
-      const buffers = buffersFor(s.size, lanes);
+      const buffers = buffersFor(s.size, lanes, this.variant.progress ?? 'loop', s.window);
       for (let lane = 0; lane < lanes; lane++) {
         const mailbox = this.endpoint.openMailbox(this.nextVaddr++, { maxBuffers: buffers });
         for (let i = 0; i < buffers; i++) mailbox.post(s.size);

@@ -116,7 +116,7 @@ export class Pair {
         `receiver counted ${got.count} messages / ${got.bytes} bytes, expected ${expected} / ${expected * scenario.size}`,
       );
     }
-    return m;
+    return { ...m, receiverCpuNs: got.cpuNs };
   }
 
   async stop(): Promise<void> {

@@ -40,12 +40,17 @@ export interface Measurement {
   /** rtt only */
   medianOpNs?: number;
   p99OpNs?: number;
+  /** CPU time (all threads, user + system) each side spent on warm-up and timed ops */
+  senderCpuNs?: number;
+  receiverCpuNs?: number;
 }
 
 /** What a receiver counted since prepare. */
 export interface Received {
   count: number;
   bytes: number;
+  /** CPU time since prepare (filled in by the child) */
+  cpuNs?: number;
 }
 
 export type Request =

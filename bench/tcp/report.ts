@@ -81,6 +81,15 @@ export function formatReport(samples: Samples, report: Report, reps: number): st
     r.met === undefined ? '-' : r.met ? 'yes' : 'NO',
     ...EXTRA_MAILBOX.map((id) => fixed(r.extra[id], 2)),
   ]);
+  const cpuRows = VARIANTS.filter((v) => samples[v.id]).map((v) => [
+    v.label,
+    ...SCENARIOS.map((s) => {
+      const ms = (samples[v.id]?.[s.id] ?? []).filter((m) => m.senderCpuNs !== undefined && m.receiverCpuNs !== undefined);
+      if (!ms.length) return '-';
+      const perOp = (ns: (m: Measurement) => number): string => fixed(median(ms.map((m) => ns(m) / (s.warmup + s.count))) / 1000, 1);
+      return `${perOp((m) => m.senderCpuNs!)} + ${perOp((m) => m.receiverCpuNs!)}`;
+    }),
+  ]);
   return [
     `Medians of ${reps} repetitions [min..max]; round trip: median µs per 8 B put; ` +
       `bandwidth: MiB/s with ${WINDOW} puts in flight.`,
@@ -88,5 +97,8 @@ export function formatReport(samples: Samples, report: Report, reps: number): st
     '',
     'Ratios of medians (targets judged on mailbox put, loop progress; extra columns for information):',
     table([['ratio', 'size', 'mailbox(loop)', 'target', 'met', 'thread', '2 stripes'], ...ratioRows]),
+    '',
+    'CPU time per operation, µs (sender + receiver, all threads, medians; less sensitive to other load than wall time):',
+    table([['variant', ...SCENARIOS.map((s) => s.label)], ...cpuRows]),
   ].join('\n');
 }

@@ -1,5 +1,6 @@
-// npm run bench:tcp [-- --reps N] [--placement same|split|none]: every variant and scenario,
-// repeated and interleaved, then the table of medians and ratios, saved to bench/results/.
+// npm run bench:tcp [-- --reps N] [--placement same|split|none] [--variants a,b] [--scenarios x,y]:
+// every variant and scenario (or the ones named), repeated and interleaved, then the table of
+// medians and ratios, saved to bench/results/.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -34,6 +35,15 @@ function placementMode(): PlacementMode {
   return mode;
 }
 
+/** The items whose id is in the comma-separated option, or all of them. */
+function selected<T extends { id: string }>(name: string, items: T[]): T[] {
+  const ids = option(name)?.split(',');
+  if (!ids) return items;
+  const unknown = ids.filter((id) => !items.some((item) => item.id === id));
+  if (unknown.length) throw new Error(`${name}: unknown ${unknown.join(', ')} (known: ${items.map((i) => i.id).join(', ')})`);
+  return items.filter((item) => ids.includes(item.id));
+}
+
 /** The variants in a different order every repetition, so no row always runs first. */
 function rotated<T>(items: T[], by: number): T[] {
   const k = by % items.length;
@@ -47,7 +57,8 @@ async function main(): Promise<void> {
   const placement = placementOf(mode);
   const started = Date.now();
   const sockbench = compileSockbench(ROOT);
-  const variants = VARIANTS.filter((v) => v.transport !== 'c' || typeof sockbench === 'string');
+  const scenarios = selected('--scenarios', SCENARIOS);
+  const variants = selected('--variants', VARIANTS).filter((v) => v.transport !== 'c' || typeof sockbench === 'string');
   if (sockbench instanceof Error) console.log(`C sockets skipped: ${sockbench.message}`);
   console.log(`placement: ${describePlacement(mode)}`);
 
@@ -63,7 +74,7 @@ async function main(): Promise<void> {
 
     for (let rep = 0; rep < reps; rep++) {
       const t0 = Date.now();
-      for (const s of SCENARIOS) {
+      for (const s of scenarios) {
         for (const v of rotated(variants, rep)) {
           if (v.only && !v.only.includes(s.id)) continue;
           try {
@@ -95,7 +106,7 @@ async function main(): Promise<void> {
 
   const file = saveResults(ROOT, {
     loadBefore,
-    config: { repetitions: reps, placement: describePlacement(mode), scenarios: SCENARIOS, variants, targets: TARGETS },
+    config: { repetitions: reps, placement: describePlacement(mode), scenarios, variants, targets: TARGETS },
     report,
     samples,
     errors,
