@@ -22,8 +22,9 @@ export function checkOptions<T extends object>(call: string, options: unknown, k
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw invalid(call, `options must be an object, got ${describe(options)}`);
   }
-  for (const key of Object.keys(options)) {
-    if (!(keys as readonly string[]).includes(key)) {
+  // for-in walks the object's cached key list; Object.keys would allocate an array per call.
+  for (const key in options) {
+    if (Object.prototype.hasOwnProperty.call(options, key) && !(keys as readonly string[]).includes(key)) {
       throw invalid(call, `unknown option "${key}" (expected ${keys.join(', ')})`);
     }
   }
