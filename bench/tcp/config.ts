@@ -1,5 +1,9 @@
-// What one run measures: scenarios (message size, window, amounts) and variants (table rows).
-import { Scenario, Variant } from './protocol';
+// What one run measures: scenarios (message size, window, amounts) and variants (table rows),
+// and what its report shows: the ratios and their targets.
+import { Scenario, Variant } from '../common/protocol';
+import { ReportSpec, TargetSpec } from '../common/report';
+
+export type Transport = 'mailbox' | 'raw' | 'net' | 'c';
 
 export const WINDOW = 4;
 export const REPETITIONS = 5;
@@ -14,7 +18,7 @@ export const SCENARIOS: Scenario[] = [
   { id: 'bw16m', label: '16 MiB', kind: 'bw', size: 16 * MiB, window: WINDOW, count: 64, warmup: 8 },
 ];
 
-export const VARIANTS: Variant[] = [
+export const VARIANTS: Variant<Transport>[] = [
   { id: 'mailbox', label: 'mailbox put (loop)', transport: 'mailbox', progress: 'loop' },
   { id: 'raw', label: 'raw write (loop)', transport: 'raw', progress: 'loop' },
   { id: 'net', label: 'node net.Socket', transport: 'net' },
@@ -30,19 +34,6 @@ export const VARIANTS: Variant[] = [
   },
 ];
 
-/** The row the targets are judged on, and the extra mailbox rows shown beside it. */
-export const MAILBOX = 'mailbox';
-export const EXTRA_MAILBOX = ['mailbox-thread', 'mailbox-stripes2'];
-
-export interface TargetSpec {
-  /** Ratio of medians: mailbox over this variant. */
-  versus: string;
-  scenario: string;
-  /** bandwidth ratios must reach min; round-trip time ratios must stay at or below max */
-  min?: number;
-  max?: number;
-}
-
 export const TARGETS: TargetSpec[] = [
   { versus: 'net', scenario: 'bw1m', min: 1.0 },
   { versus: 'net', scenario: 'bw16m', min: 1.0 },
@@ -53,3 +44,20 @@ export const TARGETS: TargetSpec[] = [
   { versus: 'raw', scenario: 'bw16m', min: 0.95 },
   { versus: 'net', scenario: 'rtt8', max: 1.0 },
 ];
+
+export const REPORT: ReportSpec = {
+  scenarios: SCENARIOS,
+  variants: VARIANTS,
+  subject: 'mailbox',
+  subjectColumn: 'mailbox(loop)',
+  extra: [
+    { id: 'mailbox-thread', column: 'thread' },
+    { id: 'mailbox-stripes2', column: '2 stripes' },
+  ],
+  ratios: [
+    { versus: 'net', scenario: 'rtt8' },
+    ...['net', 'c', 'raw'].flatMap((versus) => ['bw64k', 'bw1m', 'bw16m'].map((scenario) => ({ versus, scenario }))),
+  ],
+  targets: TARGETS,
+  names: { c: 'C' },
+};

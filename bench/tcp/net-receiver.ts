@@ -2,11 +2,12 @@
 // destination buffer (where a mailbox put would land), then answers an 8-byte ack.
 import * as net from 'node:net';
 import { once } from 'node:events';
-import { ACK_BYTES, FRAME_HEADER_BYTES, Received, Target } from './protocol';
+import { Received, Target } from '../common/protocol';
+import { Tally } from '../common/tally';
+import { ACK_BYTES, FRAME_HEADER_BYTES } from './framing';
 
 export class NetReceiver {
-  private received: Received = { count: 0, bytes: 0 };
-  private failure: unknown;
+  private readonly tally = new Tally();
 
   private constructor(
     private readonly server: net.Server,
@@ -24,17 +25,12 @@ export class NetReceiver {
   }
 
   prepare(): Target {
-    this.received = { count: 0, bytes: 0 };
+    this.tally.reset();
     return {};
   }
 
-  async finish(expected: number): Promise<Received> {
-    const deadline = Date.now() + 5000;
-    while (this.received.count < expected && Date.now() < deadline && this.failure === undefined) {
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
-    if (this.failure !== undefined) throw this.failure;
-    return this.received;
+  finish(expected: number): Promise<Received> {
+    return this.tally.finish(expected);
   }
 
   async close(): Promise<void> {
@@ -49,7 +45,7 @@ export class NetReceiver {
     let len = 0;
     let seq = 0;
     let got = -1; // -1: reading the header
-    socket.on('error', (error) => (this.failure = error));
+    socket.on('error', (error) => this.tally.fail(error));
     socket.on('data', (chunk: Buffer) => {
       let at = 0;
       while (at < chunk.length) {
@@ -76,8 +72,7 @@ export class NetReceiver {
         ack.writeUInt32LE(seq, 0);
         ack.writeUInt32LE(0, 4);
         socket.write(ack);
-        this.received.count++;
-        this.received.bytes += len;
+        this.tally.add(len);
         got = -1;
       }
     });

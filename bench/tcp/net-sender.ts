@@ -2,8 +2,9 @@
 // message's promise resolves when its ack arrives (acks come back in order).
 import * as net from 'node:net';
 import { once } from 'node:events';
-import { measure } from './lanes';
-import { ACK_BYTES, FRAME_HEADER_BYTES, Measurement, Scenario } from './protocol';
+import { measure } from '../common/lanes';
+import { Measurement, Scenario } from '../common/protocol';
+import { ACK_BYTES, FRAME_HEADER_BYTES } from './framing';
 
 export class NetSender {
   private readonly sources = new Map<number, Buffer>();

@@ -1,11 +1,12 @@
 // The plain C socket baseline: compiles bench/c/sockbench.c with `cc -O2` into a temporary
 // directory and runs one receiver/sender pair of it per measurement.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { runProgram } from '../common/process';
+import { Measurement, Scenario } from '../common/protocol';
 import { Placement, pinned } from './placement';
-import { Measurement, Scenario } from './protocol';
 
 const TIMEOUT_MS = 30_000;
 
@@ -22,46 +23,20 @@ export function compileSockbench(root: string): string | Error {
   }
 }
 
-/** Runs bin to completion; onFirstLine sees its first stdout line as soon as it is printed. */
-function runProcess(
-  cpus: string | undefined,
-  bin: string,
-  args: string[],
-  onFirstLine?: (line: string) => void,
-): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const [command, argv] = pinned(cpus, bin, args);
-    const proc = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    let firstLine = false;
-    proc.stdout.setEncoding('utf8');
-    proc.stdout.on('data', (chunk: string) => {
-      out += chunk;
-      if (!firstLine && out.includes('\n')) {
-        firstLine = true;
-        onFirstLine?.(out.slice(0, out.indexOf('\n')));
-      }
-    });
-    const timer = setTimeout(() => proc.kill('SIGKILL'), TIMEOUT_MS);
-    proc.on('error', reject);
-    proc.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(out);
-      else reject(new Error(`sockbench ${args[0]} failed (${signal ?? code})`));
-    });
-  });
-}
-
 export async function runSockbench(bin: string, s: Scenario, placement: Placement | undefined): Promise<Measurement> {
   let sent: Promise<string> | undefined;
-  const received = runProcess(placement?.receiver, bin, ['recv'], (line) => {
-    const port = /^PORT (\d+)$/.exec(line)?.[1];
-    if (!port) return;
-    const args = ['send', '127.0.0.1', port, s.kind, s.size, s.count, s.warmup, s.window].map(String);
-    sent = runProcess(placement?.sender, bin, args);
-    sent.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+  let firstLine = true;
+  const received = runProgram(...pinned(placement?.receiver, bin, ['recv']), {
+    timeoutMs: TIMEOUT_MS,
+    onLine: (line) => {
+      const port = firstLine ? /^PORT (\d+)$/.exec(line)?.[1] : undefined;
+      firstLine = false;
+      if (!port) return;
+      const args = ['send', '127.0.0.1', port, s.kind, s.size, s.count, s.warmup, s.window].map(String);
+      sent = runProgram(...pinned(placement?.sender, bin, args), { timeoutMs: TIMEOUT_MS }).output;
+    },
   });
-  const receiverOut = await received;
+  const receiverOut = await received.output;
   if (!sent) throw new Error('sockbench recv printed no port');
   const m = JSON.parse((await sent).trim()) as Measurement;
   const got = JSON.parse(receiverOut.trim().split('\n').pop()!) as { messages: number; bytes: number };

@@ -1,12 +1,9 @@
-// Orchestrator side of one variant: a receiver and a sender child process (forked on the
-// compiled child.js), kept alive across repetitions and driven by requests.
+// Orchestrator side of one variant: a receiver and a sender child process (forked on a
+// benchmark's compiled child.js), kept alive across repetitions and driven by requests.
 import { ChildProcess, fork } from 'node:child_process';
-import * as path from 'node:path';
-import { pin, Placement } from './placement';
 import { Hello, Measurement, Received, Reply, Request, Scenario, Target, Variant } from './protocol';
 
-const CHILD = path.join(__dirname, 'child.js');
-const REQUEST_TIMEOUT_MS = 30_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
 
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 type Body = WithoutId<Request>;
@@ -19,6 +16,7 @@ class Child {
   private constructor(
     private readonly proc: ChildProcess,
     readonly address: string,
+    private readonly timeoutMs: number,
   ) {
     this.pid = proc.pid!;
     proc.on('message', (reply: Reply) => {
@@ -34,16 +32,16 @@ class Child {
     });
   }
 
-  static start(args: string[]): Promise<Child> {
-    const proc = fork(CHILD, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  static start(script: string, args: string[], timeoutMs: number): Promise<Child> {
+    const proc = fork(script, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         proc.kill();
         reject(new Error(`child ${args[0]} did not start`));
-      }, REQUEST_TIMEOUT_MS);
+      }, timeoutMs);
       proc.once('message', (hello: Hello) => {
         clearTimeout(timer);
-        resolve(new Child(proc, hello.address));
+        resolve(new Child(proc, hello.address, timeoutMs));
       });
       proc.once('exit', (code) => {
         clearTimeout(timer);
@@ -57,8 +55,8 @@ class Child {
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error(`${body.cmd} timed out after ${REQUEST_TIMEOUT_MS} ms`));
-      }, REQUEST_TIMEOUT_MS);
+        reject(new Error(`${body.cmd} timed out after ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
       this.pending.set(id, {
         resolve: (v) => {
           clearTimeout(timer);
@@ -89,11 +87,15 @@ export class Pair {
     private readonly sender: Child,
   ) {}
 
-  static async start(variant: Variant): Promise<Pair> {
+  /**
+   * Forks `script receiver VARIANT`, then `script sender VARIANT ADDRESS` with the address the
+   * receiver reported. timeoutMs bounds the start of each child and every request.
+   */
+  static async start(script: string, variant: Variant, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<Pair> {
     const spec = JSON.stringify(variant);
-    const receiver = await Child.start(['receiver', spec]);
+    const receiver = await Child.start(script, ['receiver', spec], timeoutMs);
     try {
-      const sender = await Child.start(['sender', spec, receiver.address]);
+      const sender = await Child.start(script, ['sender', spec, receiver.address], timeoutMs);
       return new Pair(receiver, sender);
     } catch (error) {
       await receiver.stop();
@@ -101,12 +103,16 @@ export class Pair {
     }
   }
 
+  get receiverPid(): number {
+    return this.receiver.pid;
+  }
+
+  get senderPid(): number {
+    return this.sender.pid;
+  }
+
   /** One measurement; fails if the receiver did not see every message exactly once. */
-  async measure(scenario: Scenario, placement: Placement | undefined): Promise<Measurement> {
-    if (placement) {
-      pin(this.receiver.pid, placement.receiver);
-      pin(this.sender.pid, placement.sender);
-    }
+  async measure(scenario: Scenario): Promise<Measurement> {
     const target = await this.receiver.request<Target>({ cmd: 'prepare', scenario });
     const m = await this.sender.request<Measurement>({ cmd: 'run', scenario, target });
     const expected = scenario.warmup + scenario.count;

@@ -1,13 +1,12 @@
-// What the orchestrator (run.ts) and the children (child.ts) say to each other over IPC.
+// What an orchestrator (run.ts) and its children (child.ts) say to each other over IPC, and
+// the shapes of scenarios, variants and measurements every benchmark shares.
 import type { ProgressMode } from '../../src';
 
-export type Transport = 'mailbox' | 'raw' | 'net' | 'c';
-
-/** One row of the result table: a transport and how it is configured. */
-export interface Variant {
+/** One row of a result table: a transport and how it is configured. */
+export interface Variant<T extends string = string> {
   id: string;
   label: string;
-  transport: Transport;
+  transport: T;
   progress?: ProgressMode;
   stripes?: number;
   /** Scenario ids this variant runs (all when absent). */
@@ -43,6 +42,8 @@ export interface Measurement {
   /** CPU time (all threads, user + system) each side spent on warm-up and timed ops */
   senderCpuNs?: number;
   receiverCpuNs?: number;
+  /** An external tool's own figures, kept for the record when the others are derived from them. */
+  reported?: Record<string, number>;
 }
 
 /** What a receiver counted since prepare. */
@@ -69,7 +70,3 @@ export interface Hello {
 
 /** Receivers address mailbox vaddrs from here up (above the library's reserved range). */
 export const FIRST_VADDR = 0x100000n;
-
-// net.Socket framing, shared with bench/c/sockbench.c: u32 length + u32 sequence, ack u32 seq + u32 status.
-export const FRAME_HEADER_BYTES = 8;
-export const ACK_BYTES = 8;

@@ -1,6 +1,6 @@
 // Sender for the mailbox and raw-write variants: puts (or raw writes) from one source buffer
 // per size, each lane into its own mailbox or region slot.
-import { Endpoint } from '../../src';
+import { Endpoint, EndpointOptions } from '../../src';
 import { measure, Op } from './lanes';
 import { Measurement, Scenario, Target, Variant } from './protocol';
 
@@ -13,13 +13,13 @@ export class EndpointSender {
     private readonly variant: Variant,
   ) {}
 
-  static async create(variant: Variant, address: string): Promise<EndpointSender> {
-    const endpoint = await Endpoint.create({
-      provider: 'tcp',
-      progress: variant.progress ?? 'loop',
-      tcp: variant.stripes ? { stripes: variant.stripes } : undefined,
-    });
-    const peer = await endpoint.connect(address, { timeout: 5000 });
+  /**
+   * options: the transport and the progress mode. A tcp:// receiver is connected to here; other
+   * addresses (rdma://) are named by each put and connect on the first (a warm-up one).
+   */
+  static async create(variant: Variant, options: EndpointOptions, address: string): Promise<EndpointSender> {
+    const endpoint = await Endpoint.create(options);
+    const peer = address.startsWith('tcp://') ? await endpoint.connect(address, { timeout: 5000 }) : address;
     return new EndpointSender(endpoint, peer, variant);
   }
 

@@ -1,8 +1,9 @@
 // Receiver for the mailbox and raw-write variants. Mailbox: per message size, mailboxes with
 // enough posted buffers; every completed buffer is posted again at once. Raw: per size, a
 // registered region with one slot per lane; landed writes are counted.
-import { Endpoint, Mailbox, ProgressMode, Region, RvmaError } from '../../src';
+import { Endpoint, EndpointOptions, Mailbox, Region, RvmaError } from '../../src';
 import { FIRST_VADDR, Received, Scenario, Target, Variant } from './protocol';
+import { Tally } from './tally';
 
 /** What the tcp provider reads per callback under loop progress (tcp_connection.cpp). */
 const LOOP_READ_BUDGET = 256 << 10;
@@ -10,14 +11,18 @@ const LOOP_READ_BUDGET = 256 << 10;
 /**
  * Buffers posted per mailbox: enough that re-posting never falls behind, and no more, since a
  * bigger pool only makes the kernel copy into memory that has left the cache (the raw write
- * rows reuse window-many slots). Loop progress places puts on the JS thread and hands their
- * completions to JS after every read callback, which reads at most LOOP_READ_BUDGET: a
- * callback's worth of buffers plus two. Thread progress keeps placing while the JS thread is
- * descheduled for milliseconds: about 32 MiB, 8..1024 buffers.
+ * rows reuse window-many slots). tcp with loop progress places puts on the JS thread and hands
+ * their completions to JS after every read callback, which reads at most LOOP_READ_BUDGET: a
+ * callback's worth of buffers plus two. Otherwise about 32 MiB, 8..1024 buffers: thread
+ * progress keeps placing while the JS thread is descheduled for milliseconds, and verbs drains
+ * its completion queue until empty in one callback, meanwhile the sender keeps finishing and
+ * starting puts (a few buffers beyond the window ran out there).
  */
-export function buffersFor(size: number, lanes: number, progress: ProgressMode, window: number): number {
+export function buffersFor(size: number, lanes: number, window: number, options: EndpointOptions): number {
   if (lanes > 1) return 4; // one put in flight per lane mailbox
-  if (progress === 'loop') return Math.max(window, Math.min(16, Math.ceil(LOOP_READ_BUDGET / size) + 2));
+  if (options.provider === 'tcp' && (options.progress ?? 'loop') === 'loop') {
+    return Math.max(window, Math.min(16, Math.ceil(LOOP_READ_BUDGET / size) + 2));
+  }
   return Math.max(8, Math.min(1024, Math.floor((32 << 20) / size)));
 }
 
@@ -25,21 +30,17 @@ export class EndpointReceiver {
   private readonly mailboxes = new Map<string, Mailbox[]>();
   private readonly regions = new Map<string, Region>();
   private nextVaddr = FIRST_VADDR;
-  private received: Received = { count: 0, bytes: 0 };
-  private failure: unknown;
+  private readonly tally = new Tally();
 
   private constructor(
     private readonly endpoint: Endpoint,
     private readonly variant: Variant,
+    private readonly options: EndpointOptions,
   ) {}
 
-  static async create(variant: Variant): Promise<EndpointReceiver> {
-    const endpoint = await Endpoint.create({
-      listen: 'tcp://127.0.0.1:0',
-      provider: 'tcp',
-      progress: variant.progress ?? 'loop',
-    });
-    return new EndpointReceiver(endpoint, variant);
+  /** options: the transport, a listen address and the progress mode. */
+  static async create(variant: Variant, options: EndpointOptions): Promise<EndpointReceiver> {
+    return new EndpointReceiver(await Endpoint.create(options), variant, options);
   }
 
   get address(): string {
@@ -47,19 +48,13 @@ export class EndpointReceiver {
   }
 
   prepare(s: Scenario): Target {
-    this.received = { count: 0, bytes: 0 };
+    this.tally.reset();
     if (this.variant.transport === 'raw') return { key: this.regionFor(s).key.toString() };
     return { vaddrs: this.mailboxesFor(s) };
   }
 
-  /** Waits (briefly) until `expected` messages were seen, then reports what was counted. */
-  async finish(expected: number): Promise<Received> {
-    const deadline = Date.now() + 5000;
-    while (this.received.count < expected && Date.now() < deadline && this.failure === undefined) {
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
-    if (this.failure !== undefined) throw this.failure;
-    return this.received;
+  finish(expected: number): Promise<Received> {
+    return this.tally.finish(expected);
   }
 
   async close(): Promise<void> {
@@ -74,7 +69,7 @@ export class EndpointReceiver {
     let set = this.mailboxes.get(key);
     if (!set) {
       set = [];
-      const buffers = buffersFor(s.size, lanes, this.variant.progress ?? 'loop', s.window);
+      const buffers = buffersFor(s.size, lanes, s.window, this.options);
       for (let lane = 0; lane < lanes; lane++) {
         const mailbox = this.endpoint.openMailbox(this.nextVaddr++, { maxBuffers: buffers });
         for (let i = 0; i < buffers; i++) mailbox.post(s.size);
@@ -91,12 +86,11 @@ export class EndpointReceiver {
       for (;;) {
         const done = await mailbox.next();
         if (done.bytes !== size) throw new Error(`completion of ${done.bytes} bytes in a ${size}-byte mailbox`);
-        this.received.count++;
-        this.received.bytes += done.bytes;
+        this.tally.add(done.bytes);
         mailbox.post(done.buffer);
       }
     } catch (error) {
-      if (!(error instanceof RvmaError && error.code === 'ERR_RVMA_CLOSED')) this.failure = error;
+      if (!(error instanceof RvmaError && error.code === 'ERR_RVMA_CLOSED')) this.tally.fail(error);
     }
   }
 
@@ -115,11 +109,10 @@ export class EndpointReceiver {
     try {
       for (;;) {
         const write = await region.next();
-        this.received.count++;
-        this.received.bytes += write.bytes;
+        this.tally.add(write.bytes);
       }
     } catch (error) {
-      if (!(error instanceof RvmaError && error.code === 'ERR_RVMA_CLOSED')) this.failure = error;
+      if (!(error instanceof RvmaError && error.code === 'ERR_RVMA_CLOSED')) this.tally.fail(error);
     }
   }
 }

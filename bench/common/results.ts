@@ -1,4 +1,4 @@
-// Writes one run's results to bench/results/tcp-<ISO date>.json.
+// Writes one run's results to bench/results/<bench>-<ISO date>.json.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -19,6 +19,8 @@ export interface RunRecord {
   samples: Samples;
   errors: Failure[];
   seconds: number;
+  /** Anything else the benchmark wants on record (e.g. the tool versions it ran). */
+  extra?: Record<string, unknown>;
 }
 
 /** The checked-out commit, and whether the library sources differ from it (null outside git). */
@@ -33,11 +35,11 @@ function revision(root: string): { commit: string; librarySourcesModified: boole
   }
 }
 
-/** Returns the file written. */
-export function saveResults(root: string, run: RunRecord): string {
+/** Writes bench/results/<bench>-<date>.json under root; returns the file written. */
+export function saveResults(root: string, bench: string, run: RunRecord): string {
   const now = new Date();
   const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
-  const file = path.join(root, 'bench', 'results', `tcp-${stamp}.json`);
+  const file = path.join(root, 'bench', 'results', `${bench}-${stamp}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const cpus = os.cpus();
   const record = {
@@ -58,6 +60,7 @@ export function saveResults(root: string, run: RunRecord): string {
     samples: run.samples,
     errors: run.errors,
     seconds: run.seconds,
+    ...run.extra,
   };
   fs.writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
   return file;

@@ -1,0 +1,40 @@
+// The repetition loop: every scenario of every variant, `reps` times, interleaved so that a
+// slow phase of the machine spreads over all rows instead of hitting one. A failed measurement
+// is recorded and the run goes on.
+import { Measurement, Scenario, Variant } from './protocol';
+import { Samples } from './report';
+import { Failure } from './results';
+
+/** The variants in a different order every repetition, so no row always runs first. */
+export function rotated<T>(items: T[], by: number): T[] {
+  const k = by % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+export async function repeat(
+  reps: number,
+  scenarios: Scenario[],
+  variants: Variant[],
+  measure: (v: Variant, s: Scenario) => Promise<Measurement>,
+): Promise<{ samples: Samples; errors: Failure[] }> {
+  const samples: Samples = {};
+  const errors: Failure[] = [];
+  for (let rep = 0; rep < reps; rep++) {
+    const t0 = Date.now();
+    for (const s of scenarios) {
+      for (const v of rotated(variants, rep)) {
+        if (v.only && !v.only.includes(s.id)) continue;
+        try {
+          const m = await measure(v, s);
+          ((samples[v.id] ??= {})[s.id] ??= []).push(m);
+        } catch (error) {
+          const text = error instanceof Error ? error.message : String(error);
+          errors.push({ variant: v.id, scenario: s.id, repetition: rep, error: text });
+          console.log(`  ${v.id} ${s.id} rep ${rep + 1} failed: ${text.split('\n')[0]}`);
+        }
+      }
+    }
+    console.log(`repetition ${rep + 1}/${reps} done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  return { samples, errors };
+}
