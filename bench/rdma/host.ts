@@ -1,0 +1,92 @@
+// npm run bench:rdma [-- --reps N] [--variants a,b] [--scenarios x,y]: on the host, after the
+// build. Runs run.js (and its options) inside one boot of the Soft-RoCE guest
+// (scripts/rdma-vm/run.sh), passes its output through, then says where the guest stage's time
+// went (boot, bench, the rest) and adds that to the results file.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const RUN_SH = path.join(ROOT, 'scripts', 'rdma-vm', 'run.sh');
+const BENCH = path.relative(ROOT, path.join(__dirname, 'run.js'));
+
+// run.sh's progress lines (stderr) and the bench's last line (stdout).
+const READY = /guest ready \(\S+ ACTIVE\) ([\d.]+) s after QEMU start/;
+const OFF = /guest off after ([\d.]+) s/;
+const RESULTS = /^results: (\S+\.json)$/;
+
+interface Seen {
+  bootSeconds?: number;
+  qemuSeconds?: number;
+  results?: string;
+}
+
+/** Copies a stream line by line to out, showing each line to watch. */
+function follow(stream: NodeJS.ReadableStream, out: NodeJS.WritableStream, watch: (line: string) => void): Promise<void> {
+  const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
+  lines.on('line', (line) => {
+    out.write(`${line}\n`);
+    watch(line);
+  });
+  return new Promise((resolve) => lines.once('close', resolve));
+}
+
+function seconds(value: number | undefined): string {
+  return value === undefined ? '?' : value.toFixed(1);
+}
+
+/** The time split, printed and (when the bench wrote results) recorded in them. */
+function account(seen: Seen, totalSeconds: number): void {
+  let record: Record<string, unknown> | undefined;
+  const file = seen.results && path.resolve(ROOT, seen.results);
+  if (file && fs.existsSync(file)) record = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  const guest = record?.guest as { processSeconds?: number } | undefined;
+  const measuring = record?.seconds as number | undefined;
+  const bench = guest?.processSeconds;
+  const known = (seen.bootSeconds ?? 0) + (bench ?? 0);
+  const stage = {
+    totalSeconds: Number(totalSeconds.toFixed(1)),
+    bootSeconds: seen.bootSeconds,
+    benchSeconds: bench,
+    measuringSeconds: measuring === undefined ? undefined : Number(measuring.toFixed(1)),
+    /** image check, QEMU start, starting the command over 9p, power-off */
+    otherSeconds: Number((totalSeconds - known).toFixed(1)),
+  };
+  console.log(
+    `\nguest stage ${seconds(totalSeconds)} s: boot to an ACTIVE rxe0 ${seconds(seen.bootSeconds)} s, ` +
+      `bench ${seconds(bench)} s (measuring ${seconds(measuring)} s, the rest starting node and the child processes), ` +
+      `other ${seconds(stage.otherSeconds)} s (image check, QEMU start, power-off; QEMU ran ${seconds(seen.qemuSeconds)} s).`,
+  );
+  if (record && file) fs.writeFileSync(file, `${JSON.stringify({ ...record, guestStage: stage }, null, 2)}\n`);
+}
+
+async function main(): Promise<number> {
+  const seen: Seen = {};
+  const started = Date.now();
+  const vm = spawn('bash', [RUN_SH, '--', 'node', BENCH, ...process.argv.slice(2)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number>((resolve) => vm.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
+  await Promise.all([
+    follow(vm.stdout, process.stdout, (line) => (seen.results = RESULTS.exec(line)?.[1] ?? seen.results)),
+    follow(vm.stderr, process.stderr, (line) => {
+      const ready = READY.exec(line);
+      if (ready) seen.bootSeconds = Number(ready[1]);
+      const off = OFF.exec(line);
+      if (off) seen.qemuSeconds = Number(off[1]);
+    }),
+  ]);
+  const code = await exited;
+  account(seen, (Date.now() - started) / 1000);
+  return code;
+}
+
+main().then(
+  (code) => (process.exitCode = code),
+  (error) => {
+    console.error(error);
+    process.exitCode = 1;
+  },
+);
