@@ -114,6 +114,9 @@ export class Endpoint extends EventEmitter {
   private nextRequestId = 1;
   private nextDynamicVaddr = DYNAMIC_VADDR_BASE;
   private waiters = 0;
+  /** In `busy` and referenced natively; let go shortly after the last wait ends. */
+  private held = false;
+  private releaseTimer: NodeJS.Timeout | undefined;
   private isClosed = false;
   /** Where this endpoint accepts connections ('tcp://IP:PORT' or 'rdma://IP:PORT'), or '' if it does not listen. */
   readonly address: string;
@@ -431,6 +434,7 @@ export class Endpoint extends EventEmitter {
     this.mailboxes.clear();
     for (const region of this.regions.values()) region.endpointClosed();
     this.regions.clear();
+    clearTimeout(this.releaseTimer);
     busy.delete(this);
     try {
       if (this.ownsDirectory) await this.directory.close();
@@ -513,17 +517,31 @@ export class Endpoint extends EventEmitter {
     return new CompletionWordsView(page, (slot % SLOTS_PER_PAGE) * SLOT_WORDS);
   }
 
-  /** The native wake-up keeps the process alive only while something waits on it. */
+  /**
+   * The native wake-up keeps the process alive only while something waits on it. When the
+   * last wait ends, the hold is released a timer tick later, not at once: the next put or
+   * next() usually follows within the same turn, and letting go and taking hold again on
+   * every operation would cost two native calls and two changes of `busy` each time.
+   */
   private waiting(delta: 1 | -1): void {
     this.waiters += delta;
     if (this.isClosed) return;
-    if (delta === 1 && this.waiters === 1) {
+    if (this.waiters > 0) {
+      if (this.held) return;
+      this.held = true;
       busy.add(this);
       this.handle.ref();
-    } else if (delta === -1 && this.waiters === 0) {
-      busy.delete(this);
-      this.handle.unref();
+    } else if (!this.releaseTimer) {
+      this.releaseTimer = setTimeout(() => this.releaseIfIdle(), 0).unref();
     }
+  }
+
+  private releaseIfIdle(): void {
+    this.releaseTimer = undefined;
+    if (this.waiters > 0 || !this.held || this.isClosed) return;
+    this.held = false;
+    busy.delete(this);
+    this.handle.unref();
   }
 
   private assertOpen(call: string): void {
