@@ -43,6 +43,7 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
       return nullptr;
     }
     engine->verbsAddress_ = v->boundAddress();
+    engine->verbs_ = v.get();
     v->start();  // before the worker exists, like tcp below
     verbs = std::move(v);
 #else
@@ -97,13 +98,33 @@ Status Engine::put(PutRequest req) {
 
 Status Engine::connect(uint64_t requestId, const std::string& address) {
   if (closed_) return Status::Closed;
-  if (options_.provider == "loopback" || options_.provider == "verbs") return Status::NoPeer;  // no tcp
   std::string host;
   uint16_t port;
+  if (address.compare(0, 7, "rdma://") == 0) {
+#ifdef RVMA_HAVE_VERBS
+    if (!parseRdmaAddress(address, &host, &port)) return Status::InvalidArgument;
+    if (VerbsProvider* verbs = verbs_) {
+      progress_.submit([verbs, requestId, address] { verbs->connect(requestId, address); });
+      return Status::Ok;
+    }
+#endif
+    return Status::NoPeer;
+  }
+  if (options_.provider == "loopback" || options_.provider == "verbs") return Status::NoPeer;  // no tcp
   if (!parseTcpAddress(address, &host, &port)) return Status::InvalidArgument;
   TcpProvider* tcp = tcp_;
   progress_.submit([tcp, requestId, address] { tcp->connect(requestId, address); });
   return Status::Ok;
+}
+
+Status Engine::deregisterRegion(uint64_t key, bool* released) {
+  Status s = regions_.remove(key, released);
+  if (!ok(s) || closed_) return s;
+  for (auto& provider : providers_) {
+    Provider* p = provider.get();
+    if (p->supportsRaw()) progress_.submit([p, key] { p->regionClosed(key); });
+  }
+  return s;
 }
 
 void Engine::dispatch(uint64_t token, uint32_t epollEvents) {

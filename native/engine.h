@@ -21,6 +21,7 @@
 namespace rvma {
 
 class TcpProvider;
+class VerbsProvider;
 
 enum class EventKind : uint32_t {
   Completion = 1,
@@ -73,6 +74,8 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   Status put(PutRequest req);
   // The outcome arrives as a Connected event carrying the peer's node id.
   Status connect(uint64_t requestId, const std::string& address);
+  // RegionTable::remove, then the providers stop lending the region to peers.
+  Status deregisterRegion(uint64_t key, bool* released);
   // wake() is called at most once between two drain() calls, from any thread.
   void setWake(std::function<void()> wake);
   EventBatch drain();
@@ -103,6 +106,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   Progress progress_;
   std::vector<std::unique_ptr<Provider>> providers_;
   TcpProvider* tcp_ = nullptr;
+  VerbsProvider* verbs_ = nullptr;
   std::unique_ptr<Provider> tcpHolder_;
   std::string verbsAddress_;
   std::mutex eventsMu_;

@@ -261,7 +261,7 @@ Napi::Value EndpointWrap::DeregisterRegion(const Napi::CallbackInfo& info) {
   uint64_t key;
   if (info.Length() < 1 || !toU64(info[0], &key)) return typeError(env, "deregisterRegion(key)");
   bool released = false;
-  Status s = engine_->regions().remove(key, &released);
+  Status s = engine_->deregisterRegion(key, &released);
   return Napi::Number::New(env, ok(s) ? (released ? 1 : 0) : -double(s));
 }
 

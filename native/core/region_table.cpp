@@ -41,6 +41,16 @@ Status RegionTable::reserve(uint64_t key, uint64_t offset, uint64_t len, RegionR
   return Status::Ok;
 }
 
+Status RegionTable::pin(uint64_t key, RegionReservation* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = regions_.find(key);
+  if (it == regions_.end()) return Status::NoMailbox;
+  Region* region = it->second.get();
+  region->inflight++;
+  *out = RegionReservation{region, region->data, 0, region->len};
+  return Status::Ok;
+}
+
 void RegionTable::commit(const RegionReservation& r) { finish(r, true); }
 void RegionTable::cancel(const RegionReservation& r) { finish(r, false); }
 

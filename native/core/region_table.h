@@ -33,6 +33,9 @@ class RegionTable {
   // released: false when a write is still landing (a RegionReleased event follows).
   Status remove(uint64_t key, bool* released);
   Status reserve(uint64_t key, uint64_t offset, uint64_t len, RegionReservation* out);
+  // Reserves the whole region for a transport that lets a peer write it directly (RDMA):
+  // it is not released until cancel(), so its memory outlives every write in flight.
+  Status pin(uint64_t key, RegionReservation* out);
   void commit(const RegionReservation& r);  // reports RawWritten to the region's owner
   void cancel(const RegionReservation& r);
 

@@ -43,6 +43,9 @@ class Provider {
   virtual bool supportsRaw() const { return false; }
   // Runs on the progress context; must end in exactly one events.putDone(req.id, ...).
   virtual void put(const PutRequest& req) = 0;
+  // A region of this endpoint closed (progress context): a provider that lets peers write
+  // regions directly withdraws it, and holds the region until no write can land any more.
+  virtual void regionClosed(uint64_t key) {}
   virtual void close() = 0;
 };
 

@@ -287,7 +287,8 @@ export class Endpoint extends EventEmitter {
   /**
    * Raw one-sided write into a peer's registered region (see registerRegion), addressed by
    * the region's key and a byte offset: the RDMA-write baseline that mailbox puts are
-   * measured against. Needs a network provider (tcp). Resolves when the peer placed it.
+   * measured against. Needs a network provider (tcp, or verbs: a genuine RDMA write). Resolves
+   * when the peer has the bytes.
    */
   rawWrite(
     target: string | Endpoint,
@@ -391,7 +392,7 @@ export class Endpoint extends EventEmitter {
   }
 
   /**
-   * Opens (or reuses) a connection to the endpoint listening at address ('tcp://HOST:PORT')
+   * Opens (or reuses) a connection to the endpoint listening at address ('tcp://HOST:PORT', or 'rdma://IP:PORT' over verbs)
    * and resolves with its node id, which put() then accepts as a target. Puts may also name
    * the address directly; they connect on first use.
    */
@@ -399,7 +400,9 @@ export class Endpoint extends EventEmitter {
     const call = 'Endpoint.connect';
     try {
       checkString(call, 'address', address);
-      if (!address.startsWith('tcp://')) throw invalid(call, `address must look like "tcp://HOST:PORT", got "${address}"`);
+      if (!address.startsWith('tcp://') && !address.startsWith('rdma://')) {
+        throw invalid(call, `address must look like "tcp://HOST:PORT" or "rdma://IP:PORT", got "${address}"`);
+      }
       const o = parseWaitOptions(call, options);
       this.assertOpen(call);
       const id = this.nextRequestId++;

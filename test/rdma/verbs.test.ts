@@ -1,19 +1,17 @@
 // The verbs provider over real rdma-core: Soft-RoCE (rxe0) in the QEMU guest of
 // scripts/rdma-vm. Both endpoints listen on the rxe netdev's address; puts name the peer by
 // its rdma:// address. Run with `npm run test:rdma`; elsewhere this file only reports a skip.
-import { Endpoint, EndpointOptions, ProgressMode } from '../../src';
+import { Endpoint, ProgressMode } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { asBuffer, makeRecord, parseRecords, pattern } from '../helpers/data';
 import { expectRejects } from '../helpers/errors';
+import { EAGER_MAX, RDMA_ADDR, describeInGuest, verbsEndpoint } from '../helpers/verbs';
 
-const IN_VM = process.env.RVMA_IN_VM === '1';
-const ADDR = process.env.RVMA_VM_RDMA_ADDR ?? '10.77.0.1';
-const EAGER_MAX = 16 * 1024 - 32; // default slot size minus the eager header
-
+const ADDR = RDMA_ADDR;
 const endpoints = trackEndpoints();
 
-function verbs(progress: ProgressMode, extra: EndpointOptions = {}): Promise<Endpoint> {
-  return endpoints.create({ nodeId: uniqueNodeId('rdma'), provider: 'verbs', listen: `rdma://${ADDR}:0`, progress, ...extra });
+function verbs(progress: ProgressMode): Promise<Endpoint> {
+  return verbsEndpoint(endpoints, progress);
 }
 
 async function pair(progress: ProgressMode): Promise<{ receiver: Endpoint; sender: Endpoint }> {
@@ -22,11 +20,7 @@ async function pair(progress: ProgressMode): Promise<{ receiver: Endpoint; sende
   return { receiver, sender };
 }
 
-if (!IN_VM) {
-  describe('verbs provider (skipped: runs only inside the Soft-RoCE guest, `npm run test:rdma`)', () => {
-    test.skip('needs RVMA_IN_VM=1 and an ACTIVE rxe0', () => undefined);
-  });
-} else {
+describeInGuest('verbs provider', () => {
   jest.setTimeout(180_000);
 
   describe('verbs provider: setup', () => {
@@ -157,4 +151,4 @@ if (!IN_VM) {
       await expectRejects(sender.put(address, VADDR, Buffer.alloc(8)), 'ERR_RVMA_NO_PEER');
     });
   });
-}
+});

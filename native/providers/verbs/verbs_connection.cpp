@@ -16,13 +16,14 @@ namespace {
 constexpr uint64_t kReadChunk = 1 << 20;  // one RDMA_READ per MiB keeps every message small for any device
 constexpr uint32_t kEagerHeader = sizeof(EagerHeader);
 
+// The statuses a peer may answer a request with (Ok included).
 bool refusal(uint16_t s) { return s <= uint16_t(Status::Closed); }
 }  // namespace
 
 VerbsConnection::VerbsConnection(VerbsProvider& owner, uint32_t id, CmIdPtr cmId, bool outgoing, std::string address)
     : owner_(owner), id_(id), cmId_(std::move(cmId)), outgoing_(outgoing), address_(std::move(address)),
       state_(State::Resolving), slots_(owner.options().slots), slotBytes_(owner.options().slotBytes),
-      recvCount_(2 * slots_ + 4), sqDepth_(4 * slots_ + 16) {}
+      recvCount_(recvDepth(slots_)), sqDepth_(sendDepth(slots_)) {}
 
 // The queue pair goes first (no DMA after it), then the memory it used.
 VerbsConnection::~VerbsConnection() {
@@ -32,8 +33,9 @@ VerbsConnection::~VerbsConnection() {
 }
 
 // Receive credits: a peer has at most `window` requests and we at most `window` answers
-// outstanding, each consuming one posted receive; the rest is slack for the hello.
-// Control send buffers: RTS + answers + hello, with the same bound.
+// outstanding, each consuming one posted receive; the rest is slack for the hello and for the
+// peer's messages outside the window. Control send buffers: the same split, the spare ones
+// kept apart so that revokes can never take a buffer a request or an answer needs.
 bool VerbsConnection::setup(std::string* error) {
   const uint32_t ctrlTxCount = recvCount_;
   const size_t ringBytes = size_t(slots_) * slotBytes_;
@@ -54,7 +56,7 @@ bool VerbsConnection::setup(std::string* error) {
   txStage_ = local_.get();
   ctrlRx_ = txStage_ + ringBytes;
   ctrlTxBase_ = ctrlRx_ + size_t(recvCount_) * kCtrlBytes;
-  for (uint32_t i = ctrlTxCount; i-- > 0;) freeCtrlTx_.push_back(i);
+  for (uint32_t i = ctrlTxCount; i-- > 0;) (i >= ctrlTxCount - kSpareCtrl ? freeSpareTx_ : freeCtrlTx_).push_back(i);
 
   ibv_qp_init_attr attr{};
   attr.send_cq = attr.recv_cq = owner_.cq();
@@ -139,6 +141,23 @@ void VerbsConnection::sendCtrl(uint32_t index, uint32_t len) {
   postSend(w);
 }
 
+// Revokes and their confirmations answer no window entry: they wait for a spare buffer.
+void VerbsConnection::sendKeyMsg(MsgType type, uint64_t key) {
+  unsolicited_.emplace_back(type, key);
+  drainUnsolicited();
+}
+
+void VerbsConnection::drainUnsolicited() {
+  while (state_ != State::Dead && !unsolicited_.empty() && !freeSpareTx_.empty()) {
+    uint32_t index = freeSpareTx_.back();
+    freeSpareTx_.pop_back();
+    KeyMsg m{CtrlHeader{kMagic, uint16_t(unsolicited_.front().first), 0}, unsolicited_.front().second};
+    unsolicited_.pop_front();
+    std::memcpy(ctrlTxBase_ + size_t(index) * kCtrlBytes, &m, sizeof m);
+    sendCtrl(index, sizeof m);
+  }
+}
+
 void VerbsConnection::sendHello() {
   uint32_t index;
   uint8_t* p = ctrlTx(&index);
@@ -178,11 +197,13 @@ void VerbsConnection::maybeReady() {
   if (state_ == State::Dead || state_ == State::Ready || !established_ || !helloReceived_) return;
   state_ = State::Ready;
   owner_.onReady(this);
+  for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, Status::Ok, peerNode_);
+  connectRequests_.clear();
   startWaiting();
 }
 
 void VerbsConnection::put(const PutRequest& req) {
-  if (state_ != State::Ready || outstanding_.size() >= window_ || !waiting_.empty()) {
+  if (state_ != State::Ready || inflight() >= window_ || !waiting_.empty()) {
     waiting_.push_back(req);
     return;
   }
@@ -191,7 +212,7 @@ void VerbsConnection::put(const PutRequest& req) {
 
 // Puts wait for a credit (a free landing slot / window entry) and leave as answers return them.
 void VerbsConnection::startWaiting() {
-  while (state_ == State::Ready && !waiting_.empty() && outstanding_.size() < window_) {
+  while (state_ == State::Ready && !waiting_.empty() && inflight() < window_) {
     PutRequest req = std::move(waiting_.front());
     waiting_.pop_front();
     sendPut(req);
@@ -204,6 +225,7 @@ void VerbsConnection::sendPut(const PutRequest& req) {
     owner_.ctx().events.putDone(req.id, Status::PeerLost);
     return;
   }
+  if (req.raw) return sendRaw(req);
   const uint32_t flags = req.where.append ? kAppend : 0;
   const uint64_t offset = req.where.append ? 0 : req.where.offset;
   if (req.len <= eagerMax_) {
@@ -246,6 +268,71 @@ void VerbsConnection::sendPut(const PutRequest& req) {
   sendCtrl(index, sizeof m);
 }
 
+// A raw write needs the peer's region: asked for once per key, then cached until revoked.
+void VerbsConnection::sendRaw(const PutRequest& req) {
+  auto cached = regions_.find(req.vaddr);
+  if (cached != regions_.end()) return writeRaw(req, cached->second);
+  auto asked = queries_.find(req.vaddr);
+  if (asked != queries_.end()) return asked->second.push_back(req);
+  uint32_t index;
+  uint8_t* p = ctrlTx(&index);
+  if (!p) return owner_.ctx().events.putDone(req.id, Status::PeerLost);
+  KeyMsg m{CtrlHeader{kMagic, uint16_t(MsgType::RegionQuery), 0}, req.vaddr};
+  std::memcpy(p, &m, sizeof m);
+  queries_[req.vaddr].push_back(req);
+  sendCtrl(index, sizeof m);
+}
+
+// RDMA_WRITE(s) straight into the region, then the notice on the same queue pair. Small
+// writes go from a staging slot, larger ones from the caller's memory, registered meanwhile.
+void VerbsConnection::writeRaw(const PutRequest& req, const RemoteRegion& region) {
+  const uint64_t offset = req.where.offset;
+  if (req.len > region.len) return owner_.ctx().events.putDone(req.id, Status::TooLarge);
+  if (offset > region.len || req.len > region.len - offset) {
+    return owner_.ctx().events.putDone(req.id, Status::OutOfBounds);
+  }
+  OutPut out{req};
+  const uint8_t* src = req.data;
+  uint32_t lkey = localMr_->lkey;
+  if (req.len > slotBytes_) {
+    std::string error;
+    ibv_mr* mr = owner_.sources().acquire(req.data, req.len, &error);
+    if (!mr) {
+      owner_.ctx().events.protocolError(peerNode_, error);
+      return owner_.ctx().events.putDone(req.id, Status::TooLarge);
+    }
+    lkey = mr->lkey;
+    out.registered = true;
+  } else if (req.len) {
+    out.slot = freeSlots_.back();
+    freeSlots_.pop_back();
+    uint8_t* stage = txStage_ + size_t(out.slot) * slotBytes_;
+    std::memcpy(stage, req.data, req.len);
+    src = stage;
+  }
+  uint32_t index;
+  uint8_t* p = ctrlTx(&index);
+  if (!p) {
+    if (out.registered) owner_.sources().release(req.data, req.len);
+    return owner_.ctx().events.putDone(req.id, Status::PeerLost);
+  }
+  for (uint64_t off = 0; off < req.len; off += kReadChunk) {
+    SendWr w{};
+    w.sge = ibv_sge{uintptr_t(src + off), uint32_t(std::min(kReadChunk, req.len - off)), lkey};
+    w.wr.wr_id = wrId(kWrite, 0);
+    w.wr.opcode = IBV_WR_RDMA_WRITE;
+    w.wr.wr.rdma.remote_addr = region.addr + offset + off;
+    w.wr.wr.rdma.rkey = region.rkey;
+    postSend(w);
+  }
+  RawMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Raw), 0}, req.id, req.vaddr, offset, req.len};
+  std::memcpy(p, &m, sizeof m);
+  outstanding_.emplace(req.id, std::move(out));
+  sendCtrl(index, sizeof m);
+}
+
+void VerbsConnection::revoke(uint64_t key) { sendKeyMsg(MsgType::Revoke, key); }
+
 void VerbsConnection::onCompletion(const ibv_wc& wc) {
   if (state_ == State::Dead) return;
   const uint64_t kind = (wc.wr_id >> 24) & 0xff;
@@ -271,9 +358,15 @@ void VerbsConnection::onCompletion(const ibv_wc& wc) {
     }
     case kCtrlSend:
       sqInflight_--;
-      freeCtrlTx_.push_back(index);
+      if (index >= recvCount_ - kSpareCtrl) {
+        freeSpareTx_.push_back(index);
+        drainUnsolicited();
+      } else {
+        freeCtrlTx_.push_back(index);
+      }
       break;
     case kEagerSend:
+    case kWrite:
       sqInflight_--;
       break;
     case kRead:
@@ -317,6 +410,29 @@ void VerbsConnection::onCtrl(const uint8_t* p, uint32_t len) {
       AckMsg m;
       std::memcpy(&m, p, sizeof m);
       return onAck(m);
+    }
+    case MsgType::RegionInfo: {
+      if (len != sizeof(RegionInfoMsg) || !helloReceived_) return protocolFail("malformed region answer");
+      RegionInfoMsg m;
+      std::memcpy(&m, p, sizeof m);
+      return onRegionInfo(m);
+    }
+    case MsgType::Raw: {
+      if (len != sizeof(RawMsg) || !helloReceived_) return protocolFail("malformed raw write notice");
+      RawMsg m;
+      std::memcpy(&m, p, sizeof m);
+      return onRaw(m);
+    }
+    case MsgType::RegionQuery:
+    case MsgType::Revoke:
+    case MsgType::RevokeAck: {
+      if (len != sizeof(KeyMsg) || !helloReceived_) return protocolFail("malformed region message");
+      KeyMsg m;
+      std::memcpy(&m, p, sizeof m);
+      if (MsgType(h.type) == MsgType::RegionQuery) return onRegionQuery(m.key);
+      if (MsgType(h.type) == MsgType::Revoke) return onRevoke(m.key);
+      if (!owner_.lender().returned(m.key, id_)) return protocolFail("revoke confirmed for a region not revoked");
+      return;
     }
   }
   protocolFail("unknown control message type " + std::to_string(h.type));
@@ -403,6 +519,51 @@ void VerbsConnection::onAck(const AckMsg& m) {
   startWaiting();
 }
 
+// Lends one of our regions to the peer: its address and key leave this node, by design.
+void VerbsConnection::onRegionQuery(uint64_t key) {
+  verbs::RegionLender::Lent lent{};
+  std::string error;
+  Status s = owner_.lender().lend(key, id_, &lent, &error);
+  if (!error.empty()) owner_.ctx().events.protocolError(peerNode_, error);
+  uint32_t index;
+  uint8_t* p = ctrlTx(&index);
+  if (!p) return;
+  RegionInfoMsg m{CtrlHeader{kMagic, uint16_t(MsgType::RegionInfo), uint16_t(s)}, lent.rkey, 0, key, lent.addr, lent.len};
+  std::memcpy(p, &m, sizeof m);
+  sendCtrl(index, sizeof m);
+}
+
+void VerbsConnection::onRegionInfo(const RegionInfoMsg& m) {
+  auto it = queries_.find(m.key);
+  if (it == queries_.end()) return protocolFail("region answer for a region not asked for");
+  if (!refusal(m.h.status)) {
+    return protocolFail("region answer with an invalid status " + std::to_string(m.h.status));
+  }
+  std::vector<PutRequest> writes = std::move(it->second);
+  queries_.erase(it);
+  if (m.h.status == uint16_t(Status::Ok)) {
+    regions_[m.key] = RemoteRegion{m.addr, m.len, m.rkey};
+    waiting_.insert(waiting_.begin(), writes.begin(), writes.end());
+  } else {
+    for (const PutRequest& req : writes) owner_.ctx().events.putDone(req.id, Status(m.h.status));
+  }
+  startWaiting();
+}
+
+// The bytes are in (RC order): the region table decides whether they count.
+void VerbsConnection::onRaw(const RawMsg& m) {
+  RegionReservation r;
+  Status s = owner_.ctx().regions.reserve(m.key, m.offset, m.len, &r);
+  if (ok(s)) owner_.ctx().regions.commit(r);
+  sendAck(m.putId, s, kNoSlot);
+}
+
+// Every write to the region was posted before the confirmation, so it lands before it.
+void VerbsConnection::onRevoke(uint64_t key) {
+  if (!regions_.erase(key)) return protocolFail("revoke of a region not lent");
+  sendKeyMsg(MsgType::RevokeAck, key);
+}
+
 void VerbsConnection::protocolFail(const std::string& why) {
   owner_.ctx().events.protocolError(peerNode_.empty() ? (address_.empty() ? "rdma peer" : address_) : peerNode_, why);
   fail(Status::PeerLost, why);
@@ -420,11 +581,16 @@ void VerbsConnection::fail(Status status, const std::string& why) {
     owner_.targets().release(op.mrAddr, op.mrLen);
   }
   reads_.clear();
+  owner_.lender().connectionGone(id_);
   backlog_.clear();
+  unsolicited_.clear();
+  regions_.clear();
   auto outstanding = std::move(outstanding_);
   outstanding_.clear();
   auto waiting = std::move(waiting_);
   waiting_.clear();
+  for (auto& [key, writes] : queries_) waiting.insert(waiting.end(), writes.begin(), writes.end());
+  queries_.clear();
   for (auto& [putId, out] : outstanding) {
     if (out.registered) owner_.sources().release(out.req.data, out.req.len);
     owner_.ctx().events.putDone(putId, status == Status::Closed ? Status::Closed : Status::PeerLost);
@@ -434,6 +600,8 @@ void VerbsConnection::fail(Status status, const std::string& why) {
     bool gone = status == Status::NoPeer && req.incarnation != 0;
     owner_.ctx().events.putDone(req.id, gone ? Status::PeerLost : status);
   }
+  for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, status, why);
+  connectRequests_.clear();
   if (wasReady && status != Status::Closed) owner_.ctx().events.peerLost(peerNode_, peerIncarnation_);
   owner_.onDead(this);
 }

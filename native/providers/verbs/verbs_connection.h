@@ -1,6 +1,6 @@
 // One RC queue pair to a peer, set up through rdma_cm. Carries eager puts into the peer's
-// landing ring, RTS/READ/FIN for large puts, and ACK/NACK answers that return ring credits.
-// Lives on the progress context only.
+// landing ring, RTS/READ/FIN for large puts, raw writes straight into the peer's regions, and
+// ACK/NACK answers that return ring credits. Lives on the progress context only.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -21,6 +21,12 @@ class VerbsConnection {
  public:
   enum class State { Resolving, Connecting, Ready, Dead };
 
+  // Control buffers for messages outside the window (revokes and their confirmations).
+  static constexpr uint32_t kSpareCtrl = 8;
+  // Work requests one connection may have posted: its share of the completion queue.
+  static uint32_t sendDepth(uint32_t slots) { return 4 * slots + 16; }
+  static uint32_t recvDepth(uint32_t slots) { return 2 * slots + 4 + kSpareCtrl; }
+
   VerbsConnection(VerbsProvider& owner, uint32_t id, verbs::CmIdPtr cmId, bool outgoing, std::string address);
   ~VerbsConnection();
   VerbsConnection(const VerbsConnection&) = delete;
@@ -32,6 +38,10 @@ class VerbsConnection {
   void onEstablished();
   void onCompletion(const ibv_wc& wc);
   void put(const PutRequest& req);
+  // Resolved with the peer's node id once ready, failed with the connection.
+  void addConnectRequest(uint64_t requestId) { connectRequests_.push_back(requestId); }
+  // One of our regions that this peer may write is closing.
+  void revoke(uint64_t key);
   // Tears the queue pair down, cancels reads still landing, fails every pending put.
   void fail(Status status, const std::string& why);
 
@@ -44,11 +54,15 @@ class VerbsConnection {
   const std::string& peerNodeId() const { return peerNode_; }
 
  private:
-  enum Kind : uint64_t { kRecv = 1, kCtrlSend = 2, kEagerSend = 3, kRead = 4 };
+  enum Kind : uint64_t { kRecv = 1, kCtrlSend = 2, kEagerSend = 3, kRead = 4, kWrite = 5 };
   struct OutPut {
     PutRequest req;
-    uint32_t slot = verbs::kNoSlot;  // eager: the peer's landing slot it holds
+    uint32_t slot = verbs::kNoSlot;  // eager (or a small raw write): the staging / landing slot it holds
     bool registered = false;         // large: req.data is registered in the provider's source table
+  };
+  struct RemoteRegion {
+    uint64_t addr, len;
+    uint32_t rkey;
   };
   struct ReadOp {
     uint64_t putId;
@@ -66,18 +80,27 @@ class VerbsConnection {
   bool postRecv(uint32_t index);
   void postSend(const SendWr& w);
   void drainBacklog();
+  uint32_t inflight() const { return uint32_t(outstanding_.size() + queries_.size()); }
   uint8_t* ctrlTx(uint32_t* index);
   void sendCtrl(uint32_t index, uint32_t len);
+  void sendKeyMsg(verbs::MsgType type, uint64_t key);
+  void drainUnsolicited();
   void sendHello();
   void sendAck(uint64_t putId, Status status, uint32_t slot);
   void maybeReady();
   void startWaiting();
   void sendPut(const PutRequest& req);
+  void sendRaw(const PutRequest& req);
+  void writeRaw(const PutRequest& req, const RemoteRegion& region);
   void onEager(uint32_t slot, uint32_t byteLen);
   void onCtrl(const uint8_t* p, uint32_t len);
   void onHello(const uint8_t* p, uint32_t len);
   void onRts(const verbs::RtsMsg& m);
   void onAck(const verbs::AckMsg& m);
+  void onRegionQuery(uint64_t key);
+  void onRegionInfo(const verbs::RegionInfoMsg& m);
+  void onRaw(const verbs::RawMsg& m);
+  void onRevoke(uint64_t key);
   void onReadDone(uint32_t readId);
   void protocolFail(const std::string& why);
 
@@ -95,7 +118,9 @@ class VerbsConnection {
   uint8_t* txStage_ = nullptr;
   uint8_t* ctrlRx_ = nullptr;
   uint8_t* ctrlTxBase_ = nullptr;
-  std::vector<uint32_t> freeCtrlTx_;
+  std::vector<uint32_t> freeCtrlTx_;    // for the hello, requests (bounded by the window) and answers
+  std::vector<uint32_t> freeSpareTx_;   // for messages outside the window (revokes)
+  std::deque<std::pair<verbs::MsgType, uint64_t>> unsolicited_;  // waiting for a spare buffer
 
   // The peer, from its hello.
   bool established_ = false, helloSent_ = false, helloReceived_ = false;
@@ -109,6 +134,10 @@ class VerbsConnection {
   std::vector<uint32_t> freeSlots_;
   std::unordered_map<uint64_t, OutPut> outstanding_;
   std::deque<PutRequest> waiting_;
+  std::vector<uint64_t> connectRequests_;
+  // Raw writes: the peer's regions it lent us, and the raw writes waiting for a region's answer.
+  std::unordered_map<uint64_t, RemoteRegion> regions_;
+  std::unordered_map<uint64_t, std::vector<PutRequest>> queries_;
   // Send queue: posted work requests, and those waiting for room.
   uint32_t sqInflight_ = 0;
   std::deque<SendWr> backlog_;

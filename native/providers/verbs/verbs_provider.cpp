@@ -19,11 +19,7 @@ ibv_mr* MrTable::acquire(const uint8_t* addr, uint64_t len, std::string* error) 
   if (it == entries_.end()) {
     ibv_mr* mr = ibv_reg_mr(pd_, const_cast<uint8_t*>(addr), len, access_);
     if (!mr) {
-      int err = errno;
-      *error = "cannot register " + std::to_string(len) + " bytes for RDMA (" + std::strerror(err) + ")" +
-               (err == ENOMEM || err == EPERM || err == EAGAIN
-                    ? ": raise the locked-memory limit (ulimit -l, or memlock in /etc/security/limits.conf)"
-                    : "");
+      *error = registrationError(len, errno);
       return nullptr;
     }
     it = entries_.emplace(key, Entry{MrPtr(mr), 0}).first;
@@ -57,8 +53,10 @@ uint32_t activePorts(ibv_context* ctx) {
   return active;
 }
 
-// Completion entries one connection may need: send queue + receive queue (see VerbsConnection).
-uint32_t cqPerConnection(const VerbsOptions& o) { return 4 * o.slots + 16 + 2 * o.slots + 4; }
+// Completion entries one connection may need: send queue + receive queue.
+uint32_t cqPerConnection(const VerbsOptions& o) {
+  return VerbsConnection::sendDepth(o.slots) + VerbsConnection::recvDepth(o.slots);
+}
 
 }  // namespace
 
@@ -134,6 +132,7 @@ bool VerbsProvider::open(std::string* error) {
   }
   sources_ = std::make_unique<verbs::MrTable>(pd_.get(), IBV_ACCESS_REMOTE_READ);
   targets_ = std::make_unique<verbs::MrTable>(pd_.get(), IBV_ACCESS_LOCAL_WRITE);
+  lender_ = std::make_unique<verbs::RegionLender>(ctx_.regions, pd_.get());
   return true;
 }
 
@@ -196,8 +195,8 @@ VerbsConnection* VerbsProvider::route(const std::string& peer, Status* status) {
 
 void VerbsProvider::put(const PutRequest& req) {
   reap();
-  if (closed_ || req.raw) {
-    ctx_.events.putDone(req.id, closed_ ? Status::Closed : Status::InvalidArgument);
+  if (closed_) {
+    ctx_.events.putDone(req.id, Status::Closed);
     return;
   }
   Status status = Status::NoPeer;
@@ -207,6 +206,28 @@ void VerbsProvider::put(const PutRequest& req) {
     return;
   }
   conn->put(req);
+}
+
+void VerbsProvider::connect(uint64_t requestId, const std::string& address) {
+  reap();
+  Status status = Status::NoPeer;
+  VerbsConnection* conn = closed_ ? nullptr : route(address, &status);
+  if (!conn) {
+    ctx_.events.connected(requestId, closed_ ? Status::Closed : status, "cannot connect to " + address);
+  } else if (conn->state() == VerbsConnection::State::Ready) {
+    ctx_.events.connected(requestId, Status::Ok, conn->peerNodeId());
+  } else {
+    conn->addConnectRequest(requestId);
+  }
+}
+
+// Holders confirm the revoke before the registration goes (see RegionLender).
+void VerbsProvider::regionClosed(uint64_t key) {
+  if (closed_) return;
+  for (uint32_t id : lender_->revoke(key)) {
+    if (VerbsConnection* c = find(id)) c->revoke(key);
+    else lender_->returned(key, id);
+  }
 }
 
 void VerbsProvider::onConnectRequest(rdma_cm_id* id) {
@@ -347,6 +368,7 @@ void VerbsProvider::close() {
   byAddress_.clear();
   byNode_.clear();
   listenId_.reset();
+  lender_.reset();
   if (sources_) sources_->clear();
   if (targets_) targets_->clear();
   cq_.reset();

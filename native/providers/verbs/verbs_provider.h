@@ -2,7 +2,8 @@
 // shares one protection domain and one completion queue. The rdma_cm event channel and the
 // CQ's completion channel sit in the endpoint's epoll set, so nothing busy-polls.
 // Eager puts land in a per-connection ring (RDMA_WRITE_WITH_IMM) and are copied into the
-// mailbox; large puts are read by the receiver straight into the mailbox buffer.
+// mailbox; large puts are read by the receiver straight into the mailbox buffer; raw writes
+// go straight into a region the peer lent (RDMA_WRITE), followed by a notice.
 #pragma once
 #include <memory>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "../provider.h"
 #include "verbs_connection.h"
 #include "verbs_options.h"
+#include "verbs_regions.h"
 #include "verbs_resources.h"
 
 namespace rvma {
@@ -30,8 +32,12 @@ class VerbsProvider final : public Provider {
 
   const char* name() const override { return "verbs"; }
   bool reaches(const std::string& peer) override;
+  bool supportsRaw() const override { return true; }
   void put(const PutRequest& req) override;
+  void regionClosed(uint64_t key) override;
   void close() override;
+  // Connects (or reuses the connection) to an rdma:// address; a Connected event follows.
+  void connect(uint64_t requestId, const std::string& address);
 
   // For connections.
   ProviderContext& ctx() { return ctx_; }
@@ -42,6 +48,7 @@ class VerbsProvider final : public Provider {
   uint32_t maxReadDepth() const { return readDepth_; }
   verbs::MrTable& sources() { return *sources_; }
   verbs::MrTable& targets() { return *targets_; }
+  verbs::RegionLender& lender() { return *lender_; }
   void onReady(VerbsConnection* conn);
   void onDead(VerbsConnection* conn);
 
@@ -69,6 +76,7 @@ class VerbsProvider final : public Provider {
   verbs::CompChannelPtr compChannel_;
   verbs::CqPtr cq_;
   std::unique_ptr<verbs::MrTable> sources_, targets_;
+  std::unique_ptr<verbs::RegionLender> lender_;
   verbs::CmIdPtr listenId_;
   uint64_t cmToken_ = 0, cqToken_ = 0;
   uint32_t nextConn_ = 1;

@@ -3,8 +3,10 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -53,6 +55,14 @@ inline PageBuffer allocPages(size_t bytes) {
   void* p = nullptr;
   if (posix_memalign(&p, 4096, (bytes + 4095) & ~size_t(4095)) != 0) return nullptr;
   return PageBuffer(static_cast<uint8_t*>(p));
+}
+
+// Why ibv_reg_mr refused `len` bytes (errno `err`), with what to change.
+inline std::string registrationError(uint64_t len, int err) {
+  return "cannot register " + std::to_string(len) + " bytes for RDMA (" + std::strerror(err) + ")" +
+         (err == ENOMEM || err == EPERM || err == EAGAIN
+              ? ": raise the locked-memory limit (ulimit -l, or memlock in /etc/security/limits.conf)"
+              : "");
 }
 
 // Registrations of user memory (put sources, mailbox buffers), shared by the operations that

@@ -1,7 +1,8 @@
 // Messages of the verbs provider. Control messages travel as SENDs into 512-byte receive
 // buffers; eager puts as RDMA_WRITE_WITH_IMM of an EagerHeader + payload into a slot of the
-// receiver's landing ring (immediate = slot index, big-endian as verbs defines it). Fields are
-// in host order, which is little-endian on every platform this builds for.
+// receiver's landing ring (immediate = slot index, big-endian as verbs defines it); raw writes
+// as RDMA_WRITE straight into the peer's region, then a RawMsg on the same queue pair. Fields
+// are in host order, which is little-endian on every platform this builds for.
 #pragma once
 #include <cstdint>
 
@@ -12,7 +13,16 @@ constexpr uint16_t kVersion = 1;
 constexpr uint32_t kCtrlBytes = 512;
 constexpr uint32_t kAppend = 1;
 
-enum class MsgType : uint16_t { Hello = 1, Rts = 2, Ack = 3 };
+enum class MsgType : uint16_t {
+  Hello = 1,
+  Rts = 2,
+  Ack = 3,
+  RegionQuery = 4,  // KeyMsg: where is region `key`? (answered by RegionInfo)
+  RegionInfo = 5,
+  Raw = 6,          // a raw write landed (answered by Ack)
+  Revoke = 7,       // KeyMsg: region `key` is closing, forget it (answered by RevokeAck)
+  RevokeAck = 8,    // KeyMsg: every write to `key` from this side was posted before this
+};
 
 struct CtrlHeader {
   uint32_t magic;
@@ -50,12 +60,33 @@ struct AckMsg {
 };
 constexpr uint32_t kNoSlot = 0xffffffffu;
 
+struct KeyMsg {
+  CtrlHeader h;
+  uint64_t key;
+};
+
+// A region lent for raw writes: the only memory of a node besides its landing ring whose
+// address and key leave it, and only for regions the application registered for that.
+struct RegionInfoMsg {
+  CtrlHeader h;  // status: Ok, or why the region cannot be written
+  uint32_t rkey;
+  uint32_t reserved;
+  uint64_t key, addr, len;
+};
+
+// Sent after the RDMA_WRITE(s) of a raw write: RC order makes it arrive after the data.
+struct RawMsg {
+  CtrlHeader h;
+  uint64_t putId, key, offset, len;
+};
+
 struct EagerHeader {
   uint64_t putId, vaddr, offset;
   uint32_t len, flags;
 };
 
 static_assert(sizeof(CtrlHeader) == 8 && sizeof(HelloMsg) == 40 && sizeof(RtsMsg) == 56 && sizeof(AckMsg) == 24 &&
+                  sizeof(KeyMsg) == 16 && sizeof(RegionInfoMsg) == 40 && sizeof(RawMsg) == 40 &&
                   sizeof(EagerHeader) == 32,
               "wire layouts are fixed");
 static_assert(sizeof(HelloMsg) + 255 <= kCtrlBytes, "a hello with the longest node id fits a receive buffer");
