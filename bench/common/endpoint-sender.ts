@@ -4,6 +4,9 @@ import { Endpoint, EndpointOptions } from '../../src';
 import { measure, Op } from './lanes';
 import { Measurement, Scenario, Target, Variant } from './protocol';
 
+// Generous: connection setup inside the emulated Soft-RoCE guest can take seconds.
+const CONNECT_TIMEOUT_MS = 30_000;
+
 export class EndpointSender {
   private readonly sources = new Map<number, Buffer>();
 
@@ -13,13 +16,10 @@ export class EndpointSender {
     private readonly variant: Variant,
   ) {}
 
-  /**
-   * options: the transport and the progress mode. A tcp:// receiver is connected to here; other
-   * addresses (rdma://) are named by each put and connect on the first (a warm-up one).
-   */
+  /** options: the transport and the progress mode; address: the receiver's (tcp:// or rdma://). */
   static async create(variant: Variant, options: EndpointOptions, address: string): Promise<EndpointSender> {
     const endpoint = await Endpoint.create(options);
-    const peer = address.startsWith('tcp://') ? await endpoint.connect(address, { timeout: 5000 }) : address;
+    const peer = await endpoint.connect(address, { timeout: CONNECT_TIMEOUT_MS });
     return new EndpointSender(endpoint, peer, variant);
   }
 
