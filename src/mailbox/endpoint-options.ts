@@ -174,7 +174,7 @@ export function parseCreateOptions(options: unknown): CreateSettings {
   return { nodeId, progress, provider, listen, tcp, labels, directory: o.directory };
 }
 
-/** Checks a put's options; offset and append come back resolved. */
+/** A put's options, checked, with offset and append resolved. */
 export type ParsedPutOptions = PutOptions & { offset: bigint; append: boolean };
 
 // Shared by puts without options; the same shape as what parsePutOptions builds (not frozen,
@@ -187,7 +187,7 @@ const NO_PUT_OPTIONS: Readonly<ParsedPutOptions> = {
   noBufferRetryMs: undefined,
 };
 
-/** The caller's put options, checked, as an object of one fixed shape. */
+/** Checks a put's options; the result always has one shape (fast property reads later). */
 export function parsePutOptions(call: string, options: unknown): ParsedPutOptions {
   if (options === undefined) return NO_PUT_OPTIONS;
   const o = checkOptions<PutOptions>(call, options, ['offset', 'append', 'timeout', 'signal', 'noBufferRetryMs']);
