@@ -4,6 +4,7 @@
 // went (boot, bench, the rest) and adds that to the results file.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 
@@ -36,8 +37,12 @@ function seconds(value: number | undefined): string {
   return value === undefined ? '?' : value.toFixed(1);
 }
 
-/** The time split, printed and (when the bench wrote results) recorded in them. */
-function account(seen: Seen, totalSeconds: number): void {
+/**
+ * The time split, printed and (when the bench wrote results) recorded in them, with the host's
+ * load: the guest's CPUs are host threads, so other work on the host (another guest, a build)
+ * slows every row and stretches round trips most, perftest's busy-polling ones above all.
+ */
+function account(seen: Seen, totalSeconds: number, hostLoadBefore: number[]): void {
   let record: Record<string, unknown> | undefined;
   const file = seen.results && path.resolve(ROOT, seen.results);
   if (file && fs.existsSync(file)) record = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -52,11 +57,15 @@ function account(seen: Seen, totalSeconds: number): void {
     measuringSeconds: measuring === undefined ? undefined : Number(measuring.toFixed(1)),
     /** image check, QEMU start, starting the command over 9p, power-off */
     otherSeconds: Number((totalSeconds - known).toFixed(1)),
+    hostLoadavgBefore: hostLoadBefore,
+    hostLoadavgAfter: os.loadavg(),
   };
   console.log(
     `\nguest stage ${seconds(totalSeconds)} s: boot to an ACTIVE rxe0 ${seconds(seen.bootSeconds)} s, ` +
       `bench ${seconds(bench)} s (measuring ${seconds(measuring)} s, the rest starting node and the child processes), ` +
-      `other ${seconds(stage.otherSeconds)} s (image check, QEMU start, power-off; QEMU ran ${seconds(seen.qemuSeconds)} s).`,
+      `other ${seconds(stage.otherSeconds)} s (image check, QEMU start, power-off; QEMU ran ${seconds(seen.qemuSeconds)} s).` +
+      `\nhost load average (1 min) ${hostLoadBefore[0].toFixed(2)} before, ${stage.hostLoadavgAfter[0].toFixed(2)} after ` +
+      `(${os.cpus().length} CPUs; the guest's two run on them).`,
   );
   if (record && file) fs.writeFileSync(file, `${JSON.stringify({ ...record, guestStage: stage }, null, 2)}\n`);
 }
@@ -64,6 +73,7 @@ function account(seen: Seen, totalSeconds: number): void {
 async function main(): Promise<number> {
   const seen: Seen = {};
   const started = Date.now();
+  const hostLoadBefore = os.loadavg();
   const vm = spawn('bash', [RUN_SH, '--', 'node', BENCH, ...process.argv.slice(2)], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -79,7 +89,7 @@ async function main(): Promise<number> {
     }),
   ]);
   const code = await exited;
-  account(seen, (Date.now() - started) / 1000);
+  account(seen, (Date.now() - started) / 1000, hostLoadBefore);
   return code;
 }
 
