@@ -24,7 +24,7 @@ export interface RunRecord {
 }
 
 /** The checked-out commit, and whether the library sources differ from it (null outside git). */
-function revision(root: string): { commit: string; librarySourcesModified: boolean } | null {
+export function revision(root: string): { commit: string; librarySourcesModified: boolean } | null {
   try {
     const git = (...args: string[]): string =>
       execFileSync('git', args, { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
+import { revision } from '../common/results';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const RUN_SH = path.join(ROOT, 'scripts', 'rdma-vm', 'run.sh');
@@ -67,7 +68,10 @@ function account(seen: Seen, totalSeconds: number, hostLoadBefore: number[]): vo
       `\nhost load average (1 min) ${hostLoadBefore[0].toFixed(2)} before, ${stage.hostLoadavgAfter[0].toFixed(2)} after ` +
       `(${os.cpus().length} CPUs; the guest's two run on them).`,
   );
-  if (record && file) fs.writeFileSync(file, `${JSON.stringify({ ...record, guestStage: stage }, null, 2)}\n`);
+  if (!record || !file) return;
+  // The guest has no git (and no view of a worktree's git folder): the host names the commit.
+  const rev = record.revision ?? revision(ROOT);
+  fs.writeFileSync(file, `${JSON.stringify({ ...record, revision: rev, guestStage: stage }, null, 2)}\n`);
 }
 
 async function main(): Promise<number> {
