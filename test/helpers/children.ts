@@ -215,7 +215,7 @@ export interface AgentOptions {
   nodeId?: string;
   progress?: 'loop' | 'thread';
   listen?: string;
-  provider?: 'auto' | 'tcp';
+  provider?: 'auto' | 'tcp' | 'verbs';
   tcp?: Record<string, number>;
 }
 

@@ -22,7 +22,8 @@ bool refusal(uint16_t s) { return s <= uint16_t(Status::Closed); }
 
 VerbsConnection::VerbsConnection(VerbsProvider& owner, uint32_t id, CmIdPtr cmId, bool outgoing, std::string address)
     : owner_(owner), id_(id), cmId_(std::move(cmId)), outgoing_(outgoing), address_(std::move(address)),
-      state_(State::Resolving), slots_(owner.options().slots), slotBytes_(owner.options().slotBytes),
+      state_(State::Resolving), startedMs_(VerbsProvider::nowMs()), slots_(owner.options().slots),
+      slotBytes_(owner.options().slotBytes),
       recvCount_(recvDepth(slots_)), sqDepth_(sendDepth(slots_)) {}
 
 // The queue pair goes first (no DMA after it), then the memory it used.
@@ -141,7 +142,7 @@ void VerbsConnection::sendCtrl(uint32_t index, uint32_t len) {
   postSend(w);
 }
 
-// Revokes and their confirmations answer no window entry: they wait for a spare buffer.
+// Revokes, pings and their answers take no window entry: they wait for a spare buffer.
 void VerbsConnection::sendKeyMsg(MsgType type, uint64_t key) {
   unsolicited_.emplace_back(type, key);
   drainUnsolicited();
@@ -151,10 +152,12 @@ void VerbsConnection::drainUnsolicited() {
   while (state_ != State::Dead && !unsolicited_.empty() && !freeSpareTx_.empty()) {
     uint32_t index = freeSpareTx_.back();
     freeSpareTx_.pop_back();
-    KeyMsg m{CtrlHeader{kMagic, uint16_t(unsolicited_.front().first), 0}, unsolicited_.front().second};
+    auto [type, key] = unsolicited_.front();
     unsolicited_.pop_front();
+    KeyMsg m{CtrlHeader{kMagic, uint16_t(type), 0}, key};
     std::memcpy(ctrlTxBase_ + size_t(index) * kCtrlBytes, &m, sizeof m);
-    sendCtrl(index, sizeof m);
+    bool bare = type == MsgType::Ping || type == MsgType::Pong;
+    sendCtrl(index, bare ? sizeof m.h : sizeof m);
   }
 }
 
@@ -196,6 +199,7 @@ void VerbsConnection::onEstablished() {
 void VerbsConnection::maybeReady() {
   if (state_ == State::Dead || state_ == State::Ready || !established_ || !helloReceived_) return;
   state_ = State::Ready;
+  heardMs_ = VerbsProvider::nowMs();
   owner_.onReady(this);
   for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, Status::Ok, peerNode_);
   connectRequests_.clear();
@@ -343,6 +347,7 @@ void VerbsConnection::onCompletion(const ibv_wc& wc) {
   }
   switch (kind) {
     case kRecv: {
+      heardMs_ = VerbsProvider::nowMs();  // only the peer's software sends: proof it is alive
       if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
         if (!postRecv(index)) return fail(Status::PeerLost, "cannot re-post a receive");
         onEager(ntohl(wc.imm_data), wc.byte_len);
@@ -423,6 +428,12 @@ void VerbsConnection::onCtrl(const uint8_t* p, uint32_t len) {
       std::memcpy(&m, p, sizeof m);
       return onRaw(m);
     }
+    case MsgType::Ping:
+    case MsgType::Pong:
+      if (len != sizeof h || !helloReceived_) return protocolFail("malformed keepalive");
+      if (MsgType(h.type) == MsgType::Ping) return sendKeyMsg(MsgType::Pong, 0);
+      pinging_ = false;
+      return;
     case MsgType::RegionQuery:
     case MsgType::Revoke:
     case MsgType::RevokeAck: {
@@ -451,6 +462,9 @@ void VerbsConnection::onHello(const uint8_t* p, uint32_t len) {
     return protocolFail("handshake refused: malformed hello");
   }
   peerNode_.assign(reinterpret_cast<const char*>(p + sizeof m), m.nodeIdLen);
+  if (!expectedNode_.empty() && peerNode_ != expectedNode_) {
+    return fail(Status::PeerLost, address_ + " is now node \"" + peerNode_ + "\", not \"" + expectedNode_ + "\"");
+  }
   peerIncarnation_ = m.incarnation;
   peerRing_ = m.ringAddr;
   peerRkey_ = m.ringRkey;
@@ -596,14 +610,33 @@ void VerbsConnection::fail(Status status, const std::string& why) {
     owner_.ctx().events.putDone(putId, status == Status::Closed ? Status::Closed : Status::PeerLost);
   }
   for (auto& req : waiting) {
-    // Never connected, but aimed at a known incarnation: that node is gone.
-    bool gone = status == Status::NoPeer && req.incarnation != 0;
+    // Never connected, but aimed at a known incarnation or node: that node is gone.
+    bool gone = status == Status::NoPeer && (req.incarnation != 0 || !expectedNode_.empty());
     owner_.ctx().events.putDone(req.id, gone ? Status::PeerLost : status);
   }
   for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, status, why);
   connectRequests_.clear();
   if (wasReady && status != Status::Closed) owner_.ctx().events.peerLost(peerNode_, peerIncarnation_);
   owner_.onDead(this);
+}
+
+void VerbsConnection::tick(uint64_t nowMs) {
+  const VerbsOptions& o = owner_.options();
+  if (state_ == State::Dead) return;
+  if (state_ != State::Ready) {
+    if (nowMs - startedMs_ > o.connectTimeoutMs) {
+      fail(Status::NoPeer, "connection to " + (address_.empty() ? std::string("peer") : address_) + " timed out");
+    }
+    return;
+  }
+  // A stopped or hung peer's device still acknowledges our sends: only its answers count.
+  if (nowMs - heardMs_ > o.peerTimeoutMs) {
+    return fail(Status::PeerLost, "peer silent for " + std::to_string(nowMs - heardMs_) + " ms");
+  }
+  if (nowMs - heardMs_ >= o.keepaliveMs && !pinging_) {
+    pinging_ = true;
+    sendKeyMsg(MsgType::Ping, 0);
+  }
 }
 
 }  // namespace rvma

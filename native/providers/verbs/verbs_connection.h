@@ -21,7 +21,7 @@ class VerbsConnection {
  public:
   enum class State { Resolving, Connecting, Ready, Dead };
 
-  // Control buffers for messages outside the window (revokes and their confirmations).
+  // Control buffers for messages outside the window (revokes, pings and their answers).
   static constexpr uint32_t kSpareCtrl = 8;
   // Work requests one connection may have posted: its share of the completion queue.
   static uint32_t sendDepth(uint32_t slots) { return 4 * slots + 16; }
@@ -42,6 +42,10 @@ class VerbsConnection {
   void addConnectRequest(uint64_t requestId) { connectRequests_.push_back(requestId); }
   // One of our regions that this peer may write is closing.
   void revoke(uint64_t key);
+  // Dialed to reach this node id: another node answering is a lost peer, not a new one.
+  void expect(const std::string& nodeId) { expectedNode_ = nodeId; }
+  // Periodic: connect timeout, keepalive ping, silent peer (see VerbsOptions).
+  void tick(uint64_t nowMs);
   // Tears the queue pair down, cancels reads still landing, fails every pending put.
   void fail(Status status, const std::string& why);
 
@@ -109,7 +113,10 @@ class VerbsConnection {
   verbs::CmIdPtr cmId_;
   bool outgoing_;
   std::string address_;
+  std::string expectedNode_;
   State state_;
+  uint64_t startedMs_, heardMs_ = 0;  // created; last message from the peer
+  bool pinging_ = false;              // a ping is unanswered
 
   // Own memory: landing ring (remote-writable) and local staging (tx slots, control buffers).
   uint32_t slots_, slotBytes_, recvCount_, sqDepth_;
@@ -119,7 +126,7 @@ class VerbsConnection {
   uint8_t* ctrlRx_ = nullptr;
   uint8_t* ctrlTxBase_ = nullptr;
   std::vector<uint32_t> freeCtrlTx_;    // for the hello, requests (bounded by the window) and answers
-  std::vector<uint32_t> freeSpareTx_;   // for messages outside the window (revokes)
+  std::vector<uint32_t> freeSpareTx_;   // for messages outside the window (revokes, pings)
   std::deque<std::pair<verbs::MsgType, uint64_t>> unsolicited_;  // waiting for a spare buffer
 
   // The peer, from its hello.

@@ -11,6 +11,9 @@ struct VerbsOptions {
   uint32_t slots = 64;                // landing-ring slots per connection = puts in flight per peer
   uint32_t slotBytes = 16 * 1024;     // puts up to slotBytes - header travel eagerly
   uint64_t maxPutBytes = 1ull << 32;  // larger RTS requests are refused with TooLarge
+  uint32_t keepaliveMs = 1000;        // a peer not heard from this long is pinged
+  uint32_t peerTimeoutMs = 5000;      // a peer not heard from longer than this is lost
+  uint32_t connectTimeoutMs = 5000;   // rdma_cm setup plus the hellos
 };
 
 // "rdma://HOST:PORT" -> host, port. False when the form is wrong.

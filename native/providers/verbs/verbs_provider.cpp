@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 namespace rvma {
@@ -139,6 +140,23 @@ bool VerbsProvider::open(std::string* error) {
 void VerbsProvider::start() {
   cmToken_ = ctx_.progress.add(channel_->fd, EPOLLIN, [this](uint32_t) { onCmEvents(); });
   cqToken_ = ctx_.progress.add(compChannel_->fd, EPOLLIN, [this](uint32_t) { onCompletions(); });
+  uint32_t interval = std::max<uint32_t>(10, std::min(options_.keepaliveMs, options_.peerTimeoutMs) / 2);
+  ctx_.progress.every(interval, [this] { tick(); });
+}
+
+uint64_t VerbsProvider::nowMs() {
+  using namespace std::chrono;
+  return uint64_t(duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count());
+}
+
+void VerbsProvider::tick() {
+  reap();
+  if (closed_) return;
+  uint64_t now = nowMs();
+  // tick() may kill a connection, which removes it from conns_: iterate over a copy.
+  std::vector<VerbsConnection*> live;
+  for (auto& [id, c] : conns_) live.push_back(c.get());
+  for (VerbsConnection* c : live) c->tick(now);
 }
 
 bool VerbsProvider::reaches(const std::string& peer) {
@@ -189,8 +207,18 @@ VerbsConnection* VerbsProvider::route(const std::string& peer, Status* status) {
   }
   auto it = byNode_.find(peer);
   if (it != byNode_.end() && !it->second.empty()) return it->second.front();
-  *status = Status::NoPeer;
-  return nullptr;
+  // A node we dialed before is dialed again where it listened.
+  auto known = addressOfNode_.find(peer);
+  if (known == addressOfNode_.end()) {
+    *status = Status::NoPeer;
+    return nullptr;
+  }
+  auto dialed = byAddress_.find(known->second);
+  if (dialed != byAddress_.end()) return dialed->second;
+  VerbsConnection* conn = dial(known->second, status);
+  if (!conn) *status = Status::PeerLost;  // it existed, and cannot be reached any more
+  else conn->expect(peer);
+  return conn;
 }
 
 void VerbsProvider::put(const PutRequest& req) {
@@ -334,6 +362,7 @@ void VerbsProvider::onCompletions() {
 
 void VerbsProvider::onReady(VerbsConnection* conn) {
   byNode_[conn->peerNodeId()].push_back(conn);
+  if (conn->outgoing()) addressOfNode_[conn->peerNodeId()] = conn->address();
   std::lock_guard<std::mutex> lock(knownMu_);
   known_.insert(conn->peerNodeId());
 }
@@ -367,6 +396,7 @@ void VerbsProvider::close() {
   dead_.clear();
   byAddress_.clear();
   byNode_.clear();
+  addressOfNode_.clear();
   listenId_.reset();
   lender_.reset();
   if (sources_) sources_->clear();

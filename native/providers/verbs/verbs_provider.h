@@ -28,7 +28,7 @@ class VerbsProvider final : public Provider {
   // Finds a device with an active port, opens the CM channel and (if asked) listens.
   bool open(std::string* error);
   const std::string& boundAddress() const { return bound_; }
-  void start();  // registers the channel fds with progress (before the worker starts)
+  void start();  // registers the channel fds and the keepalive timer with progress (before the worker starts)
 
   const char* name() const override { return "verbs"; }
   bool reaches(const std::string& peer) override;
@@ -51,10 +51,12 @@ class VerbsProvider final : public Provider {
   verbs::RegionLender& lender() { return *lender_; }
   void onReady(VerbsConnection* conn);
   void onDead(VerbsConnection* conn);
+  static uint64_t nowMs();
 
  private:
   void onCmEvents();
   void onCompletions();
+  void tick();
   void onConnectRequest(rdma_cm_id* id);
   VerbsConnection* dial(const std::string& address, Status* status);
   VerbsConnection* route(const std::string& peer, Status* status);
@@ -84,6 +86,7 @@ class VerbsProvider final : public Provider {
   std::vector<std::unique_ptr<VerbsConnection>> dead_;  // freed at the next top-level entry
   std::unordered_map<std::string, VerbsConnection*> byAddress_;  // dialed
   std::unordered_map<std::string, std::vector<VerbsConnection*>> byNode_;  // ready
+  std::unordered_map<std::string, std::string> addressOfNode_;  // where a node we dialed listens
 
   std::mutex knownMu_;
   std::unordered_set<std::string> known_;  // node ids this provider reaches

@@ -22,6 +22,8 @@ enum class MsgType : uint16_t {
   Raw = 6,          // a raw write landed (answered by Ack)
   Revoke = 7,       // KeyMsg: region `key` is closing, forget it (answered by RevokeAck)
   RevokeAck = 8,    // KeyMsg: every write to `key` from this side was posted before this
+  Ping = 9,         // header only: are you there? (answered by Pong)
+  Pong = 10,        // header only
 };
 
 struct CtrlHeader {
