@@ -2,6 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TcpOptions } from './mailbox/endpoint-options';
+import type { VerbsOptions } from './mailbox/verbs-options';
 import { RvmaError } from './mailbox/errors';
 
 /** Events arrive as a Float64Array, EVENT_WORDS numbers per event (see native/engine.h). */
@@ -55,8 +56,8 @@ export interface NativeEndpoint {
   close(): void;
 }
 
-/** What the constructor reads: the public tcp options plus the transport choice. */
-export type NativeTcpOptions = TcpOptions & { provider?: string; listen?: string };
+/** What the constructor reads: the public tcp options plus the transport choice and the verbs group. */
+export type NativeTcpOptions = TcpOptions & { provider?: string; listen?: string; verbs?: VerbsOptions };
 
 export interface NativeCapabilities {
   providers: string[];

@@ -40,15 +40,29 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
 
 namespace {
 
+// o[key] into *out when present; false when it is not a number.
+template <typename T>
+bool readNumber(const Napi::Object& o, const char* key, T* out) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return true;
+  if (!v.IsNumber()) return false;
+  *out = T(v.As<Napi::Number>().DoubleValue());
+  return true;
+}
+
+bool readVerbsOptions(const Napi::Value& value, VerbsOptions* verbs) {
+  if (value.IsUndefined()) return true;
+  if (!value.IsObject()) return false;
+  Napi::Object o = value.As<Napi::Object>();
+  return readNumber(o, "slots", &verbs->slots) && readNumber(o, "slotBytes", &verbs->slotBytes) &&
+         readNumber(o, "maxPutBytes", &verbs->maxPutBytes) && readNumber(o, "keepaliveMs", &verbs->keepaliveMs) &&
+         readNumber(o, "peerTimeoutMs", &verbs->peerTimeoutMs) &&
+         readNumber(o, "connectTimeoutMs", &verbs->connectTimeoutMs);
+}
+
 bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
   TcpOptions* tcp = &engine->tcp;
-  auto num = [&](const char* key, auto* out) {
-    Napi::Value v = o.Get(key);
-    if (v.IsUndefined()) return true;
-    if (!v.IsNumber()) return false;
-    *out = decltype(+*out)(v.As<Napi::Number>().DoubleValue());
-    return true;
-  };
+  auto num = [&](const char* key, auto* out) { return readNumber(o, key, out); };
   auto flag = [&](const char* key, bool* out) {
     Napi::Value v = o.Get(key);
     if (v.IsUndefined()) return true;
@@ -63,7 +77,8 @@ bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
     std::string address = listen.As<Napi::String>().Utf8Value();
     (address.compare(0, 7, "rdma://") == 0 ? engine->verbs.listen : tcp->listen) = address;
   }
-  return num("maxPutBytes", &tcp->maxPutBytes) && num("maxInflightBytes", &tcp->maxInflightBytes) &&
+  return readVerbsOptions(o.Get("verbs"), &engine->verbs) && num("maxPutBytes", &tcp->maxPutBytes) &&
+         num("maxInflightBytes", &tcp->maxInflightBytes) &&
          num("keepaliveMs", &tcp->keepaliveMs) && num("peerTimeoutMs", &tcp->peerTimeoutMs) &&
          num("connectTimeoutMs", &tcp->connectTimeoutMs) && num("stripes", &tcp->stripes) &&
          num("stripeMinBytes", &tcp->stripeMinBytes) && flag("stripeReverse", &tcp->stripeReverse);
@@ -71,7 +86,7 @@ bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
 
 }  // namespace
 
-// new NativeEndpoint(nodeId, progress: 0 | 1, onEvents(events, words, texts), { provider, listen, ...tcp })
+// new NativeEndpoint(nodeId, progress: 0 | 1, onEvents(events, words, texts), { provider, listen, verbs, ...tcp })
 EndpointWrap::EndpointWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EndpointWrap>(info) {
   Napi::Env env = info.Env();
   EngineOptions options;

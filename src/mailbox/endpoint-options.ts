@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Directory } from '../../registry/directory';
 import { EpochType } from './mailbox';
 import { checkBoolean, checkInteger, checkOneOf, checkOptions, checkString, checkU64, invalid } from './validate';
+import { VerbsOptions, parseVerbsOptions } from './verbs-options';
 import { checkWaitOptions } from './wait';
 
 export type ProgressMode = 'loop' | 'thread';
@@ -58,6 +59,8 @@ export interface EndpointOptions {
    */
   listen?: string;
   tcp?: TcpOptions;
+  /** Verbs provider settings (see VerbsOptions). */
+  verbs?: VerbsOptions;
   /**
    * Where this endpoint registers and resolves peers by node id, label or name.
    * Default: a MemoryDirectory on the process-wide hub, so the endpoints of one process see each other.
@@ -123,6 +126,7 @@ export interface CreateSettings {
   provider: ProviderName;
   listen: string | undefined;
   tcp: TcpOptions;
+  verbs: VerbsOptions;
   labels: string[];
   directory: Directory | undefined;
 }
@@ -136,6 +140,7 @@ export function parseCreateOptions(options: unknown): CreateSettings {
     'provider',
     'listen',
     'tcp',
+    'verbs',
     'directory',
     'labels',
   ]);
@@ -164,6 +169,7 @@ export function parseCreateOptions(options: unknown): CreateSettings {
   if ((tcp.keepaliveMs ?? 1000) >= (tcp.peerTimeoutMs ?? 5000)) {
     throw invalid(call, 'tcp.keepaliveMs must be smaller than tcp.peerTimeoutMs');
   }
+  const verbs = parseVerbsOptions(call, o.verbs);
   const labels = o.labels === undefined ? [] : o.labels;
   if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string' && l.length > 0)) {
     throw invalid(call, 'labels must be an array of non-empty strings');
@@ -171,7 +177,7 @@ export function parseCreateOptions(options: unknown): CreateSettings {
   if (o.directory !== undefined && (typeof o.directory !== 'object' || typeof o.directory.register !== 'function')) {
     throw invalid(call, 'directory must implement the Directory interface');
   }
-  return { nodeId, progress, provider, listen, tcp, labels, directory: o.directory };
+  return { nodeId, progress, provider, listen, tcp, verbs, labels, directory: o.directory };
 }
 
 /** A put's options, checked, with offset and append resolved. */

@@ -89,10 +89,10 @@ export class Endpoint extends EventEmitter {
 
   /** Creates an endpoint. Rejects with ERR_RVMA_INVALID_ARGUMENT on bad options or a busy listen address. */
   static async create(options?: EndpointOptions): Promise<Endpoint> {
-    const { nodeId, progress, provider, listen, tcp, labels, directory: given } = parseCreateOptions(options);
+    const { nodeId, progress, provider, listen, tcp, verbs, labels, directory: given } = parseCreateOptions(options);
     const ownsDirectory = given === undefined;
     const directory = given ?? new MemoryDirectory();
-    const endpoint = new Endpoint(nodeId, progress, { ...tcp, listen, provider }, directory, ownsDirectory);
+    const endpoint = new Endpoint(nodeId, progress, { ...tcp, listen, provider, verbs }, directory, ownsDirectory);
     endpoint.labels = Object.freeze([...labels]);
     try {
       await directory.register(endpoint.record(labels));

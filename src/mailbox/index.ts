@@ -10,6 +10,7 @@ export type {
   PutOptions,
   TcpOptions,
 } from './endpoint';
+export type { VerbsOptions } from './verbs-options';
 export { Mailbox } from './mailbox';
 export { Region } from './region';
 export type { RawWrite } from './region';

@@ -217,6 +217,7 @@ export interface AgentOptions {
   listen?: string;
   provider?: 'auto' | 'tcp' | 'verbs';
   tcp?: Record<string, number>;
+  verbs?: Record<string, number>;
 }
 
 export interface Agent {

@@ -22,7 +22,7 @@ describeInGuest('verbs peer loss', () => {
       await peer.child.request({ cmd: 'open', vaddr: v });
       await peer.child.request({ cmd: 'post', vaddr: v, size: 16 });
 
-      const prober = await verbsEndpoint(endpoints, progress);
+      const prober = await verbsEndpoint(endpoints, progress, { verbs: { keepaliveMs: 200, peerTimeoutMs: 2000 } });
       expect(await prober.connect(peer.address, { timeout: WAIT })).toBe(peer.nodeId);
       const lost = new Promise<PeerLostInfo>((resolve) => prober.once('peerLost', resolve));
       peer.child.signal('SIGSTOP');

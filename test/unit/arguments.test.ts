@@ -27,8 +27,23 @@ describe('Endpoint.create', () => {
     ['unknown progress', { progress: 'busy' }, 'progress'],
     ['numeric progress', { progress: 1 }, 'progress'],
     ['unknown provider', { provider: 'carrier-pigeon' }, 'provider'],
+    ['verbs.slots 0', { verbs: { slots: 0 } }, 'verbs\\.slots'],
+    ['verbs.slots above 1024', { verbs: { slots: 1025 } }, 'verbs\\.slots'],
+    ['verbs.slotBytes below 64', { verbs: { slotBytes: 63 } }, 'verbs\\.slotBytes'],
+    ['verbs.slotBytes above 16 MiB', { verbs: { slotBytes: 2 ** 24 + 1 } }, 'verbs\\.slotBytes'],
+    ['fractional verbs.maxPutBytes', { verbs: { maxPutBytes: 1.5 } }, 'verbs\\.maxPutBytes'],
+    ['string verbs.connectTimeoutMs', { verbs: { connectTimeoutMs: '5000' } }, 'verbs\\.connectTimeoutMs'],
+    ['verbs.keepaliveMs not below peerTimeoutMs', { verbs: { keepaliveMs: 500, peerTimeoutMs: 500 } }, 'verbs\\.keepaliveMs'],
+    ['verbs.keepaliveMs above the default peerTimeoutMs', { verbs: { keepaliveMs: 6000 } }, 'verbs\\.keepaliveMs'],
   ])('%s', async (_, options, argument) => {
     await expectFails(() => Endpoint.create(loose(options)), INVALID, names('Endpoint.create', argument));
+  });
+
+  test.each<[string, unknown, string]>([
+    ['verbs not an object', { verbs: 64 }, 'options must be an object'],
+    ['unknown verbs key', { verbs: { eagerBytes: 100 } }, 'unknown option "eagerBytes"'],
+  ])('%s', async (_, options, what) => {
+    await expectFails(() => Endpoint.create(loose(options)), INVALID, new RegExp(`^Endpoint\\.create verbs: ${what}`));
   });
 
   test('a node id already used by an open endpoint', async () => {

@@ -392,7 +392,8 @@ void VerbsConnection::onEager(uint32_t slot, uint32_t byteLen) {
   std::memcpy(&h, at, sizeof h);
   if (h.len != byteLen - kEagerHeader) return protocolFail("eager put length does not match its header");
   Placement where{(h.flags & kAppend) != 0, h.offset};
-  Status s = owner_.ctx().table.deliver(h.vaddr, where, at + kEagerHeader, h.len);
+  Status s = h.len > owner_.options().maxPutBytes ? Status::TooLarge
+                                                  : owner_.ctx().table.deliver(h.vaddr, where, at + kEagerHeader, h.len);
   sendAck(h.putId, s, slot);  // the slot is free again: the credit rides on the answer
 }
 
