@@ -8,22 +8,25 @@ import { Tally } from './tally';
 /** What the tcp provider reads per callback under loop progress (tcp_connection.cpp). */
 const LOOP_READ_BUDGET = 256 << 10;
 
+/** Completions the verbs provider handles per callback under loop progress (verbs_provider.cpp). */
+const LOOP_COMPLETION_BUDGET = 16;
+
 /**
  * Buffers posted per mailbox: enough that re-posting never falls behind, and no more, since a
  * bigger pool only makes the kernel copy into memory that has left the cache (the raw write
- * rows reuse window-many slots). tcp with loop progress places puts on the JS thread and hands
- * their completions to JS after every read callback, which reads at most LOOP_READ_BUDGET: a
- * callback's worth of buffers plus two. Otherwise about 32 MiB, 8..1024 buffers: thread
- * progress keeps placing while the JS thread is descheduled for milliseconds, and verbs drains
- * its completion queue until empty in one callback, meanwhile the sender keeps finishing and
- * starting puts (a few buffers beyond the window ran out there).
+ * rows reuse window-many slots). Under loop progress the providers hand completions to JS
+ * after every callback, and a callback places a bounded amount: tcp reads at most
+ * LOOP_READ_BUDGET (a callback's worth of buffers plus two suffice), verbs handles at most
+ * LOOP_COMPLETION_BUDGET completions (at most that many puts, plus two). Thread progress keeps
+ * placing while the JS thread is descheduled for milliseconds: about 32 MiB, 8..1024 buffers.
  */
 export function buffersFor(size: number, lanes: number, window: number, options: EndpointOptions): number {
   if (lanes > 1) return 4; // one put in flight per lane mailbox
-  if (options.provider === 'tcp' && (options.progress ?? 'loop') === 'loop') {
-    return Math.max(window, Math.min(16, Math.ceil(LOOP_READ_BUDGET / size) + 2));
-  }
-  return Math.max(8, Math.min(1024, Math.floor((32 << 20) / size)));
+  const pool = Math.max(8, Math.min(1024, Math.floor((32 << 20) / size)));
+  if ((options.progress ?? 'loop') !== 'loop') return pool;
+  if (options.provider === 'tcp') return Math.max(window, Math.min(16, Math.ceil(LOOP_READ_BUDGET / size) + 2));
+  if (options.provider === 'verbs') return Math.min(pool, LOOP_COMPLETION_BUDGET + 2);
+  return pool;
 }
 
 export class EndpointReceiver {

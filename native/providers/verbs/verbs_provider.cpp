@@ -4,11 +4,14 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <limits>
 
 namespace rvma {
 
@@ -140,6 +143,18 @@ bool VerbsProvider::open(std::string* error) {
 void VerbsProvider::start() {
   cmToken_ = ctx_.progress.add(channel_->fd, EPOLLIN, [this](uint32_t) { onCmEvents(); });
   cqToken_ = ctx_.progress.add(compChannel_->fd, EPOLLIN, [this](uint32_t) { onCompletions(); });
+  if (ctx_.progress.mode() == ProgressMode::Loop) {
+    moreFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (moreFd_ >= 0) {
+      moreToken_ = ctx_.progress.add(moreFd_, EPOLLIN, [this](uint32_t) {
+        uint64_t count;
+        while (read(moreFd_, &count, sizeof count) > 0) {
+        }
+        reap();
+        if (!closed_) pollCompletions();
+      });
+    }
+  }
   uint32_t interval = std::max<uint32_t>(10, std::min(options_.keepaliveMs, options_.peerTimeoutMs) / 2);
   ctx_.progress.every(interval, [this] { tick(); });
 }
@@ -349,15 +364,29 @@ void VerbsProvider::onCompletions() {
   while (ibv_get_cq_event(compChannel_.get(), &evCq, &evCtx) == 0) events++;
   if (events) ibv_ack_cq_events(cq_.get(), events);
   ibv_req_notify_cq(cq_.get(), 0);
+  pollCompletions();
+}
+
+// Under loop progress at most kLoopCompletionBudget per callback, so completions reach JS,
+// and buffers get re-posted, between batches (as the tcp provider bounds its reads); a
+// receiver then needs few posted buffers to keep up with a fast sender. The worker thread
+// drains the queue.
+void VerbsProvider::pollCompletions() {
+  constexpr int kLoopCompletionBudget = 16;
+  int budget = moreFd_ >= 0 ? kLoopCompletionBudget : std::numeric_limits<int>::max();
   ibv_wc wc[32];
-  for (;;) {
-    int n = ibv_poll_cq(cq_.get(), 32, wc);
+  while (budget > 0) {
+    int n = ibv_poll_cq(cq_.get(), std::min(32, budget), wc);
     if (n <= 0) return;
+    budget -= n;
     for (int i = 0; i < n; i++) {
       // Completions of a connection already gone (flushed work) find nothing.
       if (VerbsConnection* c = find(uint32_t(wc[i].wr_id >> 32))) c->onCompletion(wc[i]);
     }
   }
+  if (moreFd_ < 0) return;
+  uint64_t one = 1;
+  (void)!write(moreFd_, &one, sizeof one);  // the rest on the next turn of the loop
 }
 
 void VerbsProvider::onReady(VerbsConnection* conn) {
@@ -389,6 +418,9 @@ void VerbsProvider::close() {
   closed_ = true;
   if (cmToken_) ctx_.progress.remove(cmToken_, channel_->fd);
   if (cqToken_) ctx_.progress.remove(cqToken_, compChannel_->fd);
+  if (moreToken_) ctx_.progress.remove(moreToken_, moreFd_);
+  if (moreFd_ >= 0) ::close(moreFd_);
+  moreFd_ = -1;
   auto conns = std::move(conns_);
   conns_.clear();
   for (auto& [id, c] : conns) c->fail(Status::Closed, "endpoint closed");

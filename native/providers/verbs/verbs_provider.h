@@ -56,6 +56,7 @@ class VerbsProvider final : public Provider {
  private:
   void onCmEvents();
   void onCompletions();
+  void pollCompletions();
   void tick();
   void onConnectRequest(rdma_cm_id* id);
   VerbsConnection* dial(const std::string& address, Status* status);
@@ -81,6 +82,10 @@ class VerbsProvider final : public Provider {
   std::unique_ptr<verbs::RegionLender> lender_;
   verbs::CmIdPtr listenId_;
   uint64_t cmToken_ = 0, cqToken_ = 0;
+  // Loop progress handles a bounded batch of completions per callback; this eventfd brings
+  // it back for the rest (the completion channel only signals completions that come later).
+  int moreFd_ = -1;
+  uint64_t moreToken_ = 0;
   uint32_t nextConn_ = 1;
   std::unordered_map<uint32_t, std::unique_ptr<VerbsConnection>> conns_;
   std::vector<std::unique_ptr<VerbsConnection>> dead_;  // freed at the next top-level entry
