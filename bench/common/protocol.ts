@@ -9,6 +9,8 @@ export interface Variant<T extends string = string> {
   transport: T;
   progress?: ProgressMode;
   stripes?: number;
+  /** verbs: bytes per landing-ring slot (puts up to this minus 32 bytes travel eagerly). */
+  slotBytes?: number;
   /** Scenario ids this variant runs (all when absent). */
   only?: string[];
 }

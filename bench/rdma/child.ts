@@ -10,7 +10,8 @@ import { Variant } from '../common/protocol';
 import { ADDRESS } from './config';
 
 function options(variant: Variant): EndpointOptions {
-  return { provider: 'verbs', listen: `rdma://${ADDRESS}:0`, progress: variant.progress ?? 'loop' };
+  const verbs = variant.slotBytes ? { slotBytes: variant.slotBytes } : undefined;
+  return { provider: 'verbs', listen: `rdma://${ADDRESS}:0`, progress: variant.progress ?? 'loop', verbs };
 }
 
 serveChild(async (role, variant, address) => {
