@@ -17,6 +17,7 @@ enum class Status : int32_t {
   TooManyBuffers = 8,   // the mailbox's FIFO of posted buffers is full
   NoPeer = 9,           // no provider reaches that node
   PeerLost = 10,        // the peer went away while the put was in flight
+  Registration = 11,    // memory could not be registered for RDMA (the locked-memory limit)
 };
 
 inline bool ok(Status s) { return s == Status::Ok; }

@@ -13,6 +13,7 @@ export type RvmaErrorCode =
   | 'ERR_RVMA_TOO_MANY_BUFFERS'
   | 'ERR_RVMA_NO_PEER'
   | 'ERR_RVMA_PEER_LOST'
+  | 'ERR_RVMA_REGISTRATION'
   | 'ERR_RVMA_NATIVE_UNAVAILABLE'
   | 'ERR_RVMA_DIRECTORY_UNAVAILABLE'
   | 'ERR_RVMA_DIRECTORY_CONFLICT'
@@ -43,6 +44,7 @@ const STATUS_CODES: Record<number, RvmaErrorCode> = {
   8: 'ERR_RVMA_TOO_MANY_BUFFERS',
   9: 'ERR_RVMA_NO_PEER',
   10: 'ERR_RVMA_PEER_LOST',
+  11: 'ERR_RVMA_REGISTRATION',
 };
 
 export function isRvmaErrorCode(value: string): value is RvmaErrorCode {
@@ -82,6 +84,10 @@ const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
   ERR_RVMA_TOO_MANY_BUFFERS: (c) => `mailbox ${hex(c.vaddr)} already holds its maximum number of posted buffers`,
   ERR_RVMA_NO_PEER: (c) => `no provider reaches node "${c.node}"`,
   ERR_RVMA_PEER_LOST: (c) => `node "${c.node}" went away before acknowledging the put to ${hex(c.vaddr)} (it may or may not have been placed)`,
+  ERR_RVMA_REGISTRATION: (c) =>
+    `${c.bytes ?? 0} bytes (or the connection's buffers) could not be registered for RDMA, on this node or on node ` +
+    `"${c.node}": the locked-memory limit is too low. Raise it for the process that failed: ulimit -l (unlimited, ` +
+    'or enough for every buffer in flight), memlock in /etc/security/limits.conf, or LimitMEMLOCK= in its systemd unit',
   ERR_RVMA_NATIVE_UNAVAILABLE: () => 'the native addon is unavailable',
   ERR_RVMA_DIRECTORY_UNAVAILABLE: () => 'the directory is unreachable',
   ERR_RVMA_DIRECTORY_CONFLICT: () => 'another incarnation owns that record',

@@ -48,15 +48,17 @@ export class Child {
   private stderrText = '';
   private nextId = 1;
 
+  /** prefix: a command that runs node, e.g. ['prlimit', '--memlock=65536', '--'] (the IPC channel survives its exec). */
   constructor(
     readonly label: string,
     script: string,
     args: string[],
     env?: NodeJS.ProcessEnv,
+    prefix: string[] = [],
   ) {
     // execArgv []: no inherited --inspect or ts-jest flags; the child runs plain CommonJS.
     this.proc = fork(path.join(FIXTURES, script), args, {
-      execArgv: [],
+      ...(prefix.length ? { execPath: prefix[0], execArgv: [...prefix.slice(1), process.execPath] } : { execArgv: [] }),
       stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
       env: { ...process.env, ...env },
     });
@@ -182,8 +184,8 @@ export class Child {
 }
 
 export interface ChildTracker {
-  /** Forks test/fixtures/<script> with args; killed after the test (or the file, for 'all'). */
-  spawn(label: string, script: string, args?: string[], env?: NodeJS.ProcessEnv): Child;
+  /** Forks test/fixtures/<script> with args (under prefix, see Child); killed after the test (or the file, for 'all'). */
+  spawn(label: string, script: string, args?: string[], env?: NodeJS.ProcessEnv, prefix?: string[]): Child;
   /** Kills every child spawned so far and waits for their exits. */
   killAll(): Promise<void>;
 }
@@ -201,8 +203,8 @@ export function trackChildren(scope: 'each' | 'all' = 'each'): ChildTracker {
   };
   (scope === 'each' ? afterEach : afterAll)(killAll);
   return {
-    spawn(label, script, args = [], env) {
-      const child = new Child(label, script, args, env);
+    spawn(label, script, args = [], env, prefix) {
+      const child = new Child(label, script, args, env, prefix);
       live.push(child);
       return child;
     },
@@ -227,9 +229,9 @@ export interface Agent {
   address: string;
 }
 
-/** Starts a tcp-agent child and waits (bounded) until its endpoint is up. */
-export async function startAgent(tracker: ChildTracker, label: string, options: AgentOptions): Promise<Agent> {
-  const child = tracker.spawn(label, 'tcp-agent.js', [JSON.stringify(options)]);
+/** Starts a tcp-agent child (under prefix, see Child) and waits (bounded) until its endpoint is up. */
+export async function startAgent(tracker: ChildTracker, label: string, options: AgentOptions, prefix?: string[]): Promise<Agent> {
+  const child = tracker.spawn(label, 'tcp-agent.js', [JSON.stringify(options)], undefined, prefix);
   // Generous: a loaded 2-core machine starting many Node processes at once is slow.
   const ready = await child.next('ready', 30_000);
   return { child, nodeId: ready.nodeId as string, address: ready.address as string };

@@ -17,7 +17,7 @@ constexpr uint64_t kReadChunk = 1 << 20;  // one RDMA_READ per MiB keeps every m
 constexpr uint32_t kEagerHeader = sizeof(EagerHeader);
 
 // The statuses a peer may answer a request with (Ok included).
-bool refusal(uint16_t s) { return s <= uint16_t(Status::Closed); }
+bool refusal(uint16_t s) { return s <= uint16_t(Status::Closed) || s == uint16_t(Status::Registration); }
 }  // namespace
 
 VerbsConnection::VerbsConnection(VerbsProvider& owner, uint32_t id, CmIdPtr cmId, bool outgoing, std::string address)
@@ -37,7 +37,7 @@ VerbsConnection::~VerbsConnection() {
 // outstanding, each consuming one posted receive; the rest is slack for the hello and for the
 // peer's messages outside the window. Control send buffers: the same split, the spare ones
 // kept apart so that revokes can never take a buffer a request or an answer needs.
-bool VerbsConnection::setup(std::string* error) {
+Status VerbsConnection::setup(std::string* error) {
   const uint32_t ctrlTxCount = recvCount_;
   const size_t ringBytes = size_t(slots_) * slotBytes_;
   const size_t localBytes = ringBytes + size_t(recvCount_ + ctrlTxCount) * kCtrlBytes;
@@ -45,14 +45,13 @@ bool VerbsConnection::setup(std::string* error) {
   local_ = allocPages(localBytes);
   if (!ring_ || !local_) {
     *error = "out of memory for the connection's buffers";
-    return false;
+    return Status::NoPeer;
   }
   ringMr_.reset(ibv_reg_mr(owner_.pd(), ring_.get(), ringBytes, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
   localMr_.reset(ringMr_ ? ibv_reg_mr(owner_.pd(), local_.get(), localBytes, IBV_ACCESS_LOCAL_WRITE) : nullptr);
   if (!ringMr_ || !localMr_) {
-    *error = std::string("cannot register the connection's buffers (") + std::strerror(errno) +
-             "): raise the locked-memory limit (ulimit -l)";
-    return false;
+    *error = "the connection's buffers: " + registrationError(ringMr_ ? localBytes : ringBytes, errno);
+    return Status::Registration;
   }
   txStage_ = local_.get();
   ctrlRx_ = txStage_ + ringBytes;
@@ -68,15 +67,15 @@ bool VerbsConnection::setup(std::string* error) {
   attr.sq_sig_all = 1;
   if (rdma_create_qp(cmId_.get(), owner_.pd(), &attr) != 0) {
     *error = std::string("cannot create a queue pair: ") + std::strerror(errno);
-    return false;
+    return Status::NoPeer;
   }
   for (uint32_t i = 0; i < recvCount_; i++) {
     if (!postRecv(i)) {
       *error = std::string("cannot post receives: ") + std::strerror(errno);
-      return false;
+      return Status::NoPeer;
     }
   }
-  return true;
+  return Status::Ok;
 }
 
 rdma_conn_param VerbsConnection::connParam() const {
@@ -251,13 +250,8 @@ void VerbsConnection::sendPut(const PutRequest& req) {
     return;
   }
   // Large: the receiver reads the source in place; it stays registered until the answer.
-  std::string error;
-  ibv_mr* mr = owner_.sources().acquire(req.data, req.len, &error);
-  if (!mr) {
-    owner_.ctx().events.protocolError(peerNode_, error);
-    owner_.ctx().events.putDone(req.id, Status::TooLarge);
-    return;
-  }
+  ibv_mr* mr = owner_.sources().acquire(req.data, req.len);
+  if (!mr) return owner_.ctx().events.putDone(req.id, Status::Registration);
   uint32_t index;
   uint8_t* p = ctrlTx(&index);
   if (!p) {
@@ -299,12 +293,8 @@ void VerbsConnection::writeRaw(const PutRequest& req, const RemoteRegion& region
   const uint8_t* src = req.data;
   uint32_t lkey = localMr_->lkey;
   if (req.len > slotBytes_) {
-    std::string error;
-    ibv_mr* mr = owner_.sources().acquire(req.data, req.len, &error);
-    if (!mr) {
-      owner_.ctx().events.protocolError(peerNode_, error);
-      return owner_.ctx().events.putDone(req.id, Status::TooLarge);
-    }
+    ibv_mr* mr = owner_.sources().acquire(req.data, req.len);
+    if (!mr) return owner_.ctx().events.putDone(req.id, Status::Registration);
     lkey = mr->lkey;
     out.registered = true;
   } else if (req.len) {
@@ -489,12 +479,10 @@ void VerbsConnection::onRts(const RtsMsg& m) {
     return sendAck(m.putId, Status::Ok, kNoSlot);
   }
   // The whole posted buffer is registered, so puts into the same buffer share one registration.
-  std::string error;
-  ibv_mr* mr = owner_.targets().acquire(r.buffer->data, r.buffer->size, &error);
+  ibv_mr* mr = owner_.targets().acquire(r.buffer->data, r.buffer->size);
   if (!mr) {
     owner_.ctx().table.cancel(r);
-    owner_.ctx().events.protocolError(peerNode_, error);
-    return sendAck(m.putId, Status::TooLarge, kNoSlot);
+    return sendAck(m.putId, Status::Registration, kNoSlot);
   }
   uint32_t readId = nextRead_;
   nextRead_ = (nextRead_ + 1) & 0xffffff;
@@ -537,9 +525,7 @@ void VerbsConnection::onAck(const AckMsg& m) {
 // Lends one of our regions to the peer: its address and key leave this node, by design.
 void VerbsConnection::onRegionQuery(uint64_t key) {
   verbs::RegionLender::Lent lent{};
-  std::string error;
-  Status s = owner_.lender().lend(key, id_, &lent, &error);
-  if (!error.empty()) owner_.ctx().events.protocolError(peerNode_, error);
+  Status s = owner_.lender().lend(key, id_, &lent);
   uint32_t index;
   uint8_t* p = ctrlTx(&index);
   if (!p) return;

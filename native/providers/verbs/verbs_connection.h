@@ -32,8 +32,9 @@ class VerbsConnection {
   VerbsConnection(const VerbsConnection&) = delete;
   VerbsConnection& operator=(const VerbsConnection&) = delete;
 
-  // Queue pair, buffers and posted receives; before rdma_connect / rdma_accept.
-  bool setup(std::string* error);
+  // Queue pair, buffers and posted receives; before rdma_connect / rdma_accept. Not Ok:
+  // Registration (buffers refused by the kernel) or NoPeer, with *error saying why.
+  Status setup(std::string* error);
   rdma_conn_param connParam() const;
   void onEstablished();
   void onCompletion(const ibv_wc& wc);

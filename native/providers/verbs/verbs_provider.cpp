@@ -17,15 +17,12 @@ namespace rvma {
 
 namespace verbs {
 
-ibv_mr* MrTable::acquire(const uint8_t* addr, uint64_t len, std::string* error) {
+ibv_mr* MrTable::acquire(const uint8_t* addr, uint64_t len) {
   auto key = std::make_pair(uintptr_t(addr), len);
   auto it = entries_.find(key);
   if (it == entries_.end()) {
     ibv_mr* mr = ibv_reg_mr(pd_, const_cast<uint8_t*>(addr), len, access_);
-    if (!mr) {
-      *error = registrationError(len, errno);
-      return nullptr;
-    }
+    if (!mr) return nullptr;
     it = entries_.emplace(key, Entry{MrPtr(mr), 0}).first;
   }
   it->second.refs++;
@@ -284,7 +281,7 @@ void VerbsProvider::onConnectRequest(rdma_cm_id* id) {
   auto conn = std::make_unique<VerbsConnection>(*this, cid, verbs::CmIdPtr(id), false, std::string());
   std::string error;
   rdma_conn_param param{};
-  if (!conn->setup(&error) || (param = conn->connParam(), rdma_accept(id, &param) != 0)) {
+  if (!ok(conn->setup(&error)) || (param = conn->connParam(), rdma_accept(id, &param) != 0)) {
     if (error.empty()) error = std::string("rdma_accept: ") + std::strerror(errno);
     rdma_reject(id, nullptr, 0);
     ctx_.events.protocolError("rdma peer", "cannot accept a connection: " + error);
@@ -320,8 +317,9 @@ void VerbsProvider::onCmEvents() {
         break;
       case RDMA_CM_EVENT_ROUTE_RESOLVED: {
         std::string error;
-        if (!c->setup(&error)) {
-          c->fail(Status::NoPeer, error);
+        Status s = c->setup(&error);
+        if (!ok(s)) {
+          c->fail(s, error);
           break;
         }
         rdma_conn_param param = c->connParam();

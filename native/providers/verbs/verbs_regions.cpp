@@ -1,10 +1,8 @@
 #include "verbs_regions.h"
 
-#include <cerrno>
-
 namespace rvma::verbs {
 
-Status RegionLender::lend(uint64_t key, uint32_t conn, Lent* out, std::string* error) {
+Status RegionLender::lend(uint64_t key, uint32_t conn, Lent* out) {
   auto it = loans_.find(key);
   if (it == loans_.end()) {
     Loan loan;
@@ -13,9 +11,8 @@ Status RegionLender::lend(uint64_t key, uint32_t conn, Lent* out, std::string* e
     if (loan.pin.len) {
       loan.mr.reset(ibv_reg_mr(pd_, loan.pin.dst, loan.pin.len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
       if (!loan.mr) {
-        *error = registrationError(loan.pin.len, errno);
         regions_.cancel(loan.pin);
-        return Status::TooLarge;
+        return Status::Registration;
       }
     }
     it = loans_.emplace(key, std::move(loan)).first;

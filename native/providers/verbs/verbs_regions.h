@@ -6,7 +6,6 @@
 // region's, and its notification is refused because the region is closed.
 #pragma once
 #include <cstdint>
-#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -26,9 +25,9 @@ class RegionLender {
   RegionLender(RegionTable& regions, ibv_pd* pd) : regions_(regions), pd_(pd) {}
   ~RegionLender() { clear(); }
 
-  // Ok: connection `conn` may write the region. A refusal otherwise (*error set when the
-  // device refused the registration).
-  Status lend(uint64_t key, uint32_t conn, Lent* out, std::string* error);
+  // Ok: connection `conn` may write the region. A refusal otherwise (Registration when the
+  // device refused to register it).
+  Status lend(uint64_t key, uint32_t conn, Lent* out);
   // The region closed: the holders that must confirm the revoke. None: released already.
   std::vector<uint32_t> revoke(uint64_t key);
   // A holder confirmed a revoke; false if it held no revoked loan of that key.

@@ -57,7 +57,7 @@ inline PageBuffer allocPages(size_t bytes) {
   return PageBuffer(static_cast<uint8_t*>(p));
 }
 
-// Why ibv_reg_mr refused `len` bytes (errno `err`), with what to change.
+// Why ibv_reg_mr refused `len` bytes (errno `err`), with what to change (Status::Registration).
 inline std::string registrationError(uint64_t len, int err) {
   return "cannot register " + std::to_string(len) + " bytes for RDMA (" + std::strerror(err) + ")" +
          (err == ENOMEM || err == EPERM || err == EAGAIN
@@ -72,8 +72,8 @@ inline std::string registrationError(uint64_t len, int err) {
 class MrTable {
  public:
   MrTable(ibv_pd* pd, int access) : pd_(pd), access_(access) {}
-  // nullptr with *error set when the kernel refuses (usually the locked-memory limit).
-  ibv_mr* acquire(const uint8_t* addr, uint64_t len, std::string* error);
+  // nullptr when the kernel refuses (usually the locked-memory limit: Status::Registration).
+  ibv_mr* acquire(const uint8_t* addr, uint64_t len);
   void release(const uint8_t* addr, uint64_t len);
   void clear() { entries_.clear(); }
 
