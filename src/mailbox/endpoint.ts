@@ -23,7 +23,7 @@ import {
   parseCreateOptions,
   parsePutOptions,
 } from './endpoint-options';
-import { Resolver, Route, routeOf } from './resolver';
+import { Resolver, Route, RoutePolicy, routeOf } from './resolver';
 import {
   U64_MAX,
   checkBytes,
@@ -110,7 +110,7 @@ export class Endpoint extends EventEmitter {
   private readonly regions = new Map<number, Region>();
   private readonly regionHost: RegionHost;
   private readonly resolver: Resolver;
-  private readonly resolverLoopback: boolean;
+  private readonly routing: RoutePolicy;
   /** @internal */ readonly nativeIncarnation: bigint;
   /** Labels this endpoint published in its directory (e.g. its TensorFlow task names). */
   labels: readonly string[] = [];
@@ -135,8 +135,11 @@ export class Endpoint extends EventEmitter {
     private readonly ownsDirectory: boolean,
   ) {
     super();
-    this.resolverLoopback = tcp.provider === 'auto' || tcp.provider === 'loopback';
-    this.resolver = new Resolver(directory, this.resolverLoopback);
+    this.routing = {
+      loopback: tcp.provider === 'auto' || tcp.provider === 'loopback',
+      rdma: tcp.provider === 'verbs' || !!tcp.listen?.startsWith('rdma://'),
+    };
+    this.resolver = new Resolver(directory, this.routing);
     // The native side holds this callback; a WeakRef keeps it from pinning the endpoint.
     const self = new WeakRef(this);
     try {
@@ -204,7 +207,7 @@ export class Endpoint extends EventEmitter {
         if (!record || record.incarnation !== binding.incarnation) {
           throw new RvmaError('ERR_RVMA_NO_NAME', `${call}: the node that bound "${name}" is gone`);
         }
-        return { route: routeOf(record, this.resolverLoopback), vaddr: binding.vaddr };
+        return { route: routeOf(record, this.routing), vaddr: binding.vaddr };
       });
       return this.send(call, name, route, data, o.offset, o.append, false, o);
     } catch (error) {

@@ -1,5 +1,5 @@
-// Turns a put target (node id, task label, tcp address, bound name) into what the native
-// side routes on, through the directory, with a cache keyed by the node's incarnation.
+// Turns a put target (node id, task label, tcp:// or rdma:// address, bound name) into what
+// the native side routes on, through the directory, with a cache keyed by the node's incarnation.
 import { hostname } from 'node:os';
 import type { Directory, NodeRecord } from '../../registry/directory';
 
@@ -9,22 +9,29 @@ export interface Route {
   incarnation?: bigint;
 }
 
+/** Which of a record's ways in this endpoint can use. */
+export interface RoutePolicy {
+  /** In-process peers are reached by node id (the loopback provider: not with provider 'tcp' or 'verbs'). */
+  loopback: boolean;
+  /** The endpoint runs the verbs provider, so a published rdma:// address is used. */
+  rdma: boolean;
+}
+
 const host = hostname();
 
 export class Resolver {
   private readonly cache = new Map<string, Route>();
 
-  /** loopback: whether in-process peers are reached by node id (false with provider 'tcp'). */
   constructor(
     private readonly directory: Directory,
-    private readonly loopback: boolean,
+    private readonly policy: RoutePolicy,
   ) {}
 
   /** A route now when it is known, else a promise of one. Unknown nodes pass through as-is. */
   route(target: string): Route | Promise<Route> {
     const cached = this.cache.get(target);
     if (cached) return cached;
-    if (target.startsWith('tcp://')) {
+    if (target.startsWith('tcp://') || target.startsWith('rdma://')) {
       const direct = { peer: target };
       this.cache.set(target, direct);
       return direct;
@@ -32,7 +39,7 @@ export class Resolver {
     const lookup = target.startsWith('/job:') ? this.directory.resolveLabel(target) : this.directory.resolveNode(target);
     return lookup.then((record) => {
       if (!record) return { peer: target };
-      const route = routeOf(record, this.loopback);
+      const route = routeOf(record, this.policy);
       this.cache.set(target, route);
       return route;
     });
@@ -44,10 +51,10 @@ export class Resolver {
   }
 }
 
-export function routeOf(record: NodeRecord, loopback: boolean): Route {
+export function routeOf(record: NodeRecord, policy: RoutePolicy): Route {
   const incarnation = BigInt(`0x${record.incarnation}`);
-  const local = loopback && record.pid === process.pid && record.host === host;
+  const { rdma, tcp } = record.addresses;
   // In this process the loopback provider reaches it by node id; elsewhere, its address.
-  const peer = local || !record.addresses.tcp ? record.nodeId : record.addresses.tcp;
-  return { peer, incarnation };
+  if (policy.loopback && record.pid === process.pid && record.host === host) return { peer: record.nodeId, incarnation };
+  return { peer: (policy.rdma && rdma) || tcp || record.nodeId, incarnation };
 }

@@ -44,6 +44,29 @@ describeInGuest('verbs provider', () => {
     });
   });
 
+  describe('verbs provider: routes from the directory', () => {
+    test('a node id, a label and a bound name reach the node at its published rdma address, only that incarnation', async () => {
+      const label = `/job:${uniqueNodeId('route')}/replica:0/task:0`;
+      const receiver = await verbsEndpoint(endpoints, 'loop', { labels: [label] });
+      const sender = await verbs('loop');
+      expect(await receiver.directory.resolveNode(receiver.nodeId)).toMatchObject({ addresses: { rdma: receiver.address } });
+      const mailbox = receiver.openMailbox(VADDR, { epoch: 'ops', threshold: 3 });
+      mailbox.post(3 * 64);
+      const name = uniqueNodeId('name');
+      await receiver.bindName(name, VADDR);
+      const data = [pattern(64, 1), pattern(64, 2), pattern(64, 3)];
+      await sender.put(receiver.nodeId, VADDR, data[0], { offset: 0 });
+      await sender.put(label, VADDR, data[1], { offset: 64 });
+      await sender.putNamed(name, data[2], { offset: 128 });
+      const done = await mailbox.next({ timeout: 30_000 });
+      expect(done).toMatchObject({ ops: 3, bytes: 192 });
+      expect(asBuffer(done.buffer).equals(Buffer.concat(data))).toBe(true);
+      // The route names the incarnation: once that endpoint is gone, so is the node.
+      await receiver.close();
+      await expectRejects(sender.put(receiver.nodeId, VADDR, data[0], { timeout: 30_000 }), 'ERR_RVMA_PEER_LOST');
+    });
+  });
+
   describe.each(PROGRESS_MODES)('verbs provider (%s progress)', (progress) => {
     test('exact bytes, eager and large (READ), 1 B .. 4 MiB', async () => {
       const { receiver, sender } = await pair(progress);
