@@ -12,8 +12,10 @@ import {
   Tensor,
   createKey,
 } from '../../src';
+import { RDMA_ADDR } from './verbs';
 
-export type InProcessProvider = 'auto' | 'tcp';
+export type InProcessProvider = 'auto' | 'tcp' | 'verbs';
+/** The providers the host can run ('verbs' needs the Soft-RoCE guest). */
 export const IN_PROCESS_PROVIDERS: InProcessProvider[] = ['auto', 'tcp'];
 
 const run = randomBytes(3).toString('hex');
@@ -68,8 +70,8 @@ export function trackRendezvous(): RendezvousTracker {
     const endpoint = await Endpoint.create({
       labels: [taskName],
       provider,
-      // tcp in one process still needs addresses to dial; auto reaches same-process peers by loopback.
-      ...(provider === 'tcp' ? { listen: 'tcp://127.0.0.1:0' } : {}),
+      // tcp and verbs in one process still need addresses to dial; auto reaches same-process peers by loopback.
+      ...(provider === 'tcp' ? { listen: 'tcp://127.0.0.1:0' } : provider === 'verbs' ? { listen: `rdma://${RDMA_ADDR}:0` } : {}),
       directory: new MemoryDirectory(hub),
     });
     let mgr: RendezvousMgr;

@@ -1,15 +1,19 @@
 // Verbs peers that fall silent or die, across real processes (test/fixtures/tcp-agent.js with
 // provider 'verbs'). A stopped process's RDMA device still acknowledges every packet, so
-// only the keepalive notices it. Runs inside the Soft-RoCE guest only.
+// only the keepalive notices it. Processes are frozen with SIGSTOP (the test waits until every
+// thread is stopped) to hold a put provably half-way: a stopped receiver has not read it yet.
+// Runs inside the Soft-RoCE guest only.
 import { PeerLostInfo } from '../../src';
 import { seededBytes, sha256, startAgent, trackChildren, waitStopped } from '../helpers/children';
-import { PROGRESS_MODES, VADDR, trackEndpoints } from '../helpers/endpoints';
+import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 import { RDMA_ADDR, describeInGuest, verbsEndpoint } from '../helpers/verbs';
 
 const endpoints = trackEndpoints();
 const LISTEN = `rdma://${RDMA_ADDR}:0`;
 const WAIT = 60_000; // bounds each wait; a guest runs JavaScript ~8x slower than the host
+const MiB = 1 << 20;
+const BIG = 4 * MiB; // read by the receiver (RDMA read), so it needs the receiver's attention
 
 describeInGuest('verbs peer loss', () => {
   jest.setTimeout(180_000);
@@ -38,11 +42,67 @@ describeInGuest('verbs peer loss', () => {
       const v2 = (VADDR + 1n).toString();
       await peer.child.request({ cmd: 'open', vaddr: v2 });
       await peer.child.request({ cmd: 'post', vaddr: v2, size: 16 });
-      const report = peer.child.request({ cmd: 'next', vaddr: v2, timeout: WAIT }, WAIT);
       const data = seededBytes(16, 5);
       await prober.put(peer.nodeId, VADDR + 1n, data, { timeout: WAIT });
-      const done = await report;
+      const done = await peer.child.request({ cmd: 'next', vaddr: v2, timeout: WAIT }, WAIT);
       expect(done).toMatchObject({ epoch: 1, bytes: 16, ops: 1 });
+      expect(done.sha256).toBe(sha256(data));
+    });
+
+    test('a sender killed mid-put: no completion for its put, the next sender completes with its own bytes only', async () => {
+      const receiver = await startAgent(children, `receiver-${progress}`, { progress, provider: 'verbs', listen: LISTEN });
+      const v = VADDR.toString();
+      await receiver.child.request({ cmd: 'open', vaddr: v });
+      // Ends after 1 MiB: the dead sender's put would end it too if it were ever counted.
+      await receiver.child.request({ cmd: 'post', vaddr: v, size: BIG, threshold: MiB });
+
+      // The victim uses 'loop' progress, so its request to send goes out on its JS thread as
+      // soon as the put is submitted, before it reports and blocks; the stopped receiver has
+      // certainly not read any of it.
+      const victim = await startAgent(children, 'victim', { progress: 'loop', provider: 'verbs' });
+      expect((await victim.child.request({ cmd: 'connect', address: receiver.address })).node).toBe(receiver.nodeId);
+      receiver.child.signal('SIGSTOP');
+      await waitStopped(receiver.child.pid);
+      await victim.child.request({ cmd: 'putAndBlock', target: receiver.address, vaddr: v, size: BIG, seed: 1, offset: 0 });
+      await victim.child.kill();
+      receiver.child.signal('SIGCONT');
+
+      // Its connection to the dead sender is closed (and with it the put's reservation)...
+      await receiver.child.next((m) => m.type === 'peerLost' && m.nodeId === victim.nodeId, WAIT);
+      expect(await receiver.child.request({ cmd: 'status', vaddr: v })).toMatchObject({ epoch: 0, postedCount: 1 });
+      // ...so the buffer takes a new sender's put, and its epoch holds that put only.
+      const sender = await verbsEndpoint(endpoints, progress);
+      const data = seededBytes(MiB, 2);
+      await sender.put(receiver.address, VADDR, data, { offset: 0, timeout: WAIT });
+      const done = await receiver.child.request({ cmd: 'next', vaddr: v, hashBytes: MiB, timeout: WAIT }, WAIT);
+      expect(done).toMatchObject({ epoch: 1, bufferIndex: 0, bytes: MiB, ops: 1, mailboxEpoch: 1 });
+      expect(done.sha256).toBe(sha256(data));
+    });
+
+    test('the receiver killed mid-put: the pending put rejects PEER_LOST, and a new receiver process is reached by node id', async () => {
+      const nodeId = uniqueNodeId('receiver');
+      const first = await startAgent(children, 'receiver-1', { nodeId, progress, provider: 'verbs', listen: LISTEN });
+      const v = VADDR.toString();
+      await first.child.request({ cmd: 'open', vaddr: v });
+      await first.child.request({ cmd: 'post', vaddr: v, size: BIG });
+
+      const sender = await verbsEndpoint(endpoints, progress);
+      expect(await sender.connect(first.address, { timeout: WAIT })).toBe(nodeId);
+      first.child.signal('SIGSTOP');
+      await waitStopped(first.child.pid);
+      const pending = sender.put(nodeId, VADDR, seededBytes(BIG, 3), { timeout: WAIT });
+      await first.child.kill();
+      await expectRejects(pending, 'ERR_RVMA_PEER_LOST');
+
+      // Same node id, same address, new process: a put by node id dials the address again.
+      const second = await startAgent(children, 'receiver-2', { nodeId, progress, provider: 'verbs', listen: first.address });
+      expect(second.address).toBe(first.address);
+      await second.child.request({ cmd: 'open', vaddr: v });
+      await second.child.request({ cmd: 'post', vaddr: v, size: MiB });
+      const data = seededBytes(MiB, 4);
+      await sender.put(nodeId, VADDR, data, { timeout: WAIT });
+      const done = await second.child.request({ cmd: 'next', vaddr: v, timeout: WAIT }, WAIT);
+      expect(done).toMatchObject({ epoch: 1, bytes: MiB, ops: 1 });
       expect(done.sha256).toBe(sha256(data));
     });
   });

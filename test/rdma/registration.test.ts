@@ -3,7 +3,7 @@
 // refusing side is a child process run without CAP_IPC_LOCK (root would bypass the limit)
 // under a low RLIMIT_MEMLOCK. Runs inside the Soft-RoCE guest only.
 import { Endpoint } from '../../src';
-import { ChildCommandError, seededBytes, startAgent, trackChildren } from '../helpers/children';
+import { ChildCommandError, seededBytes, sha256, startAgent, trackChildren, waitStopped } from '../helpers/children';
 import { VADDR, trackEndpoints } from '../helpers/endpoints';
 import { asBuffer } from '../helpers/data';
 import { expectRejects } from '../helpers/errors';
@@ -45,20 +45,22 @@ describeInGuest('verbs registration failures', () => {
     const sender = await verbsEndpoint(endpoints, 'loop');
 
     // The eager limit is the receiver's slot size: one byte more is read, and needs the buffer registered.
+    const to = receiver.address;
     const eager = seededBytes(EAGER_MAX, 1);
-    await sender.put(receiver.address, VADDR, eager, WAIT);
-    await expectRejects(sender.put(receiver.address, VADDR, seededBytes(EAGER_MAX + 1, 2), { offset: 8192, ...WAIT }), 'ERR_RVMA_REGISTRATION', /ulimit -l/);
-    await expectRejects(sender.put(receiver.address, VADDR, seededBytes(512 * 1024, 3), { offset: 8192, ...WAIT }), 'ERR_RVMA_REGISTRATION');
-    await expectRejects(sender.rawWrite(receiver.address, BigInt(key as string), 0, Buffer.alloc(8), WAIT), 'ERR_RVMA_REGISTRATION');
+    await sender.put(to, VADDR, eager, WAIT);
+    const read = { offset: 8192, ...WAIT };
+    await expectRejects(sender.put(to, VADDR, seededBytes(EAGER_MAX + 1, 2), read), 'ERR_RVMA_REGISTRATION', /ulimit -l/);
+    await expectRejects(sender.put(to, VADDR, seededBytes(512 * 1024, 3), read), 'ERR_RVMA_REGISTRATION');
+    await expectRejects(sender.rawWrite(to, BigInt(key as string), 0, Buffer.alloc(8), WAIT), 'ERR_RVMA_REGISTRATION');
 
     // Same connection: nothing of the refused puts counted, the next eager put ends the epoch.
-    const report = receiver.child.request({ cmd: 'next', vaddr: v, hashBytes: EAGER_MAX + 100, ...WAIT }, 60_000);
     const tail = seededBytes(100, 4);
-    await sender.put(receiver.address, VADDR, tail, { offset: EAGER_MAX, ...WAIT });
-    expect(await report).toMatchObject({ epoch: 1, bytes: EAGER_MAX + 100, ops: 2 });
-    const read = await receiver.child.request({ cmd: 'read', vaddr: v, start: 0, end: 8192 + 16 });
+    await sender.put(to, VADDR, tail, { offset: EAGER_MAX, ...WAIT });
+    const done = await receiver.child.request({ cmd: 'next', vaddr: v, hashBytes: EAGER_MAX + 100, ...WAIT }, 60_000);
+    expect(done).toMatchObject({ epoch: 1, bytes: EAGER_MAX + 100, ops: 2 });
+    const bytes = await receiver.child.request({ cmd: 'read', vaddr: v, start: 0, end: 8192 + 16 });
     const expected = Buffer.concat([eager, tail, Buffer.alloc(8192 + 16 - EAGER_MAX - 100)]);
-    expect(read.hex).toBe(expected.toString('hex'));
+    expect(bytes.hex).toBe(expected.toString('hex'));
   });
 
   test('at the sender: its large put and large raw write fail ERR_RVMA_REGISTRATION before anything is sent; small ones land', async () => {
@@ -82,6 +84,26 @@ describeInGuest('verbs registration failures', () => {
     await sender.child.request({ cmd: 'rawWrite', target: to, key: String(region.key), offset: 4096, size: 4096, seed: 8 });
     expect(await region.next(WAIT)).toEqual({ offset: 4096, bytes: 4096 });
     expect(asBuffer(region.buffer).subarray(4096, 8192).equals(seededBytes(4096, 8))).toBe(true);
+  });
+
+  test('reads into one buffer share its registration: four at once fit a limit that holds it only once', async () => {
+    // 52 KiB of ring and staging plus one 256 KiB registration fit 384 KiB; two of the buffer do not.
+    const receiver = await startAgent(children, 'receiver', { provider: 'verbs', listen: LISTEN, verbs: SMALL_RING }, underMemlock(384 * 1024));
+    const v = VADDR.toString();
+    await receiver.child.request({ cmd: 'open', vaddr: v });
+    await receiver.child.request({ cmd: 'post', vaddr: v, size: 256 * 1024 });
+    const sender = await verbsEndpoint(endpoints, 'loop');
+    expect(await sender.connect(receiver.address, WAIT)).toBe(receiver.nodeId);
+    // Stopped, the receiver finds the four requests to send waiting together when it resumes and
+    // starts all four reads into the buffer before any of them can finish.
+    receiver.child.signal('SIGSTOP');
+    await waitStopped(receiver.child.pid);
+    const parts = [0, 1, 2, 3].map((i) => seededBytes(65536, 10 + i));
+    const puts = parts.map((part, i) => sender.put(receiver.address, VADDR, part, { offset: i * 65536, ...WAIT }));
+    receiver.child.signal('SIGCONT');
+    await Promise.all(puts);
+    const done = await receiver.child.request({ cmd: 'next', vaddr: v, ...WAIT }, 60_000);
+    expect(done).toMatchObject({ epoch: 1, bytes: 256 * 1024, ops: 4, sha256: sha256(Buffer.concat(parts)) });
   });
 
   test("a connection whose own buffers exceed the limit: connect and put fail ERR_RVMA_REGISTRATION, saying what to raise", async () => {

@@ -1,0 +1,58 @@
+// The tensor rendezvous over verbs: two managers in this process on provider 'verbs', found
+// through a shared directory hub by their task labels and reached at their published rdma://
+// addresses. Runs inside the Soft-RoCE guest only.
+import { Tensor, createKey } from '../../src';
+import { device, trackRendezvous } from '../helpers/rendezvous';
+import { describeInGuest } from '../helpers/verbs';
+
+interface Spec {
+  dtype: string;
+  shape: number[];
+  seed: number;
+}
+// Shared with the process tests, so the tensors are the same everywhere.
+const tensors = require('../fixtures/rendezvous-tensors.js') as {
+  makeTensor(spec: Spec): Tensor;
+  digest(t: Tensor): { dtype: string; shape: number[]; sha256: string };
+};
+const rendezvous = trackRendezvous();
+const WAIT = { timeout: 60_000 };
+
+/** Eager-sized tensors, one read by the receiver (4 MiB), a string tensor. */
+function specs(seed: number): Spec[] {
+  return [
+    { dtype: 'float32', shape: [1024, 1024], seed: seed + 1 },
+    { dtype: 'int64', shape: [2, 9], seed: seed + 2 },
+    { dtype: 'bfloat16', shape: [5], seed: seed + 3 },
+    { dtype: 'uint8', shape: [20_000], seed: seed + 4 },
+    { dtype: 'string', shape: [4, 4], seed: seed + 5 },
+  ];
+}
+
+describeInGuest('rendezvous over verbs', () => {
+  jest.setTimeout(180_000);
+
+  test('tensors go both ways with exact bytes, twice (the second step takes the direct path)', async () => {
+    const { sender, receiver } = await rendezvous.pair('verbs');
+    expect(await sender.endpoint.directory.resolveLabel(receiver.task)).toMatchObject({ addresses: { rdma: receiver.endpoint.address } });
+    const key = (from: typeof sender, to: typeof sender, name: string) =>
+      createKey(device(from.task), from.endpoint.incarnation, device(to.task), name);
+    for (const step of [1, 2]) {
+      const all = specs(step * 100);
+      const there = all.map((_, i) => receiver.mgr.find(step).recv(key(sender, receiver, `out${i}`), WAIT));
+      const back = all.map((_, i) => sender.mgr.find(step).recv(key(receiver, sender, `in${i}`), WAIT));
+      all.forEach((spec, i) => sender.mgr.find(step).send(key(sender, receiver, `out${i}`), tensors.makeTensor(spec)));
+      all.forEach((spec, i) => receiver.mgr.find(step).send(key(receiver, sender, `in${i}`), tensors.makeTensor(spec)));
+      for (const got of [await Promise.all(there), await Promise.all(back)]) {
+        got.forEach(({ tensor, isDead }, i) => {
+          expect(isDead).toBe(false);
+          expect(tensors.digest(tensor)).toEqual(tensors.digest(tensors.makeTensor(all[i])));
+        });
+      }
+    }
+    const n = specs(0).length;
+    for (const side of [sender, receiver]) {
+      expect(side.mgr.counters).toMatchObject({ requests: 2 * n, metaResponses: n, reRequests: n, directPuts: n, clonePuts: n, errors: 0 });
+    }
+  });
+});
