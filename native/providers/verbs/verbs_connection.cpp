@@ -13,12 +13,10 @@ namespace rvma {
 using namespace verbs;
 
 namespace {
-constexpr uint64_t kReadChunk = 1 << 20;  // one RDMA_READ per MiB keeps every message small for any device
 constexpr uint32_t kEagerHeader = sizeof(EagerHeader);
-
-// The statuses a peer may answer a request with (Ok included).
-bool refusal(uint16_t s) { return s <= uint16_t(Status::Closed) || s == uint16_t(Status::Registration); }
 }  // namespace
+
+bool VerbsConnection::isAnswer(uint16_t s) { return s <= uint16_t(Status::Closed) || s == uint16_t(Status::Registration); }
 
 VerbsConnection::VerbsConnection(VerbsProvider& owner, uint32_t id, CmIdPtr cmId, bool outgoing, std::string address)
     : owner_(owner), id_(id), cmId_(std::move(cmId)), outgoing_(outgoing), address_(std::move(address)),
@@ -142,7 +140,7 @@ void VerbsConnection::sendCtrl(uint32_t index, uint32_t len) {
 }
 
 // Revokes, pings and their answers take no window entry: they wait for a spare buffer.
-void VerbsConnection::sendKeyMsg(MsgType type, uint64_t key) {
+void VerbsConnection::sendUnsolicited(MsgType type, uint64_t key) {
   unsolicited_.emplace_back(type, key);
   drainUnsolicited();
 }
@@ -266,67 +264,6 @@ void VerbsConnection::sendPut(const PutRequest& req) {
   sendCtrl(index, sizeof m);
 }
 
-// A raw write needs the peer's region: asked for once per key, then cached until revoked.
-void VerbsConnection::sendRaw(const PutRequest& req) {
-  auto cached = regions_.find(req.vaddr);
-  if (cached != regions_.end()) return writeRaw(req, cached->second);
-  auto asked = queries_.find(req.vaddr);
-  if (asked != queries_.end()) return asked->second.push_back(req);
-  uint32_t index;
-  uint8_t* p = ctrlTx(&index);
-  if (!p) return owner_.ctx().events.putDone(req.id, Status::PeerLost);
-  KeyMsg m{CtrlHeader{kMagic, uint16_t(MsgType::RegionQuery), 0}, req.vaddr};
-  std::memcpy(p, &m, sizeof m);
-  queries_[req.vaddr].push_back(req);
-  sendCtrl(index, sizeof m);
-}
-
-// RDMA_WRITE(s) straight into the region, then the notice on the same queue pair. Small
-// writes go from a staging slot, larger ones from the caller's memory, registered meanwhile.
-void VerbsConnection::writeRaw(const PutRequest& req, const RemoteRegion& region) {
-  const uint64_t offset = req.where.offset;
-  if (req.len > region.len) return owner_.ctx().events.putDone(req.id, Status::TooLarge);
-  if (offset > region.len || req.len > region.len - offset) {
-    return owner_.ctx().events.putDone(req.id, Status::OutOfBounds);
-  }
-  OutPut out{req};
-  const uint8_t* src = req.data;
-  uint32_t lkey = localMr_->lkey;
-  if (req.len > slotBytes_) {
-    ibv_mr* mr = owner_.sources().acquire(req.data, req.len);
-    if (!mr) return owner_.ctx().events.putDone(req.id, Status::Registration);
-    lkey = mr->lkey;
-    out.registered = true;
-  } else if (req.len) {
-    out.slot = freeSlots_.back();
-    freeSlots_.pop_back();
-    uint8_t* stage = txStage_ + size_t(out.slot) * slotBytes_;
-    std::memcpy(stage, req.data, req.len);
-    src = stage;
-  }
-  uint32_t index;
-  uint8_t* p = ctrlTx(&index);
-  if (!p) {
-    if (out.registered) owner_.sources().release(req.data, req.len);
-    return owner_.ctx().events.putDone(req.id, Status::PeerLost);
-  }
-  for (uint64_t off = 0; off < req.len; off += kReadChunk) {
-    SendWr w{};
-    w.sge = ibv_sge{uintptr_t(src + off), uint32_t(std::min(kReadChunk, req.len - off)), lkey};
-    w.wr.wr_id = wrId(kWrite, 0);
-    w.wr.opcode = IBV_WR_RDMA_WRITE;
-    w.wr.wr.rdma.remote_addr = region.addr + offset + off;
-    w.wr.wr.rdma.rkey = region.rkey;
-    postSend(w);
-  }
-  RawMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Raw), 0}, req.id, req.vaddr, offset, req.len};
-  std::memcpy(p, &m, sizeof m);
-  outstanding_.emplace(req.id, std::move(out));
-  sendCtrl(index, sizeof m);
-}
-
-void VerbsConnection::revoke(uint64_t key) { sendKeyMsg(MsgType::Revoke, key); }
-
 void VerbsConnection::onCompletion(const ibv_wc& wc) {
   if (state_ == State::Dead) return;
   const uint64_t kind = (wc.wr_id >> 24) & 0xff;
@@ -422,7 +359,7 @@ void VerbsConnection::onCtrl(const uint8_t* p, uint32_t len) {
     case MsgType::Ping:
     case MsgType::Pong:
       if (len != sizeof h || !helloReceived_) return protocolFail("malformed keepalive");
-      if (MsgType(h.type) == MsgType::Ping) return sendKeyMsg(MsgType::Pong, 0);
+      if (MsgType(h.type) == MsgType::Ping) return sendUnsolicited(MsgType::Pong);
       pinging_ = false;
       return;
     case MsgType::RegionQuery:
@@ -487,11 +424,11 @@ void VerbsConnection::onRts(const RtsMsg& m) {
   uint32_t readId = nextRead_;
   nextRead_ = (nextRead_ + 1) & 0xffffff;
   if (nextRead_ == 0) nextRead_ = 1;
-  uint32_t chunks = uint32_t((m.len + kReadChunk - 1) / kReadChunk);
+  uint32_t chunks = uint32_t((m.len + kChunk - 1) / kChunk);
   reads_.emplace(readId, ReadOp{m.putId, r, r.buffer->data, r.buffer->size, chunks});
-  for (uint64_t off = 0; off < m.len && state_ != State::Dead; off += kReadChunk) {
+  for (uint64_t off = 0; off < m.len && state_ != State::Dead; off += kChunk) {
     SendWr w{};
-    w.sge = ibv_sge{uintptr_t(r.dst + off), uint32_t(std::min(kReadChunk, m.len - off)), mr->lkey};
+    w.sge = ibv_sge{uintptr_t(r.dst + off), uint32_t(std::min(kChunk, m.len - off)), mr->lkey};
     w.wr.wr_id = wrId(kRead, readId);
     w.wr.opcode = IBV_WR_RDMA_READ;
     w.wr.wr.rdma.remote_addr = m.addr + off;
@@ -513,56 +450,13 @@ void VerbsConnection::onReadDone(uint32_t readId) {
 void VerbsConnection::onAck(const AckMsg& m) {
   auto it = outstanding_.find(m.putId);
   if (it == outstanding_.end()) return protocolFail("answer for an unknown put id " + std::to_string(m.putId));
-  if (!refusal(m.h.status)) return protocolFail("answer with an invalid status " + std::to_string(m.h.status));
+  if (!isAnswer(m.h.status)) return protocolFail("answer with an invalid status " + std::to_string(m.h.status));
   OutPut out = std::move(it->second);
   outstanding_.erase(it);
   if (out.slot != kNoSlot) freeSlots_.push_back(out.slot);
   if (out.registered) owner_.sources().release(out.req.data, out.req.len);
   owner_.ctx().events.putDone(out.req.id, Status(m.h.status));
   startWaiting();
-}
-
-// Lends one of our regions to the peer: its address and key leave this node, by design.
-void VerbsConnection::onRegionQuery(uint64_t key) {
-  verbs::RegionLender::Lent lent{};
-  Status s = owner_.lender().lend(key, id_, &lent);
-  uint32_t index;
-  uint8_t* p = ctrlTx(&index);
-  if (!p) return;
-  RegionInfoMsg m{CtrlHeader{kMagic, uint16_t(MsgType::RegionInfo), uint16_t(s)}, lent.rkey, 0, key, lent.addr, lent.len};
-  std::memcpy(p, &m, sizeof m);
-  sendCtrl(index, sizeof m);
-}
-
-void VerbsConnection::onRegionInfo(const RegionInfoMsg& m) {
-  auto it = queries_.find(m.key);
-  if (it == queries_.end()) return protocolFail("region answer for a region not asked for");
-  if (!refusal(m.h.status)) {
-    return protocolFail("region answer with an invalid status " + std::to_string(m.h.status));
-  }
-  std::vector<PutRequest> writes = std::move(it->second);
-  queries_.erase(it);
-  if (m.h.status == uint16_t(Status::Ok)) {
-    regions_[m.key] = RemoteRegion{m.addr, m.len, m.rkey};
-    waiting_.insert(waiting_.begin(), writes.begin(), writes.end());
-  } else {
-    for (const PutRequest& req : writes) owner_.ctx().events.putDone(req.id, Status(m.h.status));
-  }
-  startWaiting();
-}
-
-// The bytes are in (RC order): the region table decides whether they count.
-void VerbsConnection::onRaw(const RawMsg& m) {
-  RegionReservation r;
-  Status s = owner_.ctx().regions.reserve(m.key, m.offset, m.len, &r);
-  if (ok(s)) owner_.ctx().regions.commit(r);
-  sendAck(m.putId, s, kNoSlot);
-}
-
-// Every write to the region was posted before the confirmation, so it lands before it.
-void VerbsConnection::onRevoke(uint64_t key) {
-  if (!regions_.erase(key)) return protocolFail("revoke of a region not lent");
-  sendKeyMsg(MsgType::RevokeAck, key);
 }
 
 void VerbsConnection::protocolFail(const std::string& why) {
@@ -622,7 +516,7 @@ void VerbsConnection::tick(uint64_t nowMs) {
   }
   if (nowMs - heardMs_ >= o.keepaliveMs && !pinging_) {
     pinging_ = true;
-    sendKeyMsg(MsgType::Ping, 0);
+    sendUnsolicited(MsgType::Ping);
   }
 }
 

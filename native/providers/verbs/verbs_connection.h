@@ -1,6 +1,7 @@
 // One RC queue pair to a peer, set up through rdma_cm. Carries eager puts into the peer's
-// landing ring, RTS/READ/FIN for large puts, raw writes straight into the peer's regions, and
-// ACK/NACK answers that return ring credits. Lives on the progress context only.
+// landing ring, RTS/READ/FIN for large puts, raw writes straight into the peer's regions
+// (verbs_raw_writes.cpp), ACK/NACK answers that return ring credits, and keepalive pings.
+// Lives on the progress context only.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -60,6 +61,9 @@ class VerbsConnection {
 
  private:
   enum Kind : uint64_t { kRecv = 1, kCtrlSend = 2, kEagerSend = 3, kRead = 4, kWrite = 5 };
+  static constexpr uint64_t kChunk = 1 << 20;  // one RDMA_READ / RDMA_WRITE per MiB: small messages for any device
+  // The statuses a peer may answer a request with (Ok included).
+  static bool isAnswer(uint16_t status);
   struct OutPut {
     PutRequest req;
     uint32_t slot = verbs::kNoSlot;  // eager (or a small raw write): the staging / landing slot it holds
@@ -88,14 +92,14 @@ class VerbsConnection {
   uint32_t inflight() const { return uint32_t(outstanding_.size() + queries_.size()); }
   uint8_t* ctrlTx(uint32_t* index);
   void sendCtrl(uint32_t index, uint32_t len);
-  void sendKeyMsg(verbs::MsgType type, uint64_t key);
+  void sendUnsolicited(verbs::MsgType type, uint64_t key = 0);
   void drainUnsolicited();
   void sendHello();
   void sendAck(uint64_t putId, Status status, uint32_t slot);
   void maybeReady();
   void startWaiting();
   void sendPut(const PutRequest& req);
-  void sendRaw(const PutRequest& req);
+  void sendRaw(const PutRequest& req);  // verbs_raw_writes.cpp, as the other raw-write members
   void writeRaw(const PutRequest& req, const RemoteRegion& region);
   void onEager(uint32_t slot, uint32_t byteLen);
   void onCtrl(const uint8_t* p, uint32_t len);
