@@ -60,7 +60,12 @@ describeInGuest('verbs peer loss', () => {
       // soon as the put is submitted, before it reports and blocks; the stopped receiver has
       // certainly not read any of it.
       const victim = await startAgent(children, 'victim', { progress: 'loop', provider: 'verbs' });
-      expect((await victim.child.request({ cmd: 'connect', address: receiver.address })).node).toBe(receiver.nodeId);
+      // A first put's answer proves the receiver's end of the connection is up as well, so
+      // losing it is reported there.
+      const first = (VADDR + 1n).toString();
+      await receiver.child.request({ cmd: 'open', vaddr: first });
+      await receiver.child.request({ cmd: 'post', vaddr: first, size: 8 });
+      await victim.child.request({ cmd: 'put', target: receiver.address, vaddr: first, size: 8, seed: 9 });
       receiver.child.signal('SIGSTOP');
       await waitStopped(receiver.child.pid);
       await victim.child.request({ cmd: 'putAndBlock', target: receiver.address, vaddr: v, size: BIG, seed: 1, offset: 0 });
