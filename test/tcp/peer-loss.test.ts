@@ -30,7 +30,12 @@ describe.each(PROGRESS_MODES)('tcp peer loss (%s progress)', (progress) => {
     // the put is submitted, before it reports and blocks: the put is certainly on the wire, and
     // with the receiver stopped it certainly cannot finish.
     const victim = await startAgent(children, 'victim', { progress: 'loop' });
-    expect((await victim.child.request({ cmd: 'connect', address: receiver.address })).node).toBe(receiver.nodeId);
+    // A first put's answer proves the receiver's end of the connection is up as well, so
+    // losing it is reported there.
+    const first = (VADDR + 1n).toString();
+    await receiver.child.request({ cmd: 'open', vaddr: first });
+    await receiver.child.request({ cmd: 'post', vaddr: first, size: 8 });
+    await victim.child.request({ cmd: 'put', target: receiver.address, vaddr: first, size: 8, seed: 9 });
 
     receiver.child.signal('SIGSTOP');
     await waitStopped(receiver.child.pid);
@@ -45,14 +50,15 @@ describe.each(PROGRESS_MODES)('tcp peer loss (%s progress)', (progress) => {
       const read = await receiver.child.request({ cmd: 'read', vaddr: v, start: 0, end: 16 });
       return read.hex === head;
     });
+    // Its connection to the dead sender is closed, and with it the put's reservation...
+    await receiver.child.next((m) => m.type === 'peerLost' && m.nodeId === victim.nodeId, 20_000);
     expect(await receiver.child.request({ cmd: 'status', vaddr: v })).toMatchObject({ epoch: 0, postedCount: 1 });
 
+    // ...so the buffer takes a new sender's put, and its epoch holds that put only.
     endpoint = await Endpoint.create({ nodeId: uniqueNodeId('second'), progress });
     const data = seededBytes(MiB, 2);
     const report = receiver.child.request({ cmd: 'next', vaddr: v, hashBytes: MiB, timeout: 20_000 }, 30_000);
     await endpoint.put(receiver.address, VADDR, data, { offset: 0, timeout: 20_000 });
-    // The epoch retires only once no put is still writing into the buffer, so this completion
-    // also proves the receiver dropped the dead sender's reservation (no hang).
     const done = await report;
     expect(done).toMatchObject({ epoch: 1, bufferIndex: 0, bytes: MiB, ops: 1, mailboxEpoch: 1 });
     expect(done.sha256).toBe(sha256(data));

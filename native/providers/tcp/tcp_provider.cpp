@@ -292,10 +292,13 @@ void TcpProvider::onHandshake(TcpConnection* conn) {
   byNode_[node].push_back(conn);
   // Where to dial this node again after a loss: what it advertises, else where we reached it.
   addressOfNode_[node] = conn->peerListenAddress().empty() ? conn->redialAddress() : conn->peerListenAddress();
+  {
+    // Known before connect() resolves: under thread progress JS may put by node id at once.
+    std::lock_guard<std::mutex> lock(knownMu_);
+    known_.insert(node);
+  }
   for (uint64_t request : conn->connectRequests()) ctx_.events.connected(request, Status::Ok, node);
   conn->connectRequests().clear();
-  std::lock_guard<std::mutex> lock(knownMu_);
-  known_.insert(node);
 }
 
 void TcpProvider::onDead(TcpConnection* conn) {
