@@ -241,6 +241,17 @@ export async function startAgent(tracker: ChildTracker, label: string, options: 
  * Waits until every thread of a SIGSTOPped process is stopped (state T in /proc), so the
  * test knows the process reads nothing more. Bounded by timeoutMs.
  */
+/**
+ * One 8-byte put from sender to receiver, into a mailbox of its own at vaddr: its answer
+ * proves both ends of their connection are up, so losing it is reported on either side.
+ */
+export async function provenConnection(sender: Agent, receiver: Agent, vaddr: bigint): Promise<void> {
+  const v = vaddr.toString();
+  await receiver.child.request({ cmd: 'open', vaddr: v });
+  await receiver.child.request({ cmd: 'post', vaddr: v, size: 8 });
+  await sender.child.request({ cmd: 'put', target: receiver.address, vaddr: v, size: 8, seed: 9 });
+}
+
 export async function waitStopped(pid: number, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

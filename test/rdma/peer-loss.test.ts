@@ -4,7 +4,7 @@
 // thread is stopped) to hold a put provably half-way: a stopped receiver has not read it yet.
 // Runs inside the Soft-RoCE guest only.
 import { PeerLostInfo } from '../../src';
-import { seededBytes, sha256, startAgent, trackChildren, waitStopped } from '../helpers/children';
+import { provenConnection, seededBytes, sha256, startAgent, trackChildren, waitStopped } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 import { RDMA_ADDR, describeInGuest, verbsEndpoint } from '../helpers/verbs';
@@ -60,12 +60,7 @@ describeInGuest('verbs peer loss', () => {
       // soon as the put is submitted, before it reports and blocks; the stopped receiver has
       // certainly not read any of it.
       const victim = await startAgent(children, 'victim', { progress: 'loop', provider: 'verbs' });
-      // A first put's answer proves the receiver's end of the connection is up as well, so
-      // losing it is reported there.
-      const first = (VADDR + 1n).toString();
-      await receiver.child.request({ cmd: 'open', vaddr: first });
-      await receiver.child.request({ cmd: 'post', vaddr: first, size: 8 });
-      await victim.child.request({ cmd: 'put', target: receiver.address, vaddr: first, size: 8, seed: 9 });
+      await provenConnection(victim, receiver, VADDR + 1n);
       receiver.child.signal('SIGSTOP');
       await waitStopped(receiver.child.pid);
       await victim.child.request({ cmd: 'putAndBlock', target: receiver.address, vaddr: v, size: BIG, seed: 1, offset: 0 });

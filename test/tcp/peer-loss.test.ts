@@ -3,7 +3,7 @@
 // stopped receiver reads nothing, so at most its socket buffers' worth of a 64 MiB put can
 // have left the sender.
 import { Endpoint } from '../../src';
-import { seededBytes, sha256, startAgent, trackChildren, waitFor, waitStopped } from '../helpers/children';
+import { provenConnection, seededBytes, sha256, startAgent, trackChildren, waitFor, waitStopped } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 
@@ -30,12 +30,7 @@ describe.each(PROGRESS_MODES)('tcp peer loss (%s progress)', (progress) => {
     // the put is submitted, before it reports and blocks: the put is certainly on the wire, and
     // with the receiver stopped it certainly cannot finish.
     const victim = await startAgent(children, 'victim', { progress: 'loop' });
-    // A first put's answer proves the receiver's end of the connection is up as well, so
-    // losing it is reported there.
-    const first = (VADDR + 1n).toString();
-    await receiver.child.request({ cmd: 'open', vaddr: first });
-    await receiver.child.request({ cmd: 'post', vaddr: first, size: 8 });
-    await victim.child.request({ cmd: 'put', target: receiver.address, vaddr: first, size: 8, seed: 9 });
+    await provenConnection(victim, receiver, VADDR + 1n);
 
     receiver.child.signal('SIGSTOP');
     await waitStopped(receiver.child.pid);
