@@ -127,6 +127,26 @@ Status Engine::deregisterRegion(uint64_t key, bool* released) {
   return s;
 }
 
+void Engine::forgetMemory(uint64_t memory) {
+#ifdef RVMA_HAVE_VERBS
+  if (VerbsProvider* verbs = verbs_; verbs && !closed_) progress_.submit([verbs, memory] { verbs->memoryGone(memory); });
+#endif
+}
+
+bool Engine::registrationStats(uint64_t out[4]) const {
+#ifdef RVMA_HAVE_VERBS
+  if (!verbs_) return false;
+  const auto& c = verbs_->registrationCounters();
+  out[0] = c.registered;
+  out[1] = c.reused;
+  out[2] = c.evicted;
+  out[3] = c.cachedBytes;
+  return true;
+#else
+  return false;
+#endif
+}
+
 void Engine::dispatch(uint64_t token, uint32_t epollEvents) {
   polling_ = true;
   progress_.dispatch(token, epollEvents);

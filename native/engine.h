@@ -76,6 +76,11 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   Status connect(uint64_t requestId, const std::string& address);
   // RegionTable::remove, then the providers stop lending the region to peers.
   Status deregisterRegion(uint64_t key, bool* released);
+  // The JS memory named `memory` in puts and posts was collected: registrations of it go.
+  void forgetMemory(uint64_t memory);
+  // The verbs registration cache's counters: registered, reused, evicted, cachedBytes.
+  // False when the endpoint runs no verbs provider.
+  bool registrationStats(uint64_t out[4]) const;
   // wake() is called at most once between two drain() calls, from any thread.
   void setWake(std::function<void()> wake);
   EventBatch drain();

@@ -28,7 +28,7 @@ export interface NativeEndpoint {
   /** 1: released now, 0: a release event follows (puts still in flight), negative: -status. */
   closeMailbox(vaddr: bigint): number;
   /** The buffer's index in the mailbox, or -status. */
-  post(vaddr: bigint, bytes: Uint8Array, threshold: bigint): number;
+  post(vaddr: bigint, bytes: Uint8Array, threshold: bigint, memory: number): number;
   incEpoch(vaddr: bigint): number;
   /** 0: accepted (a PutDone event follows), otherwise the refusal status. */
   put(
@@ -40,7 +40,13 @@ export interface NativeEndpoint {
     append: boolean,
     raw: boolean,
     incarnation: bigint | undefined,
+    /** Names the memory under data (see MemoryIds); 0: unnamed. */
+    memory: number,
   ): number;
+  /** The memory named `memory` was collected. */
+  forgetMemory(memory: number): void;
+  /** [registered, reused, evicted, cachedBytes]; undefined without verbs. */
+  registrationStats(): [number, number, number, number] | undefined;
   /** [key, regionId] */
   registerRegion(bytes: Uint8Array): [bigint, number];
   /** 1: released now, 0: a release event follows, negative: -status. */

@@ -1,6 +1,6 @@
 // What an orchestrator (run.ts) and its children (child.ts) say to each other over IPC, and
 // the shapes of scenarios, variants and measurements every benchmark shares.
-import type { ProgressMode } from '../../src';
+import type { ProgressMode, VerbsOptions } from '../../src';
 
 /** One row of a result table: a transport and how it is configured. */
 export interface Variant<T extends string = string> {
@@ -9,8 +9,8 @@ export interface Variant<T extends string = string> {
   transport: T;
   progress?: ProgressMode;
   stripes?: number;
-  /** verbs: bytes per landing-ring slot (puts up to this minus 32 bytes travel eagerly). */
-  slotBytes?: number;
+  /** verbs: provider options (a larger eager limit, no registration cache). */
+  verbs?: VerbsOptions;
   /** Scenario ids this variant runs (all when absent). */
   only?: string[];
 }

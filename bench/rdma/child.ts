@@ -10,8 +10,7 @@ import { Variant } from '../common/protocol';
 import { ADDRESS } from './config';
 
 function options(variant: Variant): EndpointOptions {
-  const verbs = variant.slotBytes ? { slotBytes: variant.slotBytes } : undefined;
-  return { provider: 'verbs', listen: `rdma://${ADDRESS}:0`, progress: variant.progress ?? 'loop', verbs };
+  return { provider: 'verbs', listen: `rdma://${ADDRESS}:0`, progress: variant.progress ?? 'loop', verbs: variant.verbs };
 }
 
 serveChild(async (role, variant, address) => {

@@ -18,6 +18,8 @@ export const GID_INDEX = 1;
 const KiB = 1 << 10;
 const MiB = 1 << 20;
 
+const BANDWIDTH = ['bw64k', 'bw1m', 'bw4m'];
+
 export const SCENARIOS: Scenario[] = [
   { id: 'rtt8', label: 'RTT 8 B', kind: 'rtt', size: 8, window: 1, count: 1000, warmup: 100 },
   { id: 'bw64k', label: '64 KiB', kind: 'bw', size: 64 * KiB, window: WINDOW, count: 400, warmup: 40 },
@@ -36,12 +38,19 @@ export const VARIANTS: Variant<Transport>[] = [
     label: 'mailbox put (verbs, loop, 64 KiB eager)',
     transport: 'mailbox',
     progress: 'loop',
-    slotBytes: 64 * KiB + 32,
+    verbs: { slotBytes: 64 * KiB + 32 },
     only: ['bw64k'],
   },
+  // Every large put registers its source and the receiver's buffer anew, as without the cache.
+  {
+    id: 'mailbox-nocache',
+    label: 'mailbox put (verbs, loop, no registration cache)',
+    transport: 'mailbox',
+    progress: 'loop',
+    verbs: { registrationCacheBytes: 0 },
+    only: BANDWIDTH,
+  },
 ];
-
-const BANDWIDTH = ['bw64k', 'bw1m', 'bw4m'];
 
 /** The target: mailbox puts reach 0.9x the raw verbs write from 64 KiB up. */
 export const TARGETS: TargetSpec[] = BANDWIDTH.map((scenario) => ({ versus: 'raw', scenario, min: 0.9 }));
@@ -51,7 +60,10 @@ export const REPORT: ReportSpec = {
   variants: VARIANTS,
   subject: 'mailbox',
   subjectColumn: 'mailbox(loop)',
-  extra: [{ id: 'mailbox-eager64k', column: '64 KiB eager' }],
+  extra: [
+    { id: 'mailbox-eager64k', column: '64 KiB eager' },
+    { id: 'mailbox-nocache', column: 'no reg. cache' },
+  ],
   ratios: ['raw', 'perftest'].flatMap((versus) => ['rtt8', ...BANDWIDTH].map((scenario) => ({ versus, scenario }))),
   targets: TARGETS,
   notes: [

@@ -26,6 +26,8 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::IncEpoch>("incEpoch"),
                          InstanceMethod<&EndpointWrap::Put>("put"),
                          InstanceMethod<&EndpointWrap::Connect>("connect"),
+                         InstanceMethod<&EndpointWrap::ForgetMemory>("forgetMemory"),
+                         InstanceMethod<&EndpointWrap::RegistrationStats>("registrationStats"),
                          InstanceMethod<&EndpointWrap::RegisterRegion>("registerRegion"),
                          InstanceMethod<&EndpointWrap::DeregisterRegion>("deregisterRegion"),
                          InstanceMethod<&EndpointWrap::ListenAddress>("listenAddress"),
@@ -57,7 +59,8 @@ bool readVerbsOptions(const Napi::Value& value, VerbsOptions* verbs) {
   return readNumber(o, "slots", &verbs->slots) && readNumber(o, "slotBytes", &verbs->slotBytes) &&
          readNumber(o, "maxPutBytes", &verbs->maxPutBytes) && readNumber(o, "keepaliveMs", &verbs->keepaliveMs) &&
          readNumber(o, "peerTimeoutMs", &verbs->peerTimeoutMs) &&
-         readNumber(o, "connectTimeoutMs", &verbs->connectTimeoutMs);
+         readNumber(o, "connectTimeoutMs", &verbs->connectTimeoutMs) &&
+         readNumber(o, "registrationCacheBytes", &verbs->registrationCacheBytes);
 }
 
 bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
@@ -82,6 +85,11 @@ bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
          num("keepaliveMs", &tcp->keepaliveMs) && num("peerTimeoutMs", &tcp->peerTimeoutMs) &&
          num("connectTimeoutMs", &tcp->connectTimeoutMs) && num("stripes", &tcp->stripes) &&
          num("stripeMinBytes", &tcp->stripeMinBytes) && flag("stripeReverse", &tcp->stripeReverse);
+}
+
+// A memory id (see PutRequest::memory) from an optional argument: 0 when absent.
+uint64_t memoryArg(const Napi::CallbackInfo& info, size_t index) {
+  return info.Length() > index && info[index].IsNumber() ? uint64_t(info[index].As<Napi::Number>().Int64Value()) : 0;
 }
 
 }  // namespace
@@ -179,7 +187,7 @@ Napi::Value EndpointWrap::CloseMailbox(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, ok(s) ? (released ? 1 : 0) : -double(s));
 }
 
-// post(vaddr, bytes: ArrayBufferView, threshold: bigint) -> bufferIndex | -status
+// post(vaddr, bytes: ArrayBufferView, threshold: bigint, memory?: number) -> bufferIndex | -status
 Napi::Value EndpointWrap::Post(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!engine_) return Napi::Number::New(env, -double(Status::Closed));
@@ -193,7 +201,7 @@ Napi::Value EndpointWrap::Post(const Napi::CallbackInfo& info) {
   uint64_t index = 0;
   Status s;
   try {
-    s = engine_->table().post(vaddr, data, len, threshold, &index);
+    s = engine_->table().post(vaddr, data, len, threshold, memoryArg(info, 3), &index);
   } catch (const std::bad_alloc&) {
     return statusError(env, Status::InvalidArgument, "out of memory posting a buffer");
   }
@@ -209,8 +217,8 @@ Napi::Value EndpointWrap::IncEpoch(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, double(engine_->table().incEpoch(vaddr)));
 }
 
-// put(putId, peer, vaddr, data, offset: bigint, append: boolean, raw?: boolean) -> status.
-// raw: a one-sided write where vaddr is the peer's region key.
+// put(putId, peer, vaddr, data, offset: bigint, append: boolean, raw?: boolean, incarnation?: bigint,
+//     memory?: number) -> status. raw: a one-sided write where vaddr is the peer's region key.
 Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!engine_) return Napi::Number::New(env, double(Status::Closed));
@@ -227,6 +235,7 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   if (info.Length() > 7 && !info[7].IsUndefined() && !toU64(info[7], &req.incarnation)) {
     return typeError(env, "put: incarnation must be a bigint");
   }
+  req.memory = memoryArg(info, 8);
   Status s;
   try {
     s = engine_->put(std::move(req));
@@ -251,6 +260,22 @@ Napi::Value EndpointWrap::Incarnation(const Napi::CallbackInfo& info) {
 
 Napi::Value EndpointWrap::ListenAddress(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), engine_ ? engine_->listenAddress() : std::string());
+}
+
+// forgetMemory(memory: number): that memory was collected.
+Napi::Value EndpointWrap::ForgetMemory(const Napi::CallbackInfo& info) {
+  if (engine_) engine_->forgetMemory(memoryArg(info, 0));
+  return info.Env().Undefined();
+}
+
+// registrationStats() -> [registered, reused, evicted, cachedBytes] | undefined (no verbs)
+Napi::Value EndpointWrap::RegistrationStats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint64_t stats[4];
+  if (!engine_ || !engine_->registrationStats(stats)) return env.Undefined();
+  Napi::Array out = Napi::Array::New(env, 4);
+  for (uint32_t i = 0; i < 4; i++) out.Set(i, Napi::Number::New(env, double(stats[i])));
+  return out;
 }
 
 // registerRegion(bytes) -> [key: bigint, regionId: number]

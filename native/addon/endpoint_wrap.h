@@ -24,6 +24,8 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value IncEpoch(const Napi::CallbackInfo& info);
   Napi::Value Put(const Napi::CallbackInfo& info);
   Napi::Value Connect(const Napi::CallbackInfo& info);
+  Napi::Value ForgetMemory(const Napi::CallbackInfo& info);
+  Napi::Value RegistrationStats(const Napi::CallbackInfo& info);
   Napi::Value RegisterRegion(const Napi::CallbackInfo& info);
   Napi::Value DeregisterRegion(const Napi::CallbackInfo& info);
   Napi::Value ListenAddress(const Napi::CallbackInfo& info);

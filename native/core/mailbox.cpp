@@ -16,13 +16,13 @@ Mailbox::~Mailbox() {
   }
 }
 
-Status Mailbox::post(uint8_t* data, uint64_t size, uint64_t threshold, uint64_t* indexOut) {
+Status Mailbox::post(uint8_t* data, uint64_t size, uint64_t threshold, uint64_t memory, uint64_t* indexOut) {
   if (closed_) return Status::Closed;
   if (buffers_ >= maxBuffers_) return Status::TooManyBuffers;
   if (threshold == 0) threshold = threshold_;
   if (threshold == 0) threshold = type_ == EpochType::Bytes ? size : 1;
   if (type_ == EpochType::Bytes && threshold > size) return Status::InvalidArgument;
-  auto* b = new PostedBuffer{data, size, threshold, nextIndex_++};
+  auto* b = new PostedBuffer{data, size, threshold, nextIndex_++, memory};
   if (tail_) tail_->next = b; else head_ = b;
   tail_ = b;
   buffers_++;

@@ -32,6 +32,7 @@ struct PostedBuffer {
   uint64_t size;
   uint64_t threshold;
   uint64_t index;
+  uint64_t memory = 0;  // names the JS memory holding data (see PutRequest::memory)
   uint64_t bytes = 0, ops = 0;
   uint64_t appendOffset = 0;
   uint64_t reservedBytes = 0, reservedOps = 0;  // counted at reserve, so a full buffer takes no more
@@ -64,7 +65,7 @@ class Mailbox {
   uint32_t inflight() const { return inflight_; }
   bool closed() const { return closed_; }
 
-  Status post(uint8_t* data, uint64_t size, uint64_t threshold, uint64_t* indexOut);
+  Status post(uint8_t* data, uint64_t size, uint64_t threshold, uint64_t memory, uint64_t* indexOut);
   Status reserve(const Placement& where, uint64_t len, Reservation* out);
   // Counts the reserved bytes as `ops` puts (1 per put, even one placed in parts), then
   // retires every buffer whose epoch ended, in FIFO order.

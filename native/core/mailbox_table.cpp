@@ -57,10 +57,11 @@ void MailboxTable::closeAll() {
   drained_.wait(lock, [this] { return draining_.empty(); });
 }
 
-Status MailboxTable::post(uint64_t vaddr, uint8_t* data, uint64_t size, uint64_t threshold, uint64_t* indexOut) {
+Status MailboxTable::post(uint64_t vaddr, uint8_t* data, uint64_t size, uint64_t threshold, uint64_t memory,
+                          uint64_t* indexOut) {
   std::lock_guard<std::mutex> lock(mu_);
   Mailbox* mb = find(vaddr);
-  return mb ? mb->post(data, size, threshold, indexOut) : Status::NoMailbox;
+  return mb ? mb->post(data, size, threshold, memory, indexOut) : Status::NoMailbox;
 }
 
 Status MailboxTable::incEpoch(uint64_t vaddr) {

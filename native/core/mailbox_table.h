@@ -29,7 +29,7 @@ class MailboxTable {
   Status open(uint64_t vaddr, const MailboxConfig& cfg, OpenedMailbox* out);
   // released: false when puts are still being written into it (a release event follows).
   Status close(uint64_t vaddr, bool* released);
-  Status post(uint64_t vaddr, uint8_t* data, uint64_t size, uint64_t threshold, uint64_t* indexOut);
+  Status post(uint64_t vaddr, uint8_t* data, uint64_t size, uint64_t threshold, uint64_t memory, uint64_t* indexOut);
   Status incEpoch(uint64_t vaddr);
   // Closes every mailbox and returns once no put is still writing into their buffers.
   void closeAll();

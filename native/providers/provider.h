@@ -24,6 +24,7 @@ struct PutRequest {
   uint32_t parts = 0;  // set by a striping provider on each part of a split put...
   uint64_t wholeOffset = 0, wholeLen = 0;  // ...with the range of the whole put
   uint64_t incarnation = 0;  // nonzero: only that incarnation of the peer may take the put
+  uint64_t memory = 0;  // names the JS memory holding data while it lives (0: unknown), see memoryGone
 };
 
 // What a provider may use of its endpoint.
@@ -46,6 +47,9 @@ class Provider {
   // A region of this endpoint closed (progress context): a provider that lets peers write
   // regions directly withdraws it, and holds the region until no write can land any more.
   virtual void regionClosed(uint64_t key) {}
+  // JS memory named by PutRequest::memory / PostedBuffer::memory was collected (progress
+  // context): a provider that keeps registrations of it drops them.
+  virtual void memoryGone(uint64_t memory) {}
   virtual void close() = 0;
 };
 

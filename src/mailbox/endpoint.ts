@@ -8,6 +8,7 @@ import { EVENT_WORDS, EventKind, NativeEndpoint, NativeTcpOptions, native } from
 import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-words';
 import { RvmaError, StatusContext, codeOfStatus, hex, statusError } from './errors';
 import { EpochType, Mailbox, MailboxHost } from './mailbox';
+import { MemoryIds } from './memory-ids';
 import { Region, RegionHost } from './region';
 import {
   Capabilities,
@@ -81,6 +82,18 @@ interface Destination {
   vaddr: bigint;
 }
 
+/** The verbs registration cache's counters (docs/api.md, "Memory registration"). */
+export interface RegistrationStats {
+  /** Memory registrations made with the device. */
+  registrations: number;
+  /** Large puts, reads into mailbox buffers and raw writes served by a registration that already existed. */
+  reuses: number;
+  /** Unused registrations dropped for room (verbs.registrationCacheBytes, or the locked-memory limit). */
+  evictions: number;
+  /** Bytes of memory registered now, in use or kept. */
+  registeredBytes: number;
+}
+
 export class Endpoint extends EventEmitter {
   /** What this build contains and which RDMA devices are present. */
   static get capabilities(): Capabilities {
@@ -111,6 +124,8 @@ export class Endpoint extends EventEmitter {
   private readonly regionHost: RegionHost;
   private readonly resolver: Resolver;
   private readonly routing: RoutePolicy;
+  /** Names the memory of puts and posts for the verbs registration cache; undefined without verbs. */
+  private readonly memory: MemoryIds | undefined;
   /** @internal */ readonly nativeIncarnation: bigint;
   /** Labels this endpoint published in its directory (e.g. its TensorFlow task names). */
   labels: readonly string[] = [];
@@ -153,6 +168,11 @@ export class Endpoint extends EventEmitter {
       if ((error as { rvmaStatus?: number }).rvmaStatus === undefined) throw error;
       throw invalid('Endpoint.create', (error as Error).message);
     }
+    this.memory = this.routing.rdma
+      ? new MemoryIds((id) => {
+          if (!this.isClosed) this.handle.forgetMemory(id);
+        })
+      : undefined;
     this.address = this.handle.listenAddress();
     this.nativeIncarnation = this.handle.incarnation();
     this.incarnationHex = this.handle.incarnation().toString(16).padStart(16, '0');
@@ -161,6 +181,7 @@ export class Endpoint extends EventEmitter {
       nodeId,
       waiting: (delta) => this.waiting(delta),
       released: (id) => this.mailboxes.delete(id),
+      memoryOf: (buffer) => this.memory?.of(buffer) ?? 0,
     };
     this.regionHost = {
       handle: this.handle,
@@ -171,6 +192,12 @@ export class Endpoint extends EventEmitter {
 
   get closed(): boolean {
     return this.isClosed;
+  }
+
+  /** What the verbs registration cache did so far; undefined when this endpoint runs no verbs. */
+  registrationStats(): RegistrationStats | undefined {
+    const s = this.isClosed ? undefined : this.handle.registrationStats();
+    return s && { registrations: s[0], reuses: s[1], evictions: s[2], registeredBytes: s[3] };
   }
 
   /** This start of the endpoint (random u64, hex): a restarted node gets a new one. */
@@ -395,7 +422,8 @@ export class Endpoint extends EventEmitter {
     }
     pending.destination = d;
     const { id, data, offset, append, raw } = pending;
-    const status = this.handle.put(id, d.route.peer, d.vaddr, data!, offset, append, raw, d.route.incarnation);
+    const memory = this.memory?.of(data!) ?? 0;
+    const status = this.handle.put(id, d.route.peer, d.vaddr, data!, offset, append, raw, d.route.incarnation, memory);
     if (status !== 0) this.putDone(id, status);
   }
 

@@ -8,6 +8,7 @@ export type {
   ProtocolErrorInfo,
   ProviderName,
   PutOptions,
+  RegistrationStats,
   TcpOptions,
 } from './endpoint';
 export type { VerbsOptions } from './verbs-options';

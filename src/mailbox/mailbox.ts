@@ -21,6 +21,8 @@ export interface MailboxHost {
   waiting(delta: 1 | -1): void;
   /** The mailbox's native half is gone; stop routing events to it. */
   released(id: number): void;
+  /** The name of the memory under a buffer (see MemoryIds), 0 if unnamed. */
+  memoryOf(buffer: Uint8Array): number;
 }
 
 interface Posted {
@@ -89,7 +91,7 @@ export class Mailbox {
         throw invalid(call, `threshold ${threshold} is larger than the buffer (${buffer.byteLength} bytes)`);
       }
     }
-    const index = this.host.handle.post(this.vaddr, buffer, threshold);
+    const index = this.host.handle.post(this.vaddr, buffer, threshold, this.host.memoryOf(buffer));
     if (index < 0) throw statusError(-index, { op: call, vaddr: this.vaddr });
     (this.posted ??= []).push({ index, buffer });
     return buffer;

@@ -20,6 +20,12 @@ export interface VerbsOptions {
   peerTimeoutMs?: number;
   /** Connection setup (rdma_cm plus the hellos) limit. Default 5000 ms. */
   connectTimeoutMs?: number;
+  /**
+   * Bytes of memory registrations kept after use, so that the next large put, read or raw write
+   * from the same buffer needs none (0: none kept). They go when their buffer is collected, or
+   * least recently used first. Default 256 MiB.
+   */
+  registrationCacheBytes?: number;
 }
 
 const MAX_MS = 2 ** 31 - 1;
@@ -32,6 +38,7 @@ const LIMITS: Record<keyof VerbsOptions, [number, number]> = {
   keepaliveMs: [1, MAX_MS],
   peerTimeoutMs: [1, MAX_MS],
   connectTimeoutMs: [1, MAX_MS],
+  registrationCacheBytes: [0, Number.MAX_SAFE_INTEGER],
 };
 const KEYS = Object.keys(LIMITS) as (keyof VerbsOptions)[];
 

@@ -33,6 +33,7 @@ describe('Endpoint.create', () => {
     ['verbs.slotBytes above 16 MiB', { verbs: { slotBytes: 2 ** 24 + 1 } }, 'verbs\\.slotBytes'],
     ['fractional verbs.maxPutBytes', { verbs: { maxPutBytes: 1.5 } }, 'verbs\\.maxPutBytes'],
     ['string verbs.connectTimeoutMs', { verbs: { connectTimeoutMs: '5000' } }, 'verbs\\.connectTimeoutMs'],
+    ['negative verbs.registrationCacheBytes', { verbs: { registrationCacheBytes: -1 } }, 'verbs\\.registrationCacheBytes'],
     ['verbs.keepaliveMs not below peerTimeoutMs', { verbs: { keepaliveMs: 500, peerTimeoutMs: 500 } }, 'verbs\\.keepaliveMs'],
     ['verbs.keepaliveMs above the default peerTimeoutMs', { verbs: { keepaliveMs: 6000 } }, 'verbs\\.keepaliveMs'],
   ])('%s', async (_, options, argument) => {

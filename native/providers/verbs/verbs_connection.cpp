@@ -236,7 +236,7 @@ void VerbsConnection::sendPut(const PutRequest& req) {
     EagerHeader h{req.id, req.vaddr, offset, uint32_t(req.len), flags};
     std::memcpy(stage, &h, sizeof h);
     if (req.len) std::memcpy(stage + sizeof h, req.data, req.len);
-    outstanding_.emplace(req.id, OutPut{req, slot, false});
+    outstanding_.emplace(req.id, OutPut{req, slot, nullptr});
     SendWr w{};
     w.sge = ibv_sge{uintptr_t(stage), uint32_t(kEagerHeader + req.len), localMr_->lkey};
     w.wr.wr_id = wrId(kEagerSend, slot);
@@ -247,20 +247,20 @@ void VerbsConnection::sendPut(const PutRequest& req) {
     postSend(w);
     return;
   }
-  // Large: the receiver reads the source in place; it stays registered until the answer.
-  ibv_mr* mr = owner_.sources().acquire(req.data, req.len);
-  if (!mr) return owner_.ctx().events.putDone(req.id, Status::Registration);
+  // Large: the receiver reads the source in place; its registration is held until the answer.
+  RegistrationCache::Entry* source = owner_.registrations().acquire(req.data, req.len, req.memory);
+  if (!source) return owner_.ctx().events.putDone(req.id, Status::Registration);
   uint32_t index;
   uint8_t* p = ctrlTx(&index);
   if (!p) {
-    owner_.sources().release(req.data, req.len);
+    owner_.registrations().release(source);
     owner_.ctx().events.putDone(req.id, Status::PeerLost);
     return;
   }
-  RtsMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Rts), 0}, flags, mr->rkey, req.id, req.vaddr, offset, req.len,
+  RtsMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Rts), 0}, flags, source->mr->rkey, req.id, req.vaddr, offset, req.len,
            uint64_t(uintptr_t(req.data))};
   std::memcpy(p, &m, sizeof m);
-  outstanding_.emplace(req.id, OutPut{req, kNoSlot, true});
+  outstanding_.emplace(req.id, OutPut{req, kNoSlot, source});
   sendCtrl(index, sizeof m);
 }
 
@@ -416,8 +416,8 @@ void VerbsConnection::onRts(const RtsMsg& m) {
     return sendAck(m.putId, Status::Ok, kNoSlot);
   }
   // The whole posted buffer is registered, so puts into the same buffer share one registration.
-  ibv_mr* mr = owner_.targets().acquire(r.buffer->data, r.buffer->size);
-  if (!mr) {
+  RegistrationCache::Entry* target = owner_.registrations().acquire(r.buffer->data, r.buffer->size, r.buffer->memory);
+  if (!target) {
     owner_.ctx().table.cancel(r);
     return sendAck(m.putId, Status::Registration, kNoSlot);
   }
@@ -425,10 +425,10 @@ void VerbsConnection::onRts(const RtsMsg& m) {
   nextRead_ = (nextRead_ + 1) & 0xffffff;
   if (nextRead_ == 0) nextRead_ = 1;
   uint32_t chunks = uint32_t((m.len + kChunk - 1) / kChunk);
-  reads_.emplace(readId, ReadOp{m.putId, r, r.buffer->data, r.buffer->size, chunks});
+  reads_.emplace(readId, ReadOp{m.putId, r, target, chunks});
   for (uint64_t off = 0; off < m.len && state_ != State::Dead; off += kChunk) {
     SendWr w{};
-    w.sge = ibv_sge{uintptr_t(r.dst + off), uint32_t(std::min(kChunk, m.len - off)), mr->lkey};
+    w.sge = ibv_sge{uintptr_t(r.dst + off), uint32_t(std::min(kChunk, m.len - off)), target->mr->lkey};
     w.wr.wr_id = wrId(kRead, readId);
     w.wr.opcode = IBV_WR_RDMA_READ;
     w.wr.wr.rdma.remote_addr = m.addr + off;
@@ -443,7 +443,7 @@ void VerbsConnection::onReadDone(uint32_t readId) {
   ReadOp op = it->second;
   reads_.erase(it);
   owner_.ctx().table.commit(op.res);
-  owner_.targets().release(op.mrAddr, op.mrLen);
+  owner_.registrations().release(op.target);
   sendAck(op.putId, Status::Ok, kNoSlot);  // the FIN: the sender's put resolves
 }
 
@@ -454,7 +454,7 @@ void VerbsConnection::onAck(const AckMsg& m) {
   OutPut out = std::move(it->second);
   outstanding_.erase(it);
   if (out.slot != kNoSlot) freeSlots_.push_back(out.slot);
-  if (out.registered) owner_.sources().release(out.req.data, out.req.len);
+  if (out.source) owner_.registrations().release(out.source);
   owner_.ctx().events.putDone(out.req.id, Status(m.h.status));
   startWaiting();
 }
@@ -473,7 +473,7 @@ void VerbsConnection::fail(Status status, const std::string& why) {
   if (cmId_->qp) rdma_destroy_qp(cmId_.get());
   for (auto& [readId, op] : reads_) {
     owner_.ctx().table.cancel(op.res);
-    owner_.targets().release(op.mrAddr, op.mrLen);
+    owner_.registrations().release(op.target);
   }
   reads_.clear();
   owner_.lender().connectionGone(id_);
@@ -487,7 +487,7 @@ void VerbsConnection::fail(Status status, const std::string& why) {
   for (auto& [key, writes] : queries_) waiting.insert(waiting.end(), writes.begin(), writes.end());
   queries_.clear();
   for (auto& [putId, out] : outstanding) {
-    if (out.registered) owner_.sources().release(out.req.data, out.req.len);
+    if (out.source) owner_.registrations().release(out.source);
     owner_.ctx().events.putDone(putId, status == Status::Closed ? Status::Closed : Status::PeerLost);
   }
   for (auto& req : waiting) {

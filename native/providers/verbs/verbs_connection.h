@@ -11,6 +11,7 @@
 
 #include "../../core/mailbox.h"
 #include "../provider.h"
+#include "verbs_registrations.h"
 #include "verbs_resources.h"
 #include "verbs_wire.h"
 
@@ -67,7 +68,7 @@ class VerbsConnection {
   struct OutPut {
     PutRequest req;
     uint32_t slot = verbs::kNoSlot;  // eager (or a small raw write): the staging / landing slot it holds
-    bool registered = false;         // large: req.data is registered in the provider's source table
+    verbs::RegistrationCache::Entry* source = nullptr;  // large: req.data's registration, held until the answer
   };
   struct RemoteRegion {
     uint64_t addr, len;
@@ -76,8 +77,7 @@ class VerbsConnection {
   struct ReadOp {
     uint64_t putId;
     Reservation res;
-    const uint8_t* mrAddr;
-    uint64_t mrLen;
+    verbs::RegistrationCache::Entry* target;  // the mailbox buffer's registration
     uint32_t chunksLeft;
   };
   struct SendWr {

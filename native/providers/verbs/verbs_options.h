@@ -14,6 +14,7 @@ struct VerbsOptions {
   uint32_t keepaliveMs = 1000;        // a peer not heard from this long is pinged
   uint32_t peerTimeoutMs = 5000;      // a peer not heard from longer than this is lost
   uint32_t connectTimeoutMs = 5000;   // rdma_cm setup plus the hellos
+  uint64_t registrationCacheBytes = 256ull << 20;  // registrations kept unused (see RegistrationCache)
 };
 
 // "rdma://HOST:PORT" -> host, port. False when the form is wrong.

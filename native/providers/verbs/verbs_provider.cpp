@@ -15,27 +15,6 @@
 
 namespace rvma {
 
-namespace verbs {
-
-ibv_mr* MrTable::acquire(const uint8_t* addr, uint64_t len) {
-  auto key = std::make_pair(uintptr_t(addr), len);
-  auto it = entries_.find(key);
-  if (it == entries_.end()) {
-    ibv_mr* mr = ibv_reg_mr(pd_, const_cast<uint8_t*>(addr), len, access_);
-    if (!mr) return nullptr;
-    it = entries_.emplace(key, Entry{MrPtr(mr), 0}).first;
-  }
-  it->second.refs++;
-  return it->second.mr.get();
-}
-
-void MrTable::release(const uint8_t* addr, uint64_t len) {
-  auto it = entries_.find(std::make_pair(uintptr_t(addr), len));
-  if (it != entries_.end() && --it->second.refs == 0) entries_.erase(it);
-}
-
-}  // namespace verbs
-
 namespace {
 
 bool setNonBlocking(int fd) {
@@ -131,8 +110,7 @@ bool VerbsProvider::open(std::string* error) {
     *error = std::string("cannot create a completion queue: ") + std::strerror(errno);
     return false;
   }
-  sources_ = std::make_unique<verbs::MrTable>(pd_.get(), IBV_ACCESS_REMOTE_READ);
-  targets_ = std::make_unique<verbs::MrTable>(pd_.get(), IBV_ACCESS_LOCAL_WRITE);
+  registrations_ = std::make_unique<verbs::RegistrationCache>(pd_.get(), options_.registrationCacheBytes, counters_);
   lender_ = std::make_unique<verbs::RegionLender>(ctx_.regions, pd_.get());
   return true;
 }
@@ -268,6 +246,10 @@ void VerbsProvider::regionClosed(uint64_t key) {
     if (VerbsConnection* c = find(id)) c->revoke(key);
     else lender_->returned(key, id);
   }
+}
+
+void VerbsProvider::memoryGone(uint64_t memory) {
+  if (!closed_) registrations_->forget(memory);
 }
 
 void VerbsProvider::onConnectRequest(rdma_cm_id* id) {
@@ -429,8 +411,7 @@ void VerbsProvider::close() {
   addressOfNode_.clear();
   listenId_.reset();
   lender_.reset();
-  if (sources_) sources_->clear();
-  if (targets_) targets_->clear();
+  registrations_.reset();
   cq_.reset();
   compChannel_.reset();
   pd_.reset();

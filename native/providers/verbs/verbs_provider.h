@@ -16,6 +16,7 @@
 #include "verbs_connection.h"
 #include "verbs_options.h"
 #include "verbs_regions.h"
+#include "verbs_registrations.h"
 #include "verbs_resources.h"
 
 namespace rvma {
@@ -35,6 +36,7 @@ class VerbsProvider final : public Provider {
   bool supportsRaw() const override { return true; }
   void put(const PutRequest& req) override;
   void regionClosed(uint64_t key) override;
+  void memoryGone(uint64_t memory) override;
   void close() override;
   // Connects (or reuses the connection) to an rdma:// address; a Connected event follows.
   void connect(uint64_t requestId, const std::string& address);
@@ -46,12 +48,13 @@ class VerbsProvider final : public Provider {
   ibv_pd* pd() const { return pd_.get(); }
   ibv_cq* cq() const { return cq_.get(); }
   uint32_t maxReadDepth() const { return readDepth_; }
-  verbs::MrTable& sources() { return *sources_; }
-  verbs::MrTable& targets() { return *targets_; }
+  verbs::RegistrationCache& registrations() { return *registrations_; }
   verbs::RegionLender& lender() { return *lender_; }
   void onReady(VerbsConnection* conn);
   void onDead(VerbsConnection* conn);
   static uint64_t nowMs();
+  // Any thread: what the registration cache did so far.
+  const verbs::RegistrationCounters& registrationCounters() const { return counters_; }
 
  private:
   void onCmEvents();
@@ -69,6 +72,7 @@ class VerbsProvider final : public Provider {
   uint64_t incarnation_;
   std::string bound_;
   uint32_t readDepth_ = 1;
+  verbs::RegistrationCounters counters_;
   bool closed_ = false;
 
   // Destroyed bottom-up: connections (QPs, their MRs, ids) before the CQ, PD and channel.
@@ -78,7 +82,7 @@ class VerbsProvider final : public Provider {
   verbs::PdPtr pd_;
   verbs::CompChannelPtr compChannel_;
   verbs::CqPtr cq_;
-  std::unique_ptr<verbs::MrTable> sources_, targets_;
+  std::unique_ptr<verbs::RegistrationCache> registrations_;
   std::unique_ptr<verbs::RegionLender> lender_;
   verbs::CmIdPtr listenId_;
   uint64_t cmToken_ = 0, cqToken_ = 0;

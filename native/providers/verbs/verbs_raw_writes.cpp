@@ -39,10 +39,9 @@ void VerbsConnection::writeRaw(const PutRequest& req, const RemoteRegion& region
   const uint8_t* src = req.data;
   uint32_t lkey = localMr_->lkey;
   if (req.len > slotBytes_) {
-    ibv_mr* mr = owner_.sources().acquire(req.data, req.len);
-    if (!mr) return owner_.ctx().events.putDone(req.id, Status::Registration);
-    lkey = mr->lkey;
-    out.registered = true;
+    out.source = owner_.registrations().acquire(req.data, req.len, req.memory);
+    if (!out.source) return owner_.ctx().events.putDone(req.id, Status::Registration);
+    lkey = out.source->mr->lkey;
   } else if (req.len) {
     out.slot = freeSlots_.back();
     freeSlots_.pop_back();
@@ -53,7 +52,7 @@ void VerbsConnection::writeRaw(const PutRequest& req, const RemoteRegion& region
   uint32_t index;
   uint8_t* p = ctrlTx(&index);
   if (!p) {
-    if (out.registered) owner_.sources().release(req.data, req.len);
+    if (out.source) owner_.registrations().release(out.source);
     return owner_.ctx().events.putDone(req.id, Status::PeerLost);
   }
   for (uint64_t off = 0; off < req.len; off += kChunk) {

@@ -1,4 +1,4 @@
-// RAII owners for rdma-core objects, and a reference-counted registration table.
+// RAII owners for rdma-core objects.
 #pragma once
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -64,27 +63,5 @@ inline std::string registrationError(uint64_t len, int err) {
               ? ": raise the locked-memory limit (ulimit -l, or memlock in /etc/security/limits.conf)"
               : "");
 }
-
-// Registrations of user memory (put sources, mailbox buffers), shared by the operations that
-// use the same range at the same time and dropped when the last one finishes. Idle entries are
-// not kept: without memory hooks a cached registration can outlive the JS buffer it pinned,
-// and a new buffer at the same address would then be read or written through stale pages.
-class MrTable {
- public:
-  MrTable(ibv_pd* pd, int access) : pd_(pd), access_(access) {}
-  // nullptr when the kernel refuses (usually the locked-memory limit: Status::Registration).
-  ibv_mr* acquire(const uint8_t* addr, uint64_t len);
-  void release(const uint8_t* addr, uint64_t len);
-  void clear() { entries_.clear(); }
-
- private:
-  struct Entry {
-    MrPtr mr;
-    uint32_t refs = 0;
-  };
-  ibv_pd* pd_;
-  int access_;
-  std::map<std::pair<uintptr_t, uint64_t>, Entry> entries_;
-};
 
 }  // namespace rvma::verbs
