@@ -28,30 +28,30 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
   std::shared_ptr<Engine> engine(new Engine(options));
   if (options.progress == ProgressMode::Loop) engine->progress_.usePoller(poller);
   ProviderContext ctx{options.nodeId, *engine->table_, engine->regions_, *engine, engine->progress_};
-  auto tcp = std::make_unique<TcpProvider>(ctx, options.tcp, engine->incarnation_);
-  if (!tcp->listen(error)) {
-    *status = Status::InvalidArgument;
-    return nullptr;
-  }
   // Verbs only when asked for: opening a device costs memory and fails without one.
   std::unique_ptr<Provider> verbs;
   if (options.provider == "verbs" || !options.verbs.listen.empty()) {
 #ifdef RVMA_HAVE_VERBS
     auto v = std::make_unique<VerbsProvider>(ctx, options.verbs, engine->incarnation_);
-    if (!v->open(error)) {
+    if (v->open(error)) {
+      engine->verbsAddress_ = v->boundAddress();
+      engine->verbs_ = v.get();
+      v->start();  // before the worker exists, like tcp below
+      verbs = std::move(v);
+    }
+#else
+    *error = "this build of rvma has no verbs provider: rdma-core (libibverbs-dev, librdmacm-dev) was not found "
+             "when it was built";
+#endif
+    if (!verbs && !engine->fallBackToTcp(*error)) {
       *status = Status::InvalidArgument;
       return nullptr;
     }
-    engine->verbsAddress_ = v->boundAddress();
-    engine->verbs_ = v.get();
-    v->start();  // before the worker exists, like tcp below
-    verbs = std::move(v);
-#else
+  }
+  auto tcp = std::make_unique<TcpProvider>(ctx, engine->options_.tcp, engine->incarnation_);
+  if (!tcp->listen(error)) {
     *status = Status::InvalidArgument;
-    *error = "this build of rvma has no verbs provider: rdma-core (libibverbs-dev, librdmacm-dev) was not found "
-             "when it was built";
     return nullptr;
-#endif
   }
   // Aliasing pointer: a peer holding the table keeps the whole engine (and its sink) alive.
   std::shared_ptr<MailboxTable> table(engine, engine->table_.get());
@@ -75,6 +75,20 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
 }
 
 Engine::~Engine() { close(); }
+
+// 'auto' asked for verbs with an rdma:// listen address, and verbs cannot run here: TCP at the
+// same host and port takes its place (unless a tcp:// listen address was given as well).
+bool Engine::fallBackToTcp(const std::string& why) {
+  if (options_.provider != "auto") return false;
+  std::string host;
+  uint16_t port;
+  if (options_.tcp.listen.empty() && parseRdmaAddress(options_.verbs.listen, &host, &port)) {
+    options_.tcp.listen = "tcp://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+                          std::to_string(port);
+  }
+  verbsFallback_ = "verbs is unavailable (" + why + "): using tcp";
+  return true;
+}
 
 std::string Engine::listenAddress() const {
   std::string tcp = tcp_ ? tcp_->boundAddress() : std::string();

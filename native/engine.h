@@ -68,6 +68,8 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   RegionTable& regions() { return regions_; }
   const std::string& nodeId() const { return options_.nodeId; }
   std::string listenAddress() const;
+  // Why provider 'auto' runs tcp where verbs was asked for (an rdma:// listen); "" otherwise.
+  const std::string& verbsFallback() const { return verbsFallback_; }
   uint64_t incarnation() const { return incarnation_; }
 
   // Ok: accepted, the outcome arrives as a PutDone event. Anything else: refused now.
@@ -102,6 +104,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
 
  private:
   explicit Engine(const EngineOptions& options);
+  bool fallBackToTcp(const std::string& why);
   void push(Event e, std::initializer_list<std::string> texts = {});
 
   EngineOptions options_;
@@ -114,6 +117,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   VerbsProvider* verbs_ = nullptr;
   std::unique_ptr<Provider> tcpHolder_;
   std::string verbsAddress_;
+  std::string verbsFallback_;
   std::mutex eventsMu_;
   EventBatch pending_;
   std::function<void()> wake_;

@@ -54,6 +54,8 @@ export interface NativeEndpoint {
   /** 0: accepted (a Connected event follows), otherwise the refusal status. */
   connect(requestId: number, address: string): number;
   listenAddress(): string;
+  /** Why provider 'auto' runs tcp where an rdma:// listen asked for verbs; '' otherwise. */
+  verbsFallback(): string;
   incarnation(): bigint;
   completionPage(index: number): ArrayBuffer | undefined;
   openCount(): number;

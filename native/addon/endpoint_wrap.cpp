@@ -31,6 +31,7 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::RegisterRegion>("registerRegion"),
                          InstanceMethod<&EndpointWrap::DeregisterRegion>("deregisterRegion"),
                          InstanceMethod<&EndpointWrap::ListenAddress>("listenAddress"),
+                         InstanceMethod<&EndpointWrap::VerbsFallback>("verbsFallback"),
                          InstanceMethod<&EndpointWrap::Incarnation>("incarnation"),
                          InstanceMethod<&EndpointWrap::CompletionPage>("completionPage"),
                          InstanceMethod<&EndpointWrap::OpenCount>("openCount"),
@@ -260,6 +261,11 @@ Napi::Value EndpointWrap::Incarnation(const Napi::CallbackInfo& info) {
 
 Napi::Value EndpointWrap::ListenAddress(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), engine_ ? engine_->listenAddress() : std::string());
+}
+
+// verbsFallback() -> why provider 'auto' runs tcp instead of verbs, or ''
+Napi::Value EndpointWrap::VerbsFallback(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), engine_ ? engine_->verbsFallback() : std::string());
 }
 
 // forgetMemory(memory: number): that memory was collected.

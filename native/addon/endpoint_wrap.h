@@ -29,6 +29,7 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value RegisterRegion(const Napi::CallbackInfo& info);
   Napi::Value DeregisterRegion(const Napi::CallbackInfo& info);
   Napi::Value ListenAddress(const Napi::CallbackInfo& info);
+  Napi::Value VerbsFallback(const Napi::CallbackInfo& info);
   Napi::Value Incarnation(const Napi::CallbackInfo& info);
   Napi::Value CompletionPage(const Napi::CallbackInfo& info);
   Napi::Value OpenCount(const Napi::CallbackInfo& info);

@@ -140,6 +140,12 @@ export class Endpoint extends EventEmitter {
   private isClosed = false;
   /** Where this endpoint accepts connections ('tcp://IP:PORT' or 'rdma://IP:PORT'), or '' if it does not listen. */
   readonly address: string;
+  /**
+   * Set when provider 'auto' was given an 'rdma://IP:PORT' listen address and verbs cannot run
+   * here (not built, no RDMA device with an ACTIVE port, the address on none): why. The endpoint
+   * then runs tcp and listens at 'tcp://IP:PORT' instead.
+   */
+  readonly verbsFallback: string | undefined;
 
   private constructor(
     readonly nodeId: string,
@@ -150,11 +156,6 @@ export class Endpoint extends EventEmitter {
     private readonly ownsDirectory: boolean,
   ) {
     super();
-    this.routing = {
-      loopback: tcp.provider === 'auto' || tcp.provider === 'loopback',
-      rdma: tcp.provider === 'verbs' || !!tcp.listen?.startsWith('rdma://'),
-    };
-    this.resolver = new Resolver(directory, this.routing);
     // The native side holds this callback; a WeakRef keeps it from pinning the endpoint.
     const self = new WeakRef(this);
     try {
@@ -168,6 +169,12 @@ export class Endpoint extends EventEmitter {
       if ((error as { rvmaStatus?: number }).rvmaStatus === undefined) throw error;
       throw invalid('Endpoint.create', (error as Error).message);
     }
+    this.verbsFallback = this.handle.verbsFallback() || undefined;
+    this.routing = {
+      loopback: tcp.provider === 'auto' || tcp.provider === 'loopback',
+      rdma: tcp.provider === 'verbs' || (!!tcp.listen?.startsWith('rdma://') && !this.verbsFallback),
+    };
+    this.resolver = new Resolver(directory, this.routing);
     this.memory = this.routing.rdma
       ? new MemoryIds((id) => {
           if (!this.isClosed) this.handle.forgetMemory(id);
@@ -246,7 +253,7 @@ export class Endpoint extends EventEmitter {
     return {
       nodeId: this.nodeId,
       incarnation: this.incarnationHex,
-      addresses: !this.address ? {} : this.address.startsWith('rdma://') ? { rdma: this.address } : { tcp: publishable(this.address) },
+      addresses: !this.address ? {} : { [this.address.startsWith('rdma://') ? 'rdma' : 'tcp']: publishable(this.address) },
       host: hostname(),
       pid: process.pid,
       capabilities: Endpoint.capabilities.providers,
@@ -590,5 +597,5 @@ export class Endpoint extends EventEmitter {
 
 /** A wildcard listen address means nothing to other hosts: publish this host's name instead. */
 function publishable(address: string): string {
-  return address.replace(/^tcp:\/\/(0\.0\.0\.0|\[::\])(?=:\d+$)/, `tcp://${hostname()}`);
+  return address.replace(/^(tcp|rdma):\/\/(0\.0\.0\.0|\[::\])(?=:\d+$)/, `$1://${hostname()}`);
 }

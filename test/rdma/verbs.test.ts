@@ -1,6 +1,7 @@
 // The verbs provider over real rdma-core: Soft-RoCE (rxe0) in the QEMU guest of
 // scripts/rdma-vm. Both endpoints listen on the rxe netdev's address; puts name the peer by
 // its rdma:// address. Run with `npm run test:rdma`; elsewhere this file only reports a skip.
+import { hostname } from 'node:os';
 import { Endpoint, ProgressMode } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { asBuffer, makeRecord, parseRecords, pattern } from '../helpers/data';
@@ -41,6 +42,26 @@ describeInGuest('verbs provider', () => {
         Endpoint.create({ nodeId: uniqueNodeId(), provider: 'verbs', listen: 'rdma://10.77.0.99:0' }),
         'ERR_RVMA_INVALID_ARGUMENT',
       );
+    });
+
+    test("provider 'auto' with an rdma:// listen address runs verbs where a device is up", async () => {
+      const receiver = await endpoints.create({ provider: 'auto', listen: `rdma://${ADDR}:0` });
+      expect(receiver.address).toMatch(/^rdma:\/\//);
+      expect(receiver.verbsFallback).toBeUndefined();
+      const mailbox = receiver.openMailbox(VADDR);
+      mailbox.post(EAGER_MAX + 1);
+      const data = pattern(EAGER_MAX + 1, 3);
+      await (await verbs('loop')).put(receiver.address, VADDR, data, { timeout: 30_000 });
+      expect(asBuffer((await mailbox.next({ timeout: 30_000 })).buffer).equals(data)).toBe(true);
+      expect(receiver.registrationStats()).toMatchObject({ registrations: 1 });
+    });
+
+    test('a wildcard listen address is published under the host name', async () => {
+      const endpoint = await endpoints.create({ provider: 'verbs', listen: 'rdma://0.0.0.0:0' });
+      const port = /^rdma:\/\/0\.0\.0\.0:([1-9]\d*)$/.exec(endpoint.address)?.[1];
+      expect(port).toBeDefined();
+      const record = await endpoint.directory.resolveNode(endpoint.nodeId);
+      expect(record?.addresses).toEqual({ rdma: `rdma://${hostname()}:${port}` });
     });
   });
 
