@@ -49,6 +49,31 @@ describeInGuest('verbs peer loss', () => {
       expect(done.sha256).toBe(sha256(data));
     });
 
+    test('a node that dialed us, once lost, is dialed back by node id at the port its hello announced', async () => {
+      const peer = await startAgent(children, `dialer-${progress}`, { progress, provider: 'verbs', listen: LISTEN });
+      const v = VADDR.toString();
+      await peer.child.request({ cmd: 'open', vaddr: v });
+      await peer.child.request({ cmd: 'post', vaddr: v, size: 16 });
+      await peer.child.request({ cmd: 'post', vaddr: v, size: 16 });
+      const acceptor = await verbsEndpoint(endpoints, progress, { verbs: { keepaliveMs: 200, peerTimeoutMs: 2000 } });
+      expect(await peer.child.request({ cmd: 'connect', address: acceptor.address, timeout: WAIT }, WAIT)).toMatchObject({ node: acceptor.nodeId });
+      // A put by node id over the accepted connection: this side knows the peer.
+      await acceptor.put(peer.nodeId, VADDR, seededBytes(16, 5), { timeout: WAIT });
+      expect(await peer.child.request({ cmd: 'next', vaddr: v, timeout: WAIT }, WAIT)).toMatchObject({ epoch: 1, sha256: sha256(seededBytes(16, 5)) });
+
+      const lost = new Promise<PeerLostInfo>((resolve) => acceptor.once('peerLost', resolve));
+      peer.child.signal('SIGSTOP');
+      await waitStopped(peer.child.pid);
+      expect((await lost).nodeId).toBe(peer.nodeId);
+      peer.child.signal('SIGCONT');
+
+      // The only way back to the peer is a new connection from this side.
+      const data = seededBytes(16, 6);
+      await acceptor.put(peer.nodeId, VADDR, data, { timeout: WAIT });
+      const done = await peer.child.request({ cmd: 'next', vaddr: v, timeout: WAIT }, WAIT);
+      expect(done).toMatchObject({ epoch: 2, bytes: 16, ops: 1, sha256: sha256(data) });
+    });
+
     test('a sender killed mid-put: no completion for its put, the next sender completes with its own bytes only', async () => {
       const receiver = await startAgent(children, `receiver-${progress}`, { progress, provider: 'verbs', listen: LISTEN });
       const v = VADDR.toString();

@@ -172,6 +172,7 @@ void VerbsConnection::sendHello() {
   m.ringRkey = ringMr_->rkey;
   m.incarnation = owner_.incarnation();
   m.ringAddr = uintptr_t(ring_.get());
+  m.listenPort = owner_.listenPort();
   std::memcpy(p, &m, sizeof m);
   std::memcpy(p + sizeof m, node.data(), node.size());
   helloSent_ = true;
@@ -185,6 +186,21 @@ void VerbsConnection::sendAck(uint64_t putId, Status status, uint32_t slot) {
   AckMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Ack), uint16_t(status)}, slot, 0, putId};
   std::memcpy(p, &m, sizeof m);
   sendCtrl(index, sizeof m);
+}
+
+std::string VerbsConnection::peerListenAddress() const {
+  if (!peerListenPort_) return {};
+  const sockaddr* peer = rdma_get_peer_addr(cmId_.get());
+  char ip[INET6_ADDRSTRLEN] = {};
+  if (peer->sa_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(peer)->sin_addr, ip, sizeof ip);
+    return "rdma://" + std::string(ip) + ":" + std::to_string(peerListenPort_);
+  }
+  if (peer->sa_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(peer)->sin6_addr, ip, sizeof ip);
+    return "rdma://[" + std::string(ip) + "]:" + std::to_string(peerListenPort_);
+  }
+  return {};
 }
 
 void VerbsConnection::onEstablished() {
@@ -398,6 +414,7 @@ void VerbsConnection::onHello(const uint8_t* p, uint32_t len) {
   peerRkey_ = m.ringRkey;
   peerSlots_ = m.slots;
   peerSlotBytes_ = m.slotBytes;
+  peerListenPort_ = m.listenPort;
   window_ = std::min(slots_, peerSlots_);
   eagerMax_ = std::min(slotBytes_, peerSlotBytes_) - kEagerHeader;
   for (uint32_t i = window_; i-- > 0;) freeSlots_.push_back(i);

@@ -59,6 +59,8 @@ class VerbsConnection {
   bool outgoing() const { return outgoing_; }
   const std::string& address() const { return address_; }
   const std::string& peerNodeId() const { return peerNode_; }
+  // 'rdma://IP:PORT' where the peer accepts connections (from its hello), "" if it does not.
+  std::string peerListenAddress() const;
 
  private:
   enum Kind : uint64_t { kRecv = 1, kCtrlSend = 2, kEagerSend = 3, kRead = 4, kWrite = 5 };
@@ -139,6 +141,7 @@ class VerbsConnection {
   std::string peerNode_;
   uint64_t peerIncarnation_ = 0, peerRing_ = 0;
   uint32_t peerRkey_ = 0, peerSlots_ = 0, peerSlotBytes_ = 0;
+  uint16_t peerListenPort_ = 0;
   uint32_t window_ = 0;
   uint64_t eagerMax_ = 0;
 

@@ -79,8 +79,8 @@ bool VerbsProvider::open(std::string* error) {
                (errno == EADDRNOTAVAIL || errno == ENODEV ? " (is that address on an RDMA device's netdev?)" : "");
       return false;
     }
-    bound_ = "rdma://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
-             std::to_string(ntohs(rdma_get_src_port(id)));
+    listenPort_ = ntohs(rdma_get_src_port(id));
+    bound_ = "rdma://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(listenPort_);
     device_ = id->verbs;  // bound to one device's address: that device; a wildcard leaves it open
   }
   if (!device_) {
@@ -371,7 +371,10 @@ void VerbsProvider::pollCompletions() {
 
 void VerbsProvider::onReady(VerbsConnection* conn) {
   byNode_[conn->peerNodeId()].push_back(conn);
-  if (conn->outgoing()) addressOfNode_[conn->peerNodeId()] = conn->address();
+  // Where to dial the node again once this connection is gone: where we reached it, or where
+  // it said it listens.
+  std::string again = conn->outgoing() ? conn->address() : conn->peerListenAddress();
+  if (!again.empty()) addressOfNode_[conn->peerNodeId()] = again;
   std::lock_guard<std::mutex> lock(knownMu_);
   known_.insert(conn->peerNodeId());
 }

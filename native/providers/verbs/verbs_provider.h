@@ -29,6 +29,7 @@ class VerbsProvider final : public Provider {
   // Finds a device with an active port, opens the CM channel and (if asked) listens.
   bool open(std::string* error);
   const std::string& boundAddress() const { return bound_; }
+  uint16_t listenPort() const { return listenPort_; }  // 0: accepts nothing
   void start();  // registers the channel fds and the keepalive timer with progress (before the worker starts)
 
   const char* name() const override { return "verbs"; }
@@ -71,6 +72,7 @@ class VerbsProvider final : public Provider {
   VerbsOptions options_;
   uint64_t incarnation_;
   std::string bound_;
+  uint16_t listenPort_ = 0;
   uint32_t readDepth_ = 1;
   verbs::RegistrationCounters counters_;
   bool closed_ = false;
@@ -95,7 +97,7 @@ class VerbsProvider final : public Provider {
   std::vector<std::unique_ptr<VerbsConnection>> dead_;  // freed at the next top-level entry
   std::unordered_map<std::string, VerbsConnection*> byAddress_;  // dialed
   std::unordered_map<std::string, std::vector<VerbsConnection*>> byNode_;  // ready
-  std::unordered_map<std::string, std::string> addressOfNode_;  // where a node we dialed listens
+  std::unordered_map<std::string, std::string> addressOfNode_;  // where a node listens, to dial it again
 
   std::mutex knownMu_;
   std::unordered_set<std::string> known_;  // node ids this provider reaches

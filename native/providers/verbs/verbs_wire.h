@@ -9,7 +9,7 @@
 namespace rvma::verbs {
 
 constexpr uint32_t kMagic = 0x52564d56;  // "VMVR"
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;
 constexpr uint32_t kCtrlBytes = 512;
 constexpr uint32_t kAppend = 1;
 
@@ -42,6 +42,8 @@ struct HelloMsg {
   uint32_t ringRkey;
   uint64_t incarnation;
   uint64_t ringAddr;
+  uint16_t listenPort;  // where the sender accepts connections, at the address it connects from; 0: nowhere
+  uint16_t reserved[3];
 };
 
 // Large put: the receiver RDMA_READs [addr, addr + len) under rkey into its mailbox buffer.
@@ -87,7 +89,7 @@ struct EagerHeader {
   uint32_t len, flags;
 };
 
-static_assert(sizeof(CtrlHeader) == 8 && sizeof(HelloMsg) == 40 && sizeof(RtsMsg) == 56 && sizeof(AckMsg) == 24 &&
+static_assert(sizeof(CtrlHeader) == 8 && sizeof(HelloMsg) == 48 && sizeof(RtsMsg) == 56 && sizeof(AckMsg) == 24 &&
                   sizeof(KeyMsg) == 16 && sizeof(RegionInfoMsg) == 40 && sizeof(RawMsg) == 40 &&
                   sizeof(EagerHeader) == 32,
               "wire layouts are fixed");
