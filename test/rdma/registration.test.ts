@@ -106,6 +106,16 @@ describeInGuest('verbs registration failures', () => {
     expect(done).toMatchObject({ epoch: 1, bytes: 256 * 1024, ops: 4, sha256: sha256(Buffer.concat(parts)) });
   });
 
+  test('an acceptor that cannot register the connection: the dialer fails ERR_RVMA_REGISTRATION with its reason', async () => {
+    // The default ring (64 x 16 KiB = 1 MiB) is more than the acceptor may lock.
+    const receiver = await startAgent(children, 'receiver', { provider: 'verbs', listen: LISTEN }, underMemlock(LIMIT));
+    const sender = await verbsEndpoint(endpoints, 'loop');
+    await expectRejects(sender.connect(receiver.address, WAIT), 'ERR_RVMA_REGISTRATION', /refused by the peer: .*cannot register.*ulimit -l/);
+    await expectRejects(sender.put(receiver.address, VADDR, Buffer.alloc(8), WAIT), 'ERR_RVMA_REGISTRATION', /could not be registered/);
+    const refusal = await receiver.child.next((m) => m.type === 'protocolError', 60_000);
+    expect(refusal.message).toMatch(/cannot accept a connection: .*ulimit -l/);
+  });
+
   test("a connection whose own buffers exceed the limit: connect and put fail ERR_RVMA_REGISTRATION, saying what to raise", async () => {
     const receiver = await verbsEndpoint(endpoints, 'loop');
     receiver.openMailbox(VADDR).post(64);

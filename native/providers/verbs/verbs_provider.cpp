@@ -252,9 +252,21 @@ void VerbsProvider::memoryGone(uint64_t memory) {
   if (!closed_) registrations_->forget(memory);
 }
 
+namespace {
+// Refuses a connection request, telling the dialer why (RejectMsg).
+void reject(rdma_cm_id* id, Status status, const std::string& why) {
+  verbs::RejectMsg m{verbs::kMagic, uint16_t(status), uint16_t(std::min(why.size(), sizeof m.text)), {}};
+  std::memcpy(m.text, why.data(), m.textLen);
+  rdma_reject(id, &m, sizeof m);
+}
+}  // namespace
+
 void VerbsProvider::onConnectRequest(rdma_cm_id* id) {
   if (closed_ || id->verbs != device_ || conns_.size() >= cq_->cqe / cqPerConnection(options_)) {
-    rdma_reject(id, nullptr, 0);
+    reject(id, Status::NoPeer,
+           closed_                  ? "the endpoint is closing"
+           : id->verbs != device_   ? "it reached another RDMA device of the endpoint"
+                                    : "the endpoint has no room for more connections");
     rdma_destroy_id(id);
     return;
   }
@@ -263,9 +275,10 @@ void VerbsProvider::onConnectRequest(rdma_cm_id* id) {
   auto conn = std::make_unique<VerbsConnection>(*this, cid, verbs::CmIdPtr(id), false, std::string());
   std::string error;
   rdma_conn_param param{};
-  if (!ok(conn->setup(&error)) || (param = conn->connParam(), rdma_accept(id, &param) != 0)) {
+  Status s = conn->setup(&error);
+  if (!ok(s) || (param = conn->connParam(), rdma_accept(id, &param) != 0)) {
     if (error.empty()) error = std::string("rdma_accept: ") + std::strerror(errno);
-    rdma_reject(id, nullptr, 0);
+    reject(id, ok(s) ? Status::NoPeer : s, error);
     ctx_.events.protocolError("rdma peer", "cannot accept a connection: " + error);
     return;  // conn's destructor destroys the id
   }
@@ -281,6 +294,10 @@ void VerbsProvider::onCmEvents() {
     if (closed_ || rdma_get_cm_event(channel_.get(), &ev) != 0) return;
     rdma_cm_event_type type = ev->event;
     rdma_cm_id* id = ev->id;
+    verbs::RejectMsg why{};
+    if (type == RDMA_CM_EVENT_REJECTED && ev->param.conn.private_data_len >= sizeof why) {
+      std::memcpy(&why, ev->param.conn.private_data, sizeof why);
+    }
     rdma_ack_cm_event(ev);
     if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
       onConnectRequest(id);
@@ -315,10 +332,22 @@ void VerbsProvider::onCmEvents() {
       case RDMA_CM_EVENT_ESTABLISHED:
         c->onEstablished();
         break;
+      case RDMA_CM_EVENT_REJECTED:
+        // The acceptor's reason, when it gave one we know.
+        if (why.magic == verbs::kMagic &&
+            (why.status == uint16_t(Status::Registration) || why.status == uint16_t(Status::NoPeer))) {
+          std::string text(why.text, std::min<size_t>(why.textLen, sizeof why.text));
+          c->fail(Status(why.status),
+                  "connection to " + c->address() + " refused by the peer: " + text +
+                      (why.status == uint16_t(Status::Registration)
+                           ? " (raise the peer's locked-memory limit: ulimit -l, or memlock in /etc/security/limits.conf)"
+                           : ""));
+          break;
+        }
+        [[fallthrough]];
       case RDMA_CM_EVENT_ADDR_ERROR:
       case RDMA_CM_EVENT_ROUTE_ERROR:
       case RDMA_CM_EVENT_UNREACHABLE:
-      case RDMA_CM_EVENT_REJECTED:
       case RDMA_CM_EVENT_CONNECT_ERROR:
         c->fail(c->state() == VerbsConnection::State::Ready ? Status::PeerLost : Status::NoPeer,
                 std::string("connection to ") + (c->address().empty() ? "peer" : c->address()) + ": " +

@@ -84,6 +84,16 @@ struct RawMsg {
   uint64_t putId, key, offset, len;
 };
 
+// rdma_reject's private data when the acceptor cannot take a connection: why, so the dialer
+// fails with the same status (Registration: the acceptor's locked-memory limit). Fits the
+// smallest reject private data rdma_cm allows (148 bytes over IB CM).
+struct RejectMsg {
+  uint32_t magic;
+  uint16_t status;
+  uint16_t textLen;
+  char text[120];
+};
+
 struct EagerHeader {
   uint64_t putId, vaddr, offset;
   uint32_t len, flags;
@@ -91,7 +101,7 @@ struct EagerHeader {
 
 static_assert(sizeof(CtrlHeader) == 8 && sizeof(HelloMsg) == 48 && sizeof(RtsMsg) == 56 && sizeof(AckMsg) == 24 &&
                   sizeof(KeyMsg) == 16 && sizeof(RegionInfoMsg) == 40 && sizeof(RawMsg) == 40 &&
-                  sizeof(EagerHeader) == 32,
+                  sizeof(EagerHeader) == 32 && sizeof(RejectMsg) == 128,
               "wire layouts are fixed");
 static_assert(sizeof(HelloMsg) + 255 <= kCtrlBytes, "a hello with the longest node id fits a receive buffer");
 
