@@ -63,7 +63,7 @@ describeInGuest('verbs options', () => {
       expect(asBuffer(region.buffer).equals(expected)).toBe(true);
     });
 
-    test('maxPutBytes refuses larger puts, eager and read alike, and the connection stays up', async () => {
+    test('maxPutBytes refuses larger puts and raw writes, eager and read alike, and the connection stays up', async () => {
       const receiver = await verbsEndpoint(endpoints, progress, { verbs: { maxPutBytes: 1000 } });
       const sender = await verbsEndpoint(endpoints, progress);
       const mailbox = receiver.openMailbox(VADDR);
@@ -76,6 +76,13 @@ describeInGuest('verbs options', () => {
       const done = await mailbox.next(WAIT);
       expect(done).toMatchObject({ bytes: 1000, ops: 1 });
       expect(asBuffer(done.buffer).subarray((1 << 20) - 1000).equals(data)).toBe(true);
+
+      const region = receiver.registerRegion(1 << 20);
+      await expectRejects(sender.rawWrite(receiver.address, region.key, 0n, Buffer.alloc(1001), WAIT), 'ERR_RVMA_TOO_LARGE');
+      await expectRejects(sender.rawWrite(receiver.address, region.key, 0n, Buffer.alloc(1 << 20), WAIT), 'ERR_RVMA_TOO_LARGE');
+      await sender.rawWrite(receiver.address, region.key, 8n, data, WAIT);
+      expect(await region.next(WAIT)).toEqual({ offset: 8, bytes: 1000 });
+      expect(asBuffer(region.buffer).subarray(8, 1008).equals(data)).toBe(true);
     });
   });
 });

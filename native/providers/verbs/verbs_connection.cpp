@@ -173,6 +173,7 @@ void VerbsConnection::sendHello() {
   m.incarnation = owner_.incarnation();
   m.ringAddr = uintptr_t(ring_.get());
   m.listenPort = owner_.listenPort();
+  m.maxPutBytes = owner_.options().maxPutBytes;
   std::memcpy(p, &m, sizeof m);
   std::memcpy(p + sizeof m, node.data(), node.size());
   helloSent_ = true;
@@ -242,6 +243,9 @@ void VerbsConnection::sendPut(const PutRequest& req) {
     owner_.ctx().events.putDone(req.id, Status::PeerLost);
     return;
   }
+  // Above the peer's limit: refused here, without a round trip. Raw writes need this most: the
+  // owner cannot refuse what lands in its region directly.
+  if (req.len > peerMaxPut_) return owner_.ctx().events.putDone(req.id, Status::TooLarge);
   if (req.raw) return sendRaw(req);
   const uint32_t flags = req.where.append ? kAppend : 0;
   const uint64_t offset = req.where.append ? 0 : req.where.offset;
@@ -415,6 +419,7 @@ void VerbsConnection::onHello(const uint8_t* p, uint32_t len) {
   peerSlots_ = m.slots;
   peerSlotBytes_ = m.slotBytes;
   peerListenPort_ = m.listenPort;
+  peerMaxPut_ = m.maxPutBytes;
   window_ = std::min(slots_, peerSlots_);
   eagerMax_ = std::min(slotBytes_, peerSlotBytes_) - kEagerHeader;
   for (uint32_t i = window_; i-- > 0;) freeSlots_.push_back(i);

@@ -142,6 +142,7 @@ class VerbsConnection {
   uint64_t peerIncarnation_ = 0, peerRing_ = 0;
   uint32_t peerRkey_ = 0, peerSlots_ = 0, peerSlotBytes_ = 0;
   uint16_t peerListenPort_ = 0;
+  uint64_t peerMaxPut_ = 0;
   uint32_t window_ = 0;
   uint64_t eagerMax_ = 0;
 

@@ -44,6 +44,7 @@ struct HelloMsg {
   uint64_t ringAddr;
   uint16_t listenPort;  // where the sender accepts connections, at the address it connects from; 0: nowhere
   uint16_t reserved[3];
+  uint64_t maxPutBytes;  // the largest put or raw write the sender takes
 };
 
 // Large put: the receiver RDMA_READs [addr, addr + len) under rkey into its mailbox buffer.
@@ -99,7 +100,7 @@ struct EagerHeader {
   uint32_t len, flags;
 };
 
-static_assert(sizeof(CtrlHeader) == 8 && sizeof(HelloMsg) == 48 && sizeof(RtsMsg) == 56 && sizeof(AckMsg) == 24 &&
+static_assert(sizeof(CtrlHeader) == 8 && sizeof(HelloMsg) == 56 && sizeof(RtsMsg) == 56 && sizeof(AckMsg) == 24 &&
                   sizeof(KeyMsg) == 16 && sizeof(RegionInfoMsg) == 40 && sizeof(RawMsg) == 40 &&
                   sizeof(EagerHeader) == 32 && sizeof(RejectMsg) == 128,
               "wire layouts are fixed");
