@@ -38,10 +38,8 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
   if (options.provider == "verbs" || !options.verbs.listen.empty()) {
 #ifdef RVMA_HAVE_VERBS
     auto v = std::make_unique<VerbsProvider>(ctx, options.verbs, engine->incarnation_);
-    if (!v->open(error)) {
-      *status = Status::InvalidArgument;
-      return nullptr;
-    }
+    *status = Status::InvalidArgument;
+    if (!v->open(error, status)) return nullptr;
     engine->verbsAddress_ = v->boundAddress();
     engine->verbs_ = v.get();
     v->start();  // before the worker exists, like tcp below
