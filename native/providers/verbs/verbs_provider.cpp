@@ -114,20 +114,20 @@ bool VerbsProvider::open(std::string* error, Status* status) {
     return false;
   }
   readDepth_ = uint32_t(std::max(1, std::min({attr.max_qp_rd_atom, attr.max_qp_init_rd_atom, 16})));
+  maxCqe_ = attr.max_cqe;
   pd_.reset(ibv_alloc_pd(device_));
   compChannel_.reset(pd_ ? ibv_create_comp_channel(device_) : nullptr);
   if (!pd_ || !compChannel_ || !setNonBlocking(compChannel_->fd)) {
     *error = std::string("cannot set up the RDMA device: ") + std::strerror(errno);
     return false;
   }
-  // The completion queue must hold every posted receive and every connection's sends (see
-  // roomForConnection): the shared receive queue leaves room for at least one connection.
-  const int64_t cqe = std::min(attr.max_cqe, 32768);
+  // The completion queue must hold every posted receive and every connection's sends: it
+  // starts with room for one connection and grows as more come (roomForConnection).
   const int64_t sendDepth = VerbsConnection::sendDepth(options_.slots);
-  const int64_t depth = std::max<int64_t>(1, std::min<int64_t>({options_.receiveDepth, attr.max_srq_wr, cqe - sendDepth}));
+  const int64_t depth = std::max<int64_t>(1, std::min<int64_t>({options_.receiveDepth, attr.max_srq_wr, maxCqe_ - sendDepth}));
   srq_ = verbs::SharedReceiveQueue::create(pd_.get(), uint32_t(depth), error, status);
   if (!srq_) return false;
-  cq_.reset(ibv_create_cq(device_, int(cqe), nullptr, compChannel_.get(), 0));
+  cq_.reset(ibv_create_cq(device_, int(std::min<int64_t>(maxCqe_, depth + sendDepth)), nullptr, compChannel_.get(), 0));
   if (!cq_ || ibv_req_notify_cq(cq_.get(), 0) != 0) {
     *error = std::string("cannot create a completion queue: ") + std::strerror(errno);
     return false;
@@ -409,10 +409,14 @@ void VerbsProvider::onReceive(const ibv_wc& wc) {
 }
 
 // The completion queue holds the shared receive queue's completions and every connection's
-// sends: one more connection needs its send depth on top.
+// sends: one more connection needs its send depth on top. Grown (doubling, up to the device's
+// max_cqe) when short; beyond that, no more connections.
 bool VerbsProvider::roomForConnection() {
   const int64_t need = srq_->depth() + int64_t(conns_.size() + 1) * VerbsConnection::sendDepth(options_.slots);
-  return need <= cq_->cqe;
+  if (need <= cq_->cqe) return true;
+  if (need > maxCqe_) return false;
+  const int64_t size = std::min<int64_t>(maxCqe_, std::max<int64_t>(need, int64_t(cq_->cqe) * 2));
+  return ibv_resize_cq(cq_.get(), int(size)) == 0 && need <= cq_->cqe;
 }
 
 void VerbsProvider::onReady(VerbsConnection* conn) {

@@ -78,6 +78,7 @@ class VerbsProvider final : public Provider {
   uint64_t incarnation_;
   std::string bound_;
   uint32_t readDepth_ = 1;
+  int maxCqe_ = 0;
   bool closed_ = false;
 
   // Destroyed bottom-up: connections (QPs, their MRs, ids) before the SRQ, CQ, PD and channel.
