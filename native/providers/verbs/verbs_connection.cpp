@@ -178,8 +178,21 @@ void VerbsConnection::sendAck(uint64_t putId, Status status, uint32_t slot) {
 
 void VerbsConnection::onEstablished() {
   established_ = true;
+  shortenRnrWait();
   sendHello();
   maybeReady();
+}
+
+// A peer that finds the shared receive queue empty gets an RNR NAK and retries (forever:
+// rnr_retry_count 7) after the wait our queue pair names in it. rdma_cm sets that wait
+// (min_rnr_timer) to 0, which encodes the longest, 655 ms; an RTS queue pair may change it.
+// If the device refuses, the long wait stays: slower when the queue runs dry, still correct.
+void VerbsConnection::shortenRnrWait() {
+  constexpr uint8_t kRnrTimer = 12;  // 0.64 ms in the InfiniBand encoding
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_RTS;
+  attr.min_rnr_timer = kRnrTimer;
+  (void)ibv_modify_qp(cmId_->qp, &attr, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER);
 }
 
 void VerbsConnection::maybeReady() {

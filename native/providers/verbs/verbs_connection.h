@@ -93,6 +93,7 @@ class VerbsConnection {
 
   uint64_t wrId(Kind kind, uint32_t index) const { return (uint64_t(id_) << 32) | (kind << 24) | (index & 0xffffff); }
   void destroyQp();
+  void shortenRnrWait();
   void postSend(const SendWr& w);
   void drainBacklog();
   uint32_t inflight() const { return uint32_t(outstanding_.size() + queries_.size()); }
