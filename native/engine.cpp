@@ -31,9 +31,10 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
   // Verbs only when asked for: opening a device costs memory and fails without one.
   std::unique_ptr<Provider> verbs;
   if (options.provider == "verbs" || !options.verbs.listen.empty()) {
+    Status refused = Status::InvalidArgument;
 #ifdef RVMA_HAVE_VERBS
     auto v = std::make_unique<VerbsProvider>(ctx, options.verbs, engine->incarnation_);
-    if (v->open(error)) {
+    if (v->open(error, &refused)) {
       engine->verbsAddress_ = v->boundAddress();
       engine->verbs_ = v.get();
       v->start();  // before the worker exists, like tcp below
@@ -44,7 +45,7 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
              "when it was built";
 #endif
     if (!verbs && !engine->fallBackToTcp(*error)) {
-      *status = Status::InvalidArgument;
+      *status = refused;
       return nullptr;
     }
   }

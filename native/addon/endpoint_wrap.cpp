@@ -58,6 +58,7 @@ bool readVerbsOptions(const Napi::Value& value, VerbsOptions* verbs) {
   if (!value.IsObject()) return false;
   Napi::Object o = value.As<Napi::Object>();
   return readNumber(o, "slots", &verbs->slots) && readNumber(o, "slotBytes", &verbs->slotBytes) &&
+         readNumber(o, "receiveDepth", &verbs->receiveDepth) &&
          readNumber(o, "maxPutBytes", &verbs->maxPutBytes) && readNumber(o, "keepaliveMs", &verbs->keepaliveMs) &&
          readNumber(o, "peerTimeoutMs", &verbs->peerTimeoutMs) &&
          readNumber(o, "connectTimeoutMs", &verbs->connectTimeoutMs) &&

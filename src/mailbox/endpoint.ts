@@ -166,7 +166,12 @@ export class Endpoint extends EventEmitter {
         tcp,
       );
     } catch (error) {
-      if ((error as { rvmaStatus?: number }).rvmaStatus === undefined) throw error;
+      const status = (error as { rvmaStatus?: number }).rvmaStatus;
+      if (status === undefined) throw error;
+      // The verbs provider's receive buffers, refused by the kernel: the locked-memory limit.
+      if (codeOfStatus(status) === 'ERR_RVMA_REGISTRATION') {
+        throw new RvmaError('ERR_RVMA_REGISTRATION', `Endpoint.create: ${(error as Error).message}`);
+      }
       throw invalid('Endpoint.create', (error as Error).message);
     }
     this.verbsFallback = this.handle.verbsFallback() || undefined;

@@ -12,6 +12,14 @@ export interface VerbsOptions {
    * sides) travel eagerly; larger ones are read by the receiver (RDMA read). Default 16 KiB.
    */
   slotBytes?: number;
+  /**
+   * Receive buffers of the endpoint's shared receive queue (8..65536, at most what the device
+   * allows): every connection's incoming messages and eager puts take one until the endpoint
+   * has handled them. receiveDepth x 512 bytes are registered once per endpoint, whatever the
+   * number of peers. When many peers send at once and the queue runs dry, their devices retry
+   * until a buffer is free again: nothing is lost. Default 4096.
+   */
+  receiveDepth?: number;
   /** Largest put a peer may send us; larger ones are refused with ERR_RVMA_TOO_LARGE. Default 4 GiB. */
   maxPutBytes?: number;
   /** A peer not heard from this long is pinged. Default 1000 ms. */
@@ -34,6 +42,7 @@ const MAX_MS = 2 ** 31 - 1;
 const LIMITS: Record<keyof VerbsOptions, [number, number]> = {
   slots: [1, 1024],
   slotBytes: [64, 1 << 24],
+  receiveDepth: [8, 65536],
   maxPutBytes: [1, Number.MAX_SAFE_INTEGER],
   keepaliveMs: [1, MAX_MS],
   peerTimeoutMs: [1, MAX_MS],

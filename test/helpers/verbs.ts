@@ -1,5 +1,6 @@
 // Verbs endpoints for the tests in test/rdma, which run only inside the Soft-RoCE guest of
 // scripts/rdma-vm (`npm run test:rdma`): both ends listen on the rxe netdev's address.
+import { readFileSync } from 'node:fs';
 import { Endpoint, EndpointOptions, ProgressMode } from '../../src';
 import { EndpointTracker, uniqueNodeId } from './endpoints';
 
@@ -11,6 +12,14 @@ export const EAGER_MAX = 16 * 1024 - 32;
 /** A verbs endpoint listening on rxe0, closed after the test by the tracker. */
 export function verbsEndpoint(tracker: EndpointTracker, progress: ProgressMode, extra: EndpointOptions = {}): Promise<Endpoint> {
   return tracker.create({ nodeId: uniqueNodeId('rdma'), provider: 'verbs', listen: `rdma://${RDMA_ADDR}:0`, progress, ...extra });
+}
+
+/**
+ * RNR NAKs rxe0 has sent since the guest booted: each time a queue pair found no receive
+ * posted (a shared receive queue ran dry) and told its peer to retry. Device-wide.
+ */
+export function rnrNaksSent(): number {
+  return Number(readFileSync('/sys/class/infiniband/rxe0/ports/1/hw_counters/send_rnr_err', 'utf8'));
 }
 
 /** Runs body as a describe block inside the guest; elsewhere reports one skipped test. */

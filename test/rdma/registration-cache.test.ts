@@ -120,13 +120,13 @@ describeInGuest('verbs registration cache', () => {
     const children = trackChildren('each');
 
     test('unused registrations are dropped when a new one would not fit, and the put lands', async () => {
-      // 52 KiB of ring and staging plus one 128 KiB buffer fit 256 KiB; two do not.
+      // Ring, staging and receive buffers (about 84 KiB) plus one 128 KiB buffer fit 256 KiB; two do not.
       const limit = 256 * 1024;
       const memlock = ['setpriv', '--inh-caps=-ipc_lock', '--bounding-set=-ipc_lock', 'prlimit', `--memlock=${limit}:${limit}`, '--'];
       const receiver = await startAgent(
         children,
         'receiver',
-        { provider: 'verbs', listen: `rdma://${RDMA_ADDR}:0`, verbs: { slots: 4, slotBytes: 4096 } },
+        { provider: 'verbs', listen: `rdma://${RDMA_ADDR}:0`, verbs: { slots: 4, slotBytes: 4096, receiveDepth: 64 } },
         memlock,
       );
       const sender = await verbsEndpoint(endpoints, 'loop');

@@ -12,8 +12,9 @@ import { RDMA_ADDR, describeInGuest, verbsEndpoint } from '../helpers/verbs';
 const endpoints = trackEndpoints();
 const WAIT = { timeout: 60_000 };
 const LISTEN = `rdma://${RDMA_ADDR}:0`;
-// A small ring (4 x 4 KiB, 52 KiB registered with its staging) fits the limit; 1 MiB does not.
-const SMALL_RING = { slots: 4, slotBytes: 4096 };
+// A small ring (4 x 4 KiB; 44 KiB registered with its staging and control buffers) and 64
+// receive buffers (32 KiB) fit the limit; a 1 MiB ring does not, nor 4096 receive buffers.
+const SMALL_RING = { slots: 4, slotBytes: 4096, receiveDepth: 64 };
 const EAGER_MAX = 4096 - 32;
 const LIMIT = 256 * 1024;
 
@@ -87,7 +88,7 @@ describeInGuest('verbs registration failures', () => {
   });
 
   test('reads into one buffer share its registration: four at once fit a limit that holds it only once', async () => {
-    // 52 KiB of ring and staging plus one 256 KiB registration fit 384 KiB; two of the buffer do not.
+    // 76 KiB of ring, staging and receive buffers plus one 256 KiB registration fit 384 KiB; two of the buffer do not.
     const receiver = await startAgent(children, 'receiver', { provider: 'verbs', listen: LISTEN, verbs: SMALL_RING }, underMemlock(384 * 1024));
     const v = VADDR.toString();
     await receiver.child.request({ cmd: 'open', vaddr: v });
@@ -108,7 +109,7 @@ describeInGuest('verbs registration failures', () => {
 
   test('an acceptor that cannot register the connection: the dialer fails ERR_RVMA_REGISTRATION with its reason', async () => {
     // The default ring (64 x 16 KiB = 1 MiB) is more than the acceptor may lock.
-    const receiver = await startAgent(children, 'receiver', { provider: 'verbs', listen: LISTEN }, underMemlock(LIMIT));
+    const receiver = await startAgent(children, 'receiver', { provider: 'verbs', listen: LISTEN, verbs: { receiveDepth: 64 } }, underMemlock(LIMIT));
     const sender = await verbsEndpoint(endpoints, 'loop');
     await expectRejects(sender.connect(receiver.address, WAIT), 'ERR_RVMA_REGISTRATION', /refused by the peer: .*cannot register.*ulimit -l/);
     await expectRejects(sender.put(receiver.address, VADDR, Buffer.alloc(8), WAIT), 'ERR_RVMA_REGISTRATION', /could not be registered/);
@@ -119,11 +120,18 @@ describeInGuest('verbs registration failures', () => {
   test("a connection whose own buffers exceed the limit: connect and put fail ERR_RVMA_REGISTRATION, saying what to raise", async () => {
     const receiver = await verbsEndpoint(endpoints, 'loop');
     receiver.openMailbox(VADDR).post(64);
-    const sender = await startAgent(children, 'sender', { provider: 'verbs' }, underMemlock(LIMIT));
+    const sender = await startAgent(children, 'sender', { provider: 'verbs', verbs: { receiveDepth: 64 } }, underMemlock(LIMIT));
     const failed = sender.child.request({ cmd: 'connect', address: receiver.address });
     await expect(failed).rejects.toMatchObject({ code: 'ERR_RVMA_REGISTRATION', message: expect.stringMatching(/ulimit -l/) });
     expect(await childFails(sender.child.request({ cmd: 'put', target: receiver.address, vaddr: VADDR.toString(), size: 64, seed: 9 }))).toBe(
       'ERR_RVMA_REGISTRATION',
     );
+  });
+
+  test('receive buffers beyond the limit: Endpoint.create fails ERR_RVMA_REGISTRATION, naming receiveDepth and what to raise', async () => {
+    const child = children.spawn('endpoint', 'tcp-agent.js', [JSON.stringify({ provider: 'verbs', listen: LISTEN })], undefined, underMemlock(LIMIT));
+    const fatal = await child.next('fatal', 60_000);
+    expect(fatal.code).toBe('ERR_RVMA_REGISTRATION');
+    expect(fatal.message).toMatch(/^RvmaError: Endpoint\.create: .*4096 buffers \(verbs\.receiveDepth\).*ulimit -l/);
   });
 });

@@ -22,23 +22,22 @@ VerbsConnection::VerbsConnection(VerbsProvider& owner, uint32_t id, CmIdPtr cmId
     : owner_(owner), id_(id), cmId_(std::move(cmId)), outgoing_(outgoing), address_(std::move(address)),
       state_(State::Resolving), startedMs_(VerbsProvider::nowMs()), slots_(owner.options().slots),
       slotBytes_(owner.options().slotBytes),
-      recvCount_(recvDepth(slots_)), sqDepth_(sendDepth(slots_)) {}
+      ctrlCount_(ctrlDepth(slots_)), sqDepth_(sendDepth(slots_)) {}
 
 // The queue pair goes first (no DMA after it), then the memory it used.
 VerbsConnection::~VerbsConnection() {
+  destroyQp();
   cmId_.reset();
   ringMr_.reset();
   localMr_.reset();
 }
 
-// Receive credits: a peer has at most `window` requests and we at most `window` answers
-// outstanding, each consuming one posted receive; the rest is slack for the hello and for the
-// peer's messages outside the window. Control send buffers: the same split, the spare ones
-// kept apart so that revokes can never take a buffer a request or an answer needs.
+// Control send buffers: we have at most `window` requests and `window` answers outstanding,
+// plus the hello; the spare ones are kept apart so that revokes can never take a buffer a
+// request or an answer needs. Receives come from the provider's shared receive queue.
 Status VerbsConnection::setup(std::string* error) {
-  const uint32_t ctrlTxCount = recvCount_;
   const size_t ringBytes = size_t(slots_) * slotBytes_;
-  const size_t localBytes = ringBytes + size_t(recvCount_ + ctrlTxCount) * kCtrlBytes;
+  const size_t localBytes = ringBytes + size_t(ctrlCount_) * kCtrlBytes;
   ring_ = allocPages(ringBytes);
   local_ = allocPages(localBytes);
   if (!ring_ || !local_) {
@@ -52,28 +51,28 @@ Status VerbsConnection::setup(std::string* error) {
     return Status::Registration;
   }
   txStage_ = local_.get();
-  ctrlRx_ = txStage_ + ringBytes;
-  ctrlTxBase_ = ctrlRx_ + size_t(recvCount_) * kCtrlBytes;
-  for (uint32_t i = ctrlTxCount; i-- > 0;) (i >= ctrlTxCount - kSpareCtrl ? freeSpareTx_ : freeCtrlTx_).push_back(i);
+  ctrlTxBase_ = txStage_ + ringBytes;
+  for (uint32_t i = ctrlCount_; i-- > 0;) (i >= ctrlCount_ - kSpareCtrl ? freeSpareTx_ : freeCtrlTx_).push_back(i);
 
   ibv_qp_init_attr attr{};
   attr.send_cq = attr.recv_cq = owner_.cq();
+  attr.srq = owner_.srq();
   attr.qp_type = IBV_QPT_RC;
   attr.cap.max_send_wr = sqDepth_;
-  attr.cap.max_recv_wr = recvCount_;
-  attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+  attr.cap.max_send_sge = 1;
   attr.sq_sig_all = 1;
   if (rdma_create_qp(cmId_.get(), owner_.pd(), &attr) != 0) {
     *error = std::string("cannot create a queue pair: ") + std::strerror(errno);
     return Status::NoPeer;
   }
-  for (uint32_t i = 0; i < recvCount_; i++) {
-    if (!postRecv(i)) {
-      *error = std::string("cannot post receives: ") + std::strerror(errno);
-      return Status::NoPeer;
-    }
-  }
+  owner_.addQp(cmId_->qp->qp_num, id_);
   return Status::Ok;
+}
+
+void VerbsConnection::destroyQp() {
+  if (!cmId_ || !cmId_->qp) return;
+  owner_.removeQp(cmId_->qp->qp_num);
+  rdma_destroy_qp(cmId_.get());
 }
 
 rdma_conn_param VerbsConnection::connParam() const {
@@ -81,18 +80,8 @@ rdma_conn_param VerbsConnection::connParam() const {
   p.responder_resources = uint8_t(owner_.maxReadDepth());
   p.initiator_depth = uint8_t(owner_.maxReadDepth());
   p.retry_count = 7;
-  p.rnr_retry_count = 7;  // a receive not yet re-posted makes the sender retry, never fail
+  p.rnr_retry_count = 7;  // the peer's shared receive queue running dry makes us retry, never fail
   return p;
-}
-
-bool VerbsConnection::postRecv(uint32_t index) {
-  ibv_sge sge{uintptr_t(ctrlRx_ + size_t(index) * kCtrlBytes), kCtrlBytes, localMr_->lkey};
-  ibv_recv_wr wr{};
-  wr.wr_id = wrId(kRecv, index);
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  return ibv_post_recv(cmId_->qp, &wr, &bad) == 0;
 }
 
 void VerbsConnection::postSend(const SendWr& w) {
@@ -206,8 +195,21 @@ std::string VerbsConnection::peerListenAddress() const {
 
 void VerbsConnection::onEstablished() {
   established_ = true;
+  shortenRnrWait();
   sendHello();
   maybeReady();
+}
+
+// A peer that finds the shared receive queue empty gets an RNR NAK and retries (forever:
+// rnr_retry_count 7) after the wait our queue pair names in it. rdma_cm sets that wait
+// (min_rnr_timer) to 0, which encodes the longest, 655 ms; an RTS queue pair may change it.
+// If the device refuses, the long wait stays: slower when the queue runs dry, still correct.
+void VerbsConnection::shortenRnrWait() {
+  constexpr uint8_t kRnrTimer = 12;  // 0.64 ms in the InfiniBand encoding
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_RTS;
+  attr.min_rnr_timer = kRnrTimer;
+  (void)ibv_modify_qp(cmId_->qp, &attr, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER);
 }
 
 void VerbsConnection::maybeReady() {
@@ -293,24 +295,9 @@ void VerbsConnection::onCompletion(const ibv_wc& wc) {
     return;
   }
   switch (kind) {
-    case kRecv: {
-      heardMs_ = VerbsProvider::nowMs();  // only the peer's software sends: proof it is alive
-      if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-        if (!postRecv(index)) return fail(Status::PeerLost, "cannot re-post a receive");
-        onEager(ntohl(wc.imm_data), wc.byte_len);
-        return;
-      }
-      // Copied out first so the buffer can take the next message right away.
-      uint8_t msg[kCtrlBytes];
-      uint32_t len = std::min(wc.byte_len, kCtrlBytes);
-      std::memcpy(msg, ctrlRx_ + size_t(index) * kCtrlBytes, len);
-      if (!postRecv(index)) return fail(Status::PeerLost, "cannot re-post a receive");
-      onCtrl(msg, len);
-      return;
-    }
     case kCtrlSend:
       sqInflight_--;
-      if (index >= recvCount_ - kSpareCtrl) {
+      if (index >= ctrlCount_ - kSpareCtrl) {
         freeSpareTx_.push_back(index);
         drainUnsolicited();
       } else {
@@ -327,6 +314,17 @@ void VerbsConnection::onCompletion(const ibv_wc& wc) {
       break;
   }
   drainBacklog();
+}
+
+void VerbsConnection::onReceive(const ibv_wc& wc, const uint8_t* msg, uint32_t len) {
+  if (state_ == State::Dead) return;
+  if (wc.status != IBV_WC_SUCCESS) {
+    fail(Status::PeerLost, std::string("RDMA receive failed: ") + ibv_wc_status_str(wc.status));
+    return;
+  }
+  heardMs_ = VerbsProvider::nowMs();  // only the peer's software sends: proof it is alive
+  if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) return onEager(ntohl(wc.imm_data), wc.byte_len);
+  onCtrl(msg, len);
 }
 
 void VerbsConnection::onEager(uint32_t slot, uint32_t byteLen) {
@@ -492,7 +490,7 @@ void VerbsConnection::fail(Status status, const std::string& why) {
   state_ = State::Dead;
   if (established_) rdma_disconnect(cmId_.get());
   // No more DMA into mailbox buffers once the queue pair is gone: only then cancel the reads.
-  if (cmId_->qp) rdma_destroy_qp(cmId_.get());
+  destroyQp();
   for (auto& [readId, op] : reads_) {
     owner_.ctx().table.cancel(op.res);
     owner_.registrations().release(op.target);

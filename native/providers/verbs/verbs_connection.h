@@ -1,7 +1,8 @@
 // One RC queue pair to a peer, set up through rdma_cm. Carries eager puts into the peer's
 // landing ring, RTS/READ/FIN for large puts, raw writes straight into the peer's regions
 // (verbs_raw_writes.cpp), ACK/NACK answers that return ring credits, and keepalive pings.
-// Lives on the progress context only.
+// It receives through the provider's shared receive queue: the provider hands it the
+// receive completions of its queue pair (onReceive). Lives on the progress context only.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -25,21 +26,26 @@ class VerbsConnection {
 
   // Control buffers for messages outside the window (revokes, pings and their answers).
   static constexpr uint32_t kSpareCtrl = 8;
-  // Work requests one connection may have posted: its share of the completion queue.
+  // Send work requests one connection may have posted: its share of the completion queue.
   static uint32_t sendDepth(uint32_t slots) { return 4 * slots + 16; }
-  static uint32_t recvDepth(uint32_t slots) { return 2 * slots + 4 + kSpareCtrl; }
+  // Control send buffers: requests and answers (each bounded by the window), the hello, spares.
+  static uint32_t ctrlDepth(uint32_t slots) { return 2 * slots + 4 + kSpareCtrl; }
 
   VerbsConnection(VerbsProvider& owner, uint32_t id, verbs::CmIdPtr cmId, bool outgoing, std::string address);
   ~VerbsConnection();
   VerbsConnection(const VerbsConnection&) = delete;
   VerbsConnection& operator=(const VerbsConnection&) = delete;
 
-  // Queue pair, buffers and posted receives; before rdma_connect / rdma_accept. Not Ok:
-  // Registration (buffers refused by the kernel) or NoPeer, with *error saying why.
+  // Queue pair (on the shared receive queue) and buffers; before rdma_connect / rdma_accept.
+  // Not Ok: Registration (buffers refused by the kernel) or NoPeer, with *error saying why.
   Status setup(std::string* error);
   rdma_conn_param connParam() const;
   void onEstablished();
+  // A send-side work completion of this connection.
   void onCompletion(const ibv_wc& wc);
+  // A receive completion of this queue pair; a control message was copied out to msg (len
+  // bytes) and its shared buffer already re-posted.
+  void onReceive(const ibv_wc& wc, const uint8_t* msg, uint32_t len);
   void put(const PutRequest& req);
   // Resolved with the peer's node id once ready, failed with the connection.
   void addConnectRequest(uint64_t requestId) { connectRequests_.push_back(requestId); }
@@ -63,7 +69,7 @@ class VerbsConnection {
   std::string peerListenAddress() const;
 
  private:
-  enum Kind : uint64_t { kRecv = 1, kCtrlSend = 2, kEagerSend = 3, kRead = 4, kWrite = 5 };
+  enum Kind : uint64_t { kCtrlSend = 2, kEagerSend = 3, kRead = 4, kWrite = 5 };
   static constexpr uint64_t kChunk = 1 << 20;  // one RDMA_READ / RDMA_WRITE per MiB: small messages for any device
   // The statuses a peer may answer a request with (Ok included).
   static bool isAnswer(uint16_t status);
@@ -88,7 +94,8 @@ class VerbsConnection {
   };
 
   uint64_t wrId(Kind kind, uint32_t index) const { return (uint64_t(id_) << 32) | (kind << 24) | (index & 0xffffff); }
-  bool postRecv(uint32_t index);
+  void destroyQp();
+  void shortenRnrWait();
   void postSend(const SendWr& w);
   void drainBacklog();
   uint32_t inflight() const { return uint32_t(outstanding_.size() + queries_.size()); }
@@ -125,12 +132,11 @@ class VerbsConnection {
   uint64_t startedMs_, heardMs_ = 0;  // created; last message from the peer
   bool pinging_ = false;              // a ping is unanswered
 
-  // Own memory: landing ring (remote-writable) and local staging (tx slots, control buffers).
-  uint32_t slots_, slotBytes_, recvCount_, sqDepth_;
+  // Own memory: landing ring (remote-writable) and local staging (tx slots, control send buffers).
+  uint32_t slots_, slotBytes_, ctrlCount_, sqDepth_;
   verbs::PageBuffer ring_, local_;
   verbs::MrPtr ringMr_, localMr_;
   uint8_t* txStage_ = nullptr;
-  uint8_t* ctrlRx_ = nullptr;
   uint8_t* ctrlTxBase_ = nullptr;
   std::vector<uint32_t> freeCtrlTx_;    // for the hello, requests (bounded by the window) and answers
   std::vector<uint32_t> freeSpareTx_;   // for messages outside the window (revokes, pings)

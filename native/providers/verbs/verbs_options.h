@@ -10,6 +10,7 @@ struct VerbsOptions {
   std::string listen;                 // "rdma://IP:PORT" (port 0: ephemeral), "" to accept nothing
   uint32_t slots = 64;                // landing-ring slots per connection = puts in flight per peer
   uint32_t slotBytes = 16 * 1024;     // puts up to slotBytes - header travel eagerly
+  uint32_t receiveDepth = 4096;       // buffers of the shared receive queue (at most the device's max_srq_wr)
   uint64_t maxPutBytes = 1ull << 32;  // larger puts (eager or read) are refused with TooLarge
   uint32_t keepaliveMs = 1000;        // a peer not heard from this long is pinged
   uint32_t peerTimeoutMs = 5000;      // a peer not heard from longer than this is lost

@@ -33,11 +33,6 @@ uint32_t activePorts(ibv_context* ctx) {
   return active;
 }
 
-// Completion entries one connection may need: send queue + receive queue.
-uint32_t cqPerConnection(const VerbsOptions& o) {
-  return VerbsConnection::sendDepth(o.slots) + VerbsConnection::recvDepth(o.slots);
-}
-
 }  // namespace
 
 VerbsProvider::VerbsProvider(ProviderContext ctx, VerbsOptions options, uint64_t incarnation)
@@ -45,7 +40,7 @@ VerbsProvider::VerbsProvider(ProviderContext ctx, VerbsOptions options, uint64_t
 
 VerbsProvider::~VerbsProvider() { close(); }
 
-bool VerbsProvider::open(std::string* error) {
+bool VerbsProvider::open(std::string* error, Status* status) {
   const std::string hint = " (Endpoint.capabilities.devices lists the RDMA devices and their active ports)";
   int count = 0;
   devices_.reset(rdma_get_devices(&count));
@@ -98,14 +93,20 @@ bool VerbsProvider::open(std::string* error) {
     return false;
   }
   readDepth_ = uint32_t(std::max(1, std::min({attr.max_qp_rd_atom, attr.max_qp_init_rd_atom, 16})));
+  maxCqe_ = attr.max_cqe;
   pd_.reset(ibv_alloc_pd(device_));
   compChannel_.reset(pd_ ? ibv_create_comp_channel(device_) : nullptr);
   if (!pd_ || !compChannel_ || !setNonBlocking(compChannel_->fd)) {
     *error = std::string("cannot set up the RDMA device: ") + std::strerror(errno);
     return false;
   }
-  int cqe = std::min(attr.max_cqe, 32768);
-  cq_.reset(ibv_create_cq(device_, cqe, nullptr, compChannel_.get(), 0));
+  // The completion queue must hold every posted receive and every connection's sends: it
+  // starts with room for one connection and grows as more come (roomForConnection).
+  const int64_t sendDepth = VerbsConnection::sendDepth(options_.slots);
+  const int64_t depth = std::max<int64_t>(1, std::min<int64_t>({options_.receiveDepth, attr.max_srq_wr, maxCqe_ - sendDepth}));
+  srq_ = verbs::SharedReceiveQueue::create(pd_.get(), uint32_t(depth), error, status);
+  if (!srq_) return false;
+  cq_.reset(ibv_create_cq(device_, int(std::min<int64_t>(maxCqe_, depth + sendDepth)), nullptr, compChannel_.get(), 0));
   if (!cq_ || ibv_req_notify_cq(cq_.get(), 0) != 0) {
     *error = std::string("cannot create a completion queue: ") + std::strerror(errno);
     return false;
@@ -169,7 +170,7 @@ VerbsConnection* VerbsProvider::dial(const std::string& address, Status* status)
     *status = Status::InvalidArgument;
     return nullptr;
   }
-  if (!resolveAddress(host, port, &addr, &addrLen, &error) || conns_.size() >= cq_->cqe / cqPerConnection(options_)) {
+  if (!resolveAddress(host, port, &addr, &addrLen, &error) || !roomForConnection()) {
     *status = Status::NoPeer;
     return nullptr;
   }
@@ -262,7 +263,7 @@ void reject(rdma_cm_id* id, Status status, const std::string& why) {
 }  // namespace
 
 void VerbsProvider::onConnectRequest(rdma_cm_id* id) {
-  if (closed_ || id->verbs != device_ || conns_.size() >= cq_->cqe / cqPerConnection(options_)) {
+  if (closed_ || id->verbs != device_ || !roomForConnection()) {
     reject(id, Status::NoPeer,
            closed_                  ? "the endpoint is closing"
            : id->verbs != device_   ? "it reached another RDMA device of the endpoint"
@@ -389,13 +390,44 @@ void VerbsProvider::pollCompletions() {
     if (n <= 0) return;
     budget -= n;
     for (int i = 0; i < n; i++) {
-      // Completions of a connection already gone (flushed work) find nothing.
-      if (VerbsConnection* c = find(uint32_t(wc[i].wr_id >> 32))) c->onCompletion(wc[i]);
+      if (verbs::SharedReceiveQueue::isReceive(wc[i].wr_id)) {
+        onReceive(wc[i]);
+      } else if (VerbsConnection* c = find(uint32_t(wc[i].wr_id >> 32))) {
+        c->onCompletion(wc[i]);  // a connection already gone (flushed work) finds nothing
+      }
     }
   }
   if (moreFd_ < 0) return;
   uint64_t one = 1;
   (void)!write(moreFd_, &one, sizeof one);  // the rest on the next turn of the loop
+}
+
+// Every receive gives its buffer back, whatever became of its queue pair (an error status is
+// a flush); a control message is copied out first, so the buffer takes the next message at
+// once. A queue pair destroyed before its completions were polled finds no connection.
+void VerbsProvider::onReceive(const ibv_wc& wc) {
+  const uint32_t buffer = verbs::SharedReceiveQueue::bufferOf(wc.wr_id);
+  uint8_t msg[verbs::kCtrlBytes];
+  uint32_t len = 0;
+  if (wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV) {
+    len = std::min(wc.byte_len, verbs::kCtrlBytes);
+    std::memcpy(msg, srq_->data(buffer), len);
+  }
+  srq_->repost(buffer);
+  auto it = qpConns_.find(wc.qp_num);
+  if (it == qpConns_.end()) return;
+  if (VerbsConnection* c = find(it->second)) c->onReceive(wc, msg, len);
+}
+
+// The completion queue holds the shared receive queue's completions and every connection's
+// sends: one more connection needs its send depth on top. Grown (doubling, up to the device's
+// max_cqe) when short; beyond that, no more connections.
+bool VerbsProvider::roomForConnection() {
+  const int64_t need = srq_->depth() + int64_t(conns_.size() + 1) * VerbsConnection::sendDepth(options_.slots);
+  if (need <= cq_->cqe) return true;
+  if (need > maxCqe_) return false;
+  const int64_t size = std::min<int64_t>(maxCqe_, std::max<int64_t>(need, int64_t(cq_->cqe) * 2));
+  return ibv_resize_cq(cq_.get(), int(size)) == 0 && need <= cq_->cqe;
 }
 
 void VerbsProvider::onReady(VerbsConnection* conn) {
@@ -444,6 +476,7 @@ void VerbsProvider::close() {
   listenId_.reset();
   lender_.reset();
   registrations_.reset();
+  srq_.reset();
   cq_.reset();
   compChannel_.reset();
   pd_.reset();

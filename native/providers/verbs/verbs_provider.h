@@ -1,6 +1,7 @@
 // RDMA transport on rdma-core: rdma_cm sets up one RC queue pair per peer; every queue pair
-// shares one protection domain and one completion queue. The rdma_cm event channel and the
-// CQ's completion channel sit in the endpoint's epoll set, so nothing busy-polls.
+// shares one protection domain, one shared receive queue (verbs_srq.h) and one completion
+// queue, so receive buffers do not grow with the number of peers. The rdma_cm event channel
+// and the CQ's completion channel sit in the endpoint's epoll set, so nothing busy-polls.
 // Eager puts land in a per-connection ring (RDMA_WRITE_WITH_IMM) and are copied into the
 // mailbox; large puts are read by the receiver straight into the mailbox buffer; raw writes
 // go straight into a region the peer lent (RDMA_WRITE), followed by a notice.
@@ -18,6 +19,7 @@
 #include "verbs_regions.h"
 #include "verbs_registrations.h"
 #include "verbs_resources.h"
+#include "verbs_srq.h"
 
 namespace rvma {
 
@@ -26,8 +28,9 @@ class VerbsProvider final : public Provider {
   VerbsProvider(ProviderContext ctx, VerbsOptions options, uint64_t incarnation);
   ~VerbsProvider() override;
 
-  // Finds a device with an active port, opens the CM channel and (if asked) listens.
-  bool open(std::string* error);
+  // Finds a device with an active port, opens the CM channel and (if asked) listens. False
+  // with *error, and *status Registration when the kernel refused the receive buffers.
+  bool open(std::string* error, Status* status);
   const std::string& boundAddress() const { return bound_; }
   uint16_t listenPort() const { return listenPort_; }  // 0: accepts nothing
   void start();  // registers the channel fds and the keepalive timer with progress (before the worker starts)
@@ -48,6 +51,10 @@ class VerbsProvider final : public Provider {
   uint64_t incarnation() const { return incarnation_; }
   ibv_pd* pd() const { return pd_.get(); }
   ibv_cq* cq() const { return cq_.get(); }
+  ibv_srq* srq() const { return srq_->srq(); }
+  // Receive completions are routed by queue pair number, from creation to destruction.
+  void addQp(uint32_t qpNum, uint32_t connId) { qpConns_[qpNum] = connId; }
+  void removeQp(uint32_t qpNum) { qpConns_.erase(qpNum); }
   uint32_t maxReadDepth() const { return readDepth_; }
   verbs::RegistrationCache& registrations() { return *registrations_; }
   verbs::RegionLender& lender() { return *lender_; }
@@ -61,6 +68,8 @@ class VerbsProvider final : public Provider {
   void onCmEvents();
   void onCompletions();
   void pollCompletions();
+  void onReceive(const ibv_wc& wc);
+  bool roomForConnection();
   void tick();
   void onConnectRequest(rdma_cm_id* id);
   VerbsConnection* dial(const std::string& address, Status* status);
@@ -75,15 +84,17 @@ class VerbsProvider final : public Provider {
   uint16_t listenPort_ = 0;
   uint32_t readDepth_ = 1;
   verbs::RegistrationCounters counters_;
+  int maxCqe_ = 0;
   bool closed_ = false;
 
-  // Destroyed bottom-up: connections (QPs, their MRs, ids) before the CQ, PD and channel.
+  // Destroyed bottom-up: connections (QPs, their MRs, ids) before the SRQ, CQ, PD and channel.
   verbs::DeviceListPtr devices_;
   ibv_context* device_ = nullptr;
   verbs::EventChannelPtr channel_;
   verbs::PdPtr pd_;
   verbs::CompChannelPtr compChannel_;
   verbs::CqPtr cq_;
+  std::unique_ptr<verbs::SharedReceiveQueue> srq_;
   std::unique_ptr<verbs::RegistrationCache> registrations_;
   std::unique_ptr<verbs::RegionLender> lender_;
   verbs::CmIdPtr listenId_;
@@ -93,6 +104,7 @@ class VerbsProvider final : public Provider {
   int moreFd_ = -1;
   uint64_t moreToken_ = 0;
   uint32_t nextConn_ = 1;
+  std::unordered_map<uint32_t, uint32_t> qpConns_;  // qp_num -> connection id, kept by the connections
   std::unordered_map<uint32_t, std::unique_ptr<VerbsConnection>> conns_;
   std::vector<std::unique_ptr<VerbsConnection>> dead_;  // freed at the next top-level entry
   std::unordered_map<std::string, VerbsConnection*> byAddress_;  // dialed

@@ -31,6 +31,9 @@ struct CompChannelFree {
 struct CqFree {
   void operator()(ibv_cq* cq) const { ibv_destroy_cq(cq); }
 };
+struct SrqFree {
+  void operator()(ibv_srq* srq) const { ibv_destroy_srq(srq); }
+};
 struct MrFree {
   void operator()(ibv_mr* mr) const { ibv_dereg_mr(mr); }
 };
@@ -46,6 +49,7 @@ using CmIdPtr = std::unique_ptr<rdma_cm_id, CmIdFree>;
 using PdPtr = std::unique_ptr<ibv_pd, PdFree>;
 using CompChannelPtr = std::unique_ptr<ibv_comp_channel, CompChannelFree>;
 using CqPtr = std::unique_ptr<ibv_cq, CqFree>;
+using SrqPtr = std::unique_ptr<ibv_srq, SrqFree>;
 using MrPtr = std::unique_ptr<ibv_mr, MrFree>;
 using DeviceListPtr = std::unique_ptr<ibv_context*, DeviceListFree>;
 using PageBuffer = std::unique_ptr<uint8_t, AlignedFree>;
