@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <system_error>
 
 namespace rvma {
@@ -140,7 +141,7 @@ void Progress::runTasks() {
   for (auto& task : batch) task();
 }
 
-void Progress::wait(int timeoutMs) {
+int Progress::wait(int timeoutMs) {
   epoll_event events[64];
   int n = epoll_wait(epollFd_, events, 64, timeoutMs);
   for (int i = 0; i < n; i++) {
@@ -154,15 +155,30 @@ void Progress::wait(int timeoutMs) {
     IoHandler handler = it->second;  // a copy: the handler may remove itself
     handler(events[i].events);
   }
+  return n;
+}
+
+void Progress::busyPoll(uint32_t us, std::function<int()> poll, std::function<void()> beforeSleep) {
+  busyPollUs_ = us;
+  busyPoll_ = std::move(poll);
+  beforeSleep_ = std::move(beforeSleep);
+}
+
+bool Progress::stopping() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopping_;
 }
 
 void Progress::run() {
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_) return;
-    }
+  using Clock = std::chrono::steady_clock;
+  const auto window = std::chrono::microseconds(busyPollUs_);
+  while (!stopping()) {
+    if (beforeSleep_) beforeSleep_();
     wait(-1);
+    if (!busyPoll_) continue;
+    for (auto until = Clock::now() + window; Clock::now() < until && !stopping();) {
+      if (busyPoll_() + wait(0) > 0) until = Clock::now() + window;
+    }
   }
 }
 

@@ -50,6 +50,13 @@ class Progress {
   void remove(uint64_t token, int fd);
   // A periodic callback on the progress context (timerfd in the same epoll set).
   uint64_t every(uint32_t intervalMs, std::function<void()> fn);
+  // Thread mode, opt-in: after handling anything the worker keeps going for `us` more
+  // microseconds before it sleeps, calling poll() (a provider's own poll, which needs no
+  // wake-up; returns the work it found) and checking the epoll set without blocking; work
+  // found restarts the window. Saves the sleep and wake-up (tens of µs) when the next message
+  // follows soon, at the cost of a busy CPU meanwhile. beforeSleep() runs before each sleep,
+  // so that the provider can ask for a wake-up again. Set before start().
+  void busyPoll(uint32_t us, std::function<int()> poll, std::function<void()> beforeSleep);
 
   // Loop mode: hand fd watching to the event loop (before anything is added), or take it
   // back (nullptr) once the poller goes away.
@@ -59,7 +66,8 @@ class Progress {
 
  private:
   void run();
-  void wait(int timeoutMs);
+  int wait(int timeoutMs);  // the number of events handled
+  bool stopping();
   void runTasks();
 
   ProgressMode mode_;
@@ -72,6 +80,9 @@ class Progress {
   std::unordered_map<uint64_t, IoHandler> handlers_;
   ExternalPoller* poller_ = nullptr;
   std::vector<int> timerFds_;
+  uint32_t busyPollUs_ = 0;
+  std::function<int()> busyPoll_;
+  std::function<void()> beforeSleep_;
   uint64_t nextToken_ = 2;  // 1 is the wake-up eventfd
 };
 

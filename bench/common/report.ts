@@ -74,7 +74,8 @@ export function buildReport(spec: ReportSpec, samples: Samples): Report {
     const row: RatioRow = { versus, scenario, value, extra };
     if (target) {
       row.target = target.min !== undefined ? `>= ${target.min.toFixed(2)}` : `<= ${target.max!.toFixed(2)}`;
-      row.met = Number.isFinite(value) && (target.min !== undefined ? value >= target.min : value <= target.max!);
+      // Judged only where both sides were measured (filters, or failed measurements, leave gaps).
+      if (Number.isFinite(value)) row.met = target.min !== undefined ? value >= target.min : value <= target.max!;
     }
     return row;
   });
@@ -94,10 +95,13 @@ function scenarioLabel(spec: ReportSpec, id: string): string {
 /** One line: whether every target was met, and which were not. */
 export function verdict(spec: ReportSpec, report: Report): string {
   const judged = report.ratios.filter((r) => r.met !== undefined);
+  const unmeasured = report.ratios.filter((r) => r.target !== undefined && r.met === undefined).length;
+  const gaps = unmeasured ? `; ${unmeasured} not measured` : '';
   const missed = judged.filter((r) => !r.met);
-  if (!missed.length) return `target met (${judged.length} of ${judged.length} ratios)`;
+  if (!judged.length) return `no target measured${gaps}`;
+  if (!missed.length) return `target met (${judged.length} of ${judged.length} ratios${gaps})`;
   const list = missed.map((r) => `${ratioName(spec, r)} at ${scenarioLabel(spec, r.scenario)} = ${fixed(r.value, 2)} (${r.target})`);
-  return `target NOT met (${missed.length} of ${judged.length} ratios): ${list.join('; ')}`;
+  return `target NOT met (${missed.length} of ${judged.length} ratios${gaps}): ${list.join('; ')}`;
 }
 
 export function formatReport(spec: ReportSpec, samples: Samples, report: Report, reps: number): string {

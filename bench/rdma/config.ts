@@ -50,6 +50,17 @@ export const VARIANTS: Variant<Transport>[] = [
     verbs: { registrationCacheBytes: 0 },
     only: BANDWIDTH,
   },
+  // Round trips under thread progress, without and with busy polling. The window (2 ms) spans
+  // a round trip under emulation (about 1 ms), so the reply is polled, not waited for.
+  { id: 'mailbox-thread', label: 'mailbox put (verbs, thread)', transport: 'mailbox', progress: 'thread', only: ['rtt8'] },
+  {
+    id: 'mailbox-busypoll',
+    label: 'mailbox put (verbs, thread, busy poll 2 ms)',
+    transport: 'mailbox',
+    progress: 'thread',
+    verbs: { busyPollUs: 2000 },
+    only: ['rtt8'],
+  },
 ];
 
 /** The target: mailbox puts reach 0.9x the raw verbs write from 64 KiB up. */
@@ -63,6 +74,8 @@ export const REPORT: ReportSpec = {
   extra: [
     { id: 'mailbox-eager64k', column: '64 KiB eager' },
     { id: 'mailbox-nocache', column: 'no reg. cache' },
+    { id: 'mailbox-thread', column: 'thread' },
+    { id: 'mailbox-busypoll', column: 'thread, busy poll' },
   ],
   ratios: ['raw', 'perftest'].flatMap((versus) => ['rtt8', ...BANDWIDTH].map((scenario) => ({ versus, scenario }))),
   targets: TARGETS,

@@ -62,7 +62,8 @@ bool readVerbsOptions(const Napi::Value& value, VerbsOptions* verbs) {
          readNumber(o, "maxPutBytes", &verbs->maxPutBytes) && readNumber(o, "keepaliveMs", &verbs->keepaliveMs) &&
          readNumber(o, "peerTimeoutMs", &verbs->peerTimeoutMs) &&
          readNumber(o, "connectTimeoutMs", &verbs->connectTimeoutMs) &&
-         readNumber(o, "registrationCacheBytes", &verbs->registrationCacheBytes);
+         readNumber(o, "registrationCacheBytes", &verbs->registrationCacheBytes) &&
+         readNumber(o, "busyPollUs", &verbs->busyPollUs);
 }
 
 bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {

@@ -170,6 +170,8 @@ export function parseCreateOptions(options: unknown): CreateSettings {
     throw invalid(call, 'tcp.keepaliveMs must be smaller than tcp.peerTimeoutMs');
   }
   const verbs = parseVerbsOptions(call, o.verbs);
+  // Loop progress polls on the JS thread: spinning there would stall the application.
+  if (verbs.busyPollUs && progress !== 'thread') throw invalid(call, "verbs.busyPollUs needs progress: 'thread'");
   const labels = o.labels === undefined ? [] : o.labels;
   if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string' && l.length > 0)) {
     throw invalid(call, 'labels must be an array of non-empty strings');

@@ -34,6 +34,12 @@ export interface VerbsOptions {
    * least recently used first. Default 256 MiB.
    */
   registrationCacheBytes?: number;
+  /**
+   * With progress 'thread': after handling anything, the progress thread keeps polling the
+   * completion queue for this many more microseconds before it sleeps, so that a message
+   * following soon needs no wake-up; a CPU stays busy meanwhile (0..100000). Default 0: never.
+   */
+  busyPollUs?: number;
 }
 
 const MAX_MS = 2 ** 31 - 1;
@@ -48,6 +54,7 @@ const LIMITS: Record<keyof VerbsOptions, [number, number]> = {
   peerTimeoutMs: [1, MAX_MS],
   connectTimeoutMs: [1, MAX_MS],
   registrationCacheBytes: [0, Number.MAX_SAFE_INTEGER],
+  busyPollUs: [0, 100_000],
 };
 const KEYS = Object.keys(LIMITS) as (keyof VerbsOptions)[];
 

@@ -85,4 +85,23 @@ describeInGuest('verbs options', () => {
       expect(asBuffer(region.buffer).subarray(8, 1008).equals(data)).toBe(true);
     });
   });
+
+  test('busyPollUs (thread progress): 300 round trips of eager and read puts, every byte exact, and close while polling', async () => {
+    const verbs = { busyPollUs: 500 };
+    const a = await verbsEndpoint(endpoints, 'thread', { verbs });
+    const b = await verbsEndpoint(endpoints, 'thread', { verbs });
+    const inbox = { a: a.openMailbox(VADDR, { epoch: 'ops', threshold: 1 }), b: b.openMailbox(VADDR, { epoch: 'ops', threshold: 1 }) };
+    for (let i = 0; i < 300; i++) {
+      const size = i % 10 === 9 ? 64 * 1024 : 1 + (i % 200);
+      const [from, to, box] = i % 2 === 0 ? [a, b, inbox.b] : [b, a, inbox.a];
+      const posted = box.post(size);
+      const data = pattern(size, i);
+      await from.put(to.address, VADDR, data, WAIT);
+      const done = await box.next(WAIT);
+      expect(done.buffer).toBe(posted);
+      expect(asBuffer(done.buffer).equals(data)).toBe(true);
+    }
+    // Closing right after traffic stops a thread that is still polling.
+    await Promise.all([a.close(), b.close()]);
+  });
 });

@@ -36,6 +36,8 @@ describe('Endpoint.create', () => {
     ['fractional verbs.receiveDepth', { verbs: { receiveDepth: 64.5 } }, 'verbs\\.receiveDepth'],
     ['fractional verbs.maxPutBytes', { verbs: { maxPutBytes: 1.5 } }, 'verbs\\.maxPutBytes'],
     ['string verbs.connectTimeoutMs', { verbs: { connectTimeoutMs: '5000' } }, 'verbs\\.connectTimeoutMs'],
+    ['verbs.busyPollUs above 100000', { progress: 'thread', verbs: { busyPollUs: 100_001 } }, 'verbs\\.busyPollUs'],
+    ['verbs.busyPollUs with loop progress', { verbs: { busyPollUs: 50 } }, 'verbs\\.busyPollUs'],
     ['negative verbs.registrationCacheBytes', { verbs: { registrationCacheBytes: -1 } }, 'verbs\\.registrationCacheBytes'],
     ['verbs.keepaliveMs not below peerTimeoutMs', { verbs: { keepaliveMs: 500, peerTimeoutMs: 500 } }, 'verbs\\.keepaliveMs'],
     ['verbs.keepaliveMs above the default peerTimeoutMs', { verbs: { keepaliveMs: 6000 } }, 'verbs\\.keepaliveMs'],

@@ -16,6 +16,7 @@ struct VerbsOptions {
   uint32_t peerTimeoutMs = 5000;      // a peer not heard from longer than this is lost
   uint32_t connectTimeoutMs = 5000;   // rdma_cm setup plus the hellos
   uint64_t registrationCacheBytes = 256ull << 20;  // registrations kept unused (see RegistrationCache)
+  uint32_t busyPollUs = 0;            // thread progress: poll the CQ this long after activity (Progress::busyPoll)
 };
 
 // "rdma://HOST:PORT" -> host, port. False when the form is wrong.

@@ -131,6 +131,22 @@ void VerbsProvider::start() {
       });
     }
   }
+  // Busy polling: the worker polls the CQ itself between events; it needs a completion event
+  // (ibv_req_notify_cq) only when it is about to sleep, and checks once more after asking.
+  if (ctx_.progress.mode() == ProgressMode::Thread && options_.busyPollUs) {
+    busyPolling_ = true;
+    ctx_.progress.busyPoll(
+        options_.busyPollUs,
+        [this] {
+          reap();
+          return closed_ ? 0 : pollCompletions();
+        },
+        [this] {
+          if (closed_) return;
+          ibv_req_notify_cq(cq_.get(), 0);
+          pollCompletions();
+        });
+  }
   uint32_t interval = std::max<uint32_t>(10, std::min(options_.keepaliveMs, options_.peerTimeoutMs) / 2);
   ctx_.progress.every(interval, [this] { tick(); });
 }
@@ -373,7 +389,7 @@ void VerbsProvider::onCompletions() {
   unsigned events = 0;
   while (ibv_get_cq_event(compChannel_.get(), &evCq, &evCtx) == 0) events++;
   if (events) ibv_ack_cq_events(cq_.get(), events);
-  ibv_req_notify_cq(cq_.get(), 0);
+  if (!busyPolling_) ibv_req_notify_cq(cq_.get(), 0);  // busy polling asks again before the thread sleeps
   pollCompletions();
 }
 
@@ -381,14 +397,16 @@ void VerbsProvider::onCompletions() {
 // and buffers get re-posted, between batches (as the tcp provider bounds its reads); a
 // receiver then needs few posted buffers to keep up with a fast sender. The worker thread
 // drains the queue.
-void VerbsProvider::pollCompletions() {
+int VerbsProvider::pollCompletions() {
   constexpr int kLoopCompletionBudget = 16;
   int budget = moreFd_ >= 0 ? kLoopCompletionBudget : std::numeric_limits<int>::max();
+  int handled = 0;
   ibv_wc wc[32];
   while (budget > 0) {
     int n = ibv_poll_cq(cq_.get(), std::min(32, budget), wc);
-    if (n <= 0) return;
+    if (n <= 0) return handled;
     budget -= n;
+    handled += n;
     for (int i = 0; i < n; i++) {
       if (verbs::SharedReceiveQueue::isReceive(wc[i].wr_id)) {
         onReceive(wc[i]);
@@ -397,9 +415,10 @@ void VerbsProvider::pollCompletions() {
       }
     }
   }
-  if (moreFd_ < 0) return;
+  if (moreFd_ < 0) return handled;
   uint64_t one = 1;
   (void)!write(moreFd_, &one, sizeof one);  // the rest on the next turn of the loop
+  return handled;
 }
 
 // Every receive gives its buffer back, whatever became of its queue pair (an error status is

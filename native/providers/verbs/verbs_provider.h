@@ -67,7 +67,7 @@ class VerbsProvider final : public Provider {
  private:
   void onCmEvents();
   void onCompletions();
-  void pollCompletions();
+  int pollCompletions();  // the number handled
   void onReceive(const ibv_wc& wc);
   bool roomForConnection();
   void tick();
@@ -86,6 +86,7 @@ class VerbsProvider final : public Provider {
   verbs::RegistrationCounters counters_;
   int maxCqe_ = 0;
   bool closed_ = false;
+  bool busyPolling_ = false;
 
   // Destroyed bottom-up: connections (QPs, their MRs, ids) before the SRQ, CQ, PD and channel.
   verbs::DeviceListPtr devices_;
