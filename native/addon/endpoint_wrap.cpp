@@ -91,8 +91,11 @@ bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
 }
 
 // A memory id (see PutRequest::memory) from an optional argument: 0 when absent.
+// One N-API call on the put path (it fails, leaving 0, for anything but a number).
 uint64_t memoryArg(const Napi::CallbackInfo& info, size_t index) {
-  return info.Length() > index && info[index].IsNumber() ? uint64_t(info[index].As<Napi::Number>().Int64Value()) : 0;
+  int64_t memory = 0;
+  if (info.Length() > index) napi_get_value_int64(info.Env(), info[index], &memory);
+  return memory > 0 ? uint64_t(memory) : 0;
 }
 
 }  // namespace

@@ -238,10 +238,6 @@ export async function startAgent(tracker: ChildTracker, label: string, options: 
 }
 
 /**
- * Waits until every thread of a SIGSTOPped process is stopped (state T in /proc), so the
- * test knows the process reads nothing more. Bounded by timeoutMs.
- */
-/**
  * One 8-byte put from sender to receiver, into a mailbox of its own at vaddr: its answer
  * proves both ends of their connection are up, so losing it is reported on either side.
  */
@@ -252,6 +248,23 @@ export async function provenConnection(sender: Agent, receiver: Agent, vaddr: bi
   await sender.child.request({ cmd: 'put', target: receiver.address, vaddr: v, size: 8, seed: 9 });
 }
 
+/**
+ * Kills `victim` (a 'loop' progress agent) in the middle of a put of `size` seeded bytes (seed 1,
+ * offset 0) to `receiver`'s mailbox at vaddr: the receiver is stopped meanwhile, so it has
+ * certainly not taken the whole put, and is resumed once the victim is dead.
+ */
+export async function killSenderMidPut(victim: Agent, receiver: Agent, vaddr: string, size: number): Promise<void> {
+  receiver.child.signal('SIGSTOP');
+  await waitStopped(receiver.child.pid);
+  await victim.child.request({ cmd: 'putAndBlock', target: receiver.address, vaddr, size, seed: 1, offset: 0 });
+  await victim.child.kill();
+  receiver.child.signal('SIGCONT');
+}
+
+/**
+ * Waits until every thread of a SIGSTOPped process is stopped (state T in /proc), so the
+ * test knows the process reads nothing more. Bounded by timeoutMs.
+ */
 export async function waitStopped(pid: number, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -22,6 +22,14 @@ export function rnrNaksSent(): number {
   return Number(readFileSync('/sys/class/infiniband/rxe0/ports/1/hw_counters/send_rnr_err', 'utf8'));
 }
 
+/**
+ * Command prefix running node without CAP_IPC_LOCK (root would bypass the limit) under a
+ * locked-memory limit of `bytes`: registrations beyond it fail as they would for a normal user.
+ */
+export function underMemlock(bytes: number): string[] {
+  return ['setpriv', '--inh-caps=-ipc_lock', '--bounding-set=-ipc_lock', 'prlimit', `--memlock=${bytes}:${bytes}`, '--'];
+}
+
 /** Runs body as a describe block inside the guest; elsewhere reports one skipped test. */
 export function describeInGuest(name: string, body: () => void): void {
   if (IN_VM) {

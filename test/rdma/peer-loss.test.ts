@@ -4,7 +4,7 @@
 // thread is stopped) to hold a put provably half-way: a stopped receiver has not read it yet.
 // Runs inside the Soft-RoCE guest only.
 import { PeerLostInfo } from '../../src';
-import { provenConnection, seededBytes, sha256, startAgent, trackChildren, waitStopped } from '../helpers/children';
+import { killSenderMidPut, provenConnection, seededBytes, sha256, startAgent, trackChildren, waitStopped } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 import { RDMA_ADDR, describeInGuest, verbsEndpoint } from '../helpers/verbs';
@@ -86,11 +86,7 @@ describeInGuest('verbs peer loss', () => {
       // certainly not read any of it.
       const victim = await startAgent(children, 'victim', { progress: 'loop', provider: 'verbs' });
       await provenConnection(victim, receiver, VADDR + 1n);
-      receiver.child.signal('SIGSTOP');
-      await waitStopped(receiver.child.pid);
-      await victim.child.request({ cmd: 'putAndBlock', target: receiver.address, vaddr: v, size: BIG, seed: 1, offset: 0 });
-      await victim.child.kill();
-      receiver.child.signal('SIGCONT');
+      await killSenderMidPut(victim, receiver, v, BIG);
 
       // Its connection to the dead sender is closed (and with it the put's reservation)...
       await receiver.child.next((m) => m.type === 'peerLost' && m.nodeId === victim.nodeId, WAIT);

@@ -9,7 +9,7 @@ import { Endpoint, EndpointOptions, ProgressMode, RegistrationStats } from '../.
 import { seededBytes, sha256, startAgent, trackChildren } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, trackEndpoints } from '../helpers/endpoints';
 import { asBuffer } from '../helpers/data';
-import { EAGER_MAX, RDMA_ADDR, describeInGuest, verbsEndpoint } from '../helpers/verbs';
+import { EAGER_MAX, RDMA_ADDR, describeInGuest, underMemlock, verbsEndpoint } from '../helpers/verbs';
 
 const endpoints = trackEndpoints();
 const WAIT = { timeout: 60_000 };
@@ -121,13 +121,11 @@ describeInGuest('verbs registration cache', () => {
 
     test('unused registrations are dropped when a new one would not fit, and the put lands', async () => {
       // Ring, staging and receive buffers (about 84 KiB) plus one 128 KiB buffer fit 256 KiB; two do not.
-      const limit = 256 * 1024;
-      const memlock = ['setpriv', '--inh-caps=-ipc_lock', '--bounding-set=-ipc_lock', 'prlimit', `--memlock=${limit}:${limit}`, '--'];
       const receiver = await startAgent(
         children,
         'receiver',
         { provider: 'verbs', listen: `rdma://${RDMA_ADDR}:0`, verbs: { slots: 4, slotBytes: 4096, receiveDepth: 64 } },
-        memlock,
+        underMemlock(256 * 1024),
       );
       const sender = await verbsEndpoint(endpoints, 'loop');
       const v = VADDR.toString();

@@ -7,7 +7,7 @@ import { ChildCommandError, seededBytes, sha256, startAgent, trackChildren, wait
 import { VADDR, trackEndpoints } from '../helpers/endpoints';
 import { asBuffer } from '../helpers/data';
 import { expectRejects } from '../helpers/errors';
-import { RDMA_ADDR, describeInGuest, verbsEndpoint } from '../helpers/verbs';
+import { RDMA_ADDR, describeInGuest, underMemlock, verbsEndpoint } from '../helpers/verbs';
 
 const endpoints = trackEndpoints();
 const WAIT = { timeout: 60_000 };
@@ -17,11 +17,6 @@ const LISTEN = `rdma://${RDMA_ADDR}:0`;
 const SMALL_RING = { slots: 4, slotBytes: 4096, receiveDepth: 64 };
 const EAGER_MAX = 4096 - 32;
 const LIMIT = 256 * 1024;
-
-/** Runs node without CAP_IPC_LOCK under a locked-memory limit of `bytes`. */
-function underMemlock(bytes: number): string[] {
-  return ['setpriv', '--inh-caps=-ipc_lock', '--bounding-set=-ipc_lock', 'prlimit', `--memlock=${bytes}:${bytes}`, '--'];
-}
 
 async function childFails(request: Promise<unknown>): Promise<string | undefined> {
   try {

@@ -3,7 +3,7 @@
 // stopped receiver reads nothing, so at most its socket buffers' worth of a 64 MiB put can
 // have left the sender.
 import { Endpoint } from '../../src';
-import { provenConnection, seededBytes, sha256, startAgent, trackChildren, waitFor, waitStopped } from '../helpers/children';
+import { killSenderMidPut, provenConnection, seededBytes, sha256, startAgent, trackChildren, waitFor, waitStopped } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 
@@ -31,12 +31,7 @@ describe.each(PROGRESS_MODES)('tcp peer loss (%s progress)', (progress) => {
     // with the receiver stopped it certainly cannot finish.
     const victim = await startAgent(children, 'victim', { progress: 'loop' });
     await provenConnection(victim, receiver, VADDR + 1n);
-
-    receiver.child.signal('SIGSTOP');
-    await waitStopped(receiver.child.pid);
-    await victim.child.request({ cmd: 'putAndBlock', target: receiver.address, vaddr: v, size: BIG, seed: 1, offset: 0 });
-    await victim.child.kill();
-    receiver.child.signal('SIGCONT');
+    await killSenderMidPut(victim, receiver, v, BIG);
 
     // The head of the dead sender's payload does reach the buffer (the put really was half
     // placed), yet no epoch ends.

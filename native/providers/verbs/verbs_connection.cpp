@@ -14,6 +14,14 @@ using namespace verbs;
 
 namespace {
 constexpr uint32_t kEagerHeader = sizeof(EagerHeader);
+
+// A fixed-size control message copied out of its buffer; false when its length is not that size.
+template <typename Msg>
+bool decode(const uint8_t* p, uint32_t len, Msg* m) {
+  if (len != sizeof(Msg)) return false;
+  std::memcpy(m, p, sizeof(Msg));
+  return true;
+}
 }  // namespace
 
 bool VerbsConnection::isAnswer(uint16_t s) { return s <= uint16_t(Status::Closed) || s == uint16_t(Status::Registration); }
@@ -351,27 +359,23 @@ void VerbsConnection::onCtrl(const uint8_t* p, uint32_t len) {
     case MsgType::Hello:
       return onHello(p, len);
     case MsgType::Rts: {
-      if (len != sizeof(RtsMsg) || !helloReceived_) return protocolFail("malformed RTS");
       RtsMsg m;
-      std::memcpy(&m, p, sizeof m);
+      if (!helloReceived_ || !decode(p, len, &m)) return protocolFail("malformed RTS");
       return onRts(m);
     }
     case MsgType::Ack: {
-      if (len != sizeof(AckMsg) || !helloReceived_) return protocolFail("malformed answer");
       AckMsg m;
-      std::memcpy(&m, p, sizeof m);
+      if (!helloReceived_ || !decode(p, len, &m)) return protocolFail("malformed answer");
       return onAck(m);
     }
     case MsgType::RegionInfo: {
-      if (len != sizeof(RegionInfoMsg) || !helloReceived_) return protocolFail("malformed region answer");
       RegionInfoMsg m;
-      std::memcpy(&m, p, sizeof m);
+      if (!helloReceived_ || !decode(p, len, &m)) return protocolFail("malformed region answer");
       return onRegionInfo(m);
     }
     case MsgType::Raw: {
-      if (len != sizeof(RawMsg) || !helloReceived_) return protocolFail("malformed raw write notice");
       RawMsg m;
-      std::memcpy(&m, p, sizeof m);
+      if (!helloReceived_ || !decode(p, len, &m)) return protocolFail("malformed raw write notice");
       return onRaw(m);
     }
     case MsgType::Ping:
@@ -383,9 +387,8 @@ void VerbsConnection::onCtrl(const uint8_t* p, uint32_t len) {
     case MsgType::RegionQuery:
     case MsgType::Revoke:
     case MsgType::RevokeAck: {
-      if (len != sizeof(KeyMsg) || !helloReceived_) return protocolFail("malformed region message");
       KeyMsg m;
-      std::memcpy(&m, p, sizeof m);
+      if (!helloReceived_ || !decode(p, len, &m)) return protocolFail("malformed region message");
       if (MsgType(h.type) == MsgType::RegionQuery) return onRegionQuery(m.key);
       if (MsgType(h.type) == MsgType::Revoke) return onRevoke(m.key);
       if (!owner_.lender().returned(m.key, id_)) return protocolFail("revoke confirmed for a region not revoked");

@@ -1,7 +1,8 @@
 // RDMA transport on rdma-core: rdma_cm sets up one RC queue pair per peer; every queue pair
 // shares one protection domain, one shared receive queue (verbs_srq.h) and one completion
 // queue, so receive buffers do not grow with the number of peers. The rdma_cm event channel
-// and the CQ's completion channel sit in the endpoint's epoll set, so nothing busy-polls.
+// and the CQ's completion channel sit in the endpoint's epoll set: nothing busy-polls unless
+// asked to (busyPollUs, thread progress).
 // Eager puts land in a per-connection ring (RDMA_WRITE_WITH_IMM) and are copied into the
 // mailbox; large puts are read by the receiver straight into the mailbox buffer; raw writes
 // go straight into a region the peer lent (RDMA_WRITE), followed by a notice.
