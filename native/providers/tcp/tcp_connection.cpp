@@ -187,7 +187,7 @@ void TcpConnection::onIo(uint32_t events) {
 // Reads what the socket has (bounded per wake-up) and places it. False once the connection died.
 bool TcpConnection::readSome() {
   uint64_t budget = owner_.ctx().progress.mode() == ProgressMode::Loop ? kLoopReadBudget : kThreadReadBudget;
-  while (budget > 0) {
+  while (budget > 0 && state_ != State::Dead) {
     ssize_t n;
     size_t asked;
     if (rx_ == Rx::Payload && rxStart_ == rxEnd_ && remaining_ >= kDirectMin) {
@@ -224,12 +224,14 @@ bool TcpConnection::readSome() {
     if (!process()) return false;
     if (size_t(n) < asked) break;  // drained: skip the read that would only say EAGAIN
   }
-  return true;
+  return state_ != State::Dead;
 }
 
-// Consumes staged bytes through the receive state machine. False once the connection died.
+// Consumes staged bytes through the receive state machine. False once the connection died:
+// every step may fail it, and nothing staged behind a failure is looked at.
 bool TcpConnection::process() {
   for (;;) {
+    if (state_ == State::Dead) return false;
     size_t avail = rxEnd_ - rxStart_;
     const uint8_t* p = rxBuf_.data() + rxStart_;
     switch (rx_) {
@@ -487,6 +489,8 @@ void TcpConnection::fail(Status status, const std::string& why, bool protocolErr
   splitPart_ = false;
   res_ = Reservation{};
   rawRes_ = RegionReservation{};
+  rxStart_ = rxEnd_ = 0;  // input staged behind the failure is never processed
+  remaining_ = 0;
   tx_.clear();
   auto pending = std::move(pending_);
   pending_.clear();
