@@ -114,9 +114,13 @@ void TcpProvider::onAccept() {
     if (fd < 0) return;  // EAGAIN, or a transient error: the next readiness retries
     tuneSocket(fd);
     // The remote address names the peer until its hello does (e.g. in protocol errors).
-    conns_.push_back(std::make_unique<TcpConnection>(*this, fd, false, formatAddress(from)));
-    conns_.back()->start(nowMs());
+    adopt(fd, formatAddress(from));
   }
+}
+
+void TcpProvider::adopt(int fd, const std::string& from) {
+  conns_.push_back(std::make_unique<TcpConnection>(*this, fd, false, from));
+  conns_.back()->start(nowMs());
 }
 
 bool TcpProvider::reaches(const std::string& peer) {

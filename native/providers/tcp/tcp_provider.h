@@ -33,6 +33,9 @@ class TcpProvider final : public Provider {
   bool supportsRaw() const override { return true; }
   void put(const PutRequest& req) override;
   void connect(uint64_t requestId, const std::string& address);  // progress context
+  // Takes a connected stream socket as if it had been accepted (progress context): the
+  // libFuzzer harness feeds connections through socketpairs this way.
+  void adopt(int fd, const std::string& from);
   void close() override;
 
   // For connections.
