@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "verbs_messages.h"
 #include "verbs_provider.h"
 
 namespace rvma {
@@ -14,14 +15,6 @@ using namespace verbs;
 
 namespace {
 constexpr uint32_t kEagerHeader = sizeof(EagerHeader);
-
-// A fixed-size control message copied out of its buffer; false when its length is not that size.
-template <typename Msg>
-bool decode(const uint8_t* p, uint32_t len, Msg* m) {
-  if (len != sizeof(Msg)) return false;
-  std::memcpy(m, p, sizeof(Msg));
-  return true;
-}
 }  // namespace
 
 bool VerbsConnection::isAnswer(uint16_t s) { return s <= uint16_t(Status::Closed) || s == uint16_t(Status::Registration); }
@@ -336,81 +329,51 @@ void VerbsConnection::onReceive(const ibv_wc& wc, const uint8_t* msg, uint32_t l
 }
 
 void VerbsConnection::onEager(uint32_t slot, uint32_t byteLen) {
-  if (!helloReceived_ || slot >= slots_ || byteLen < kEagerHeader || byteLen > slotBytes_) {
-    return protocolFail("eager put outside the landing ring (slot " + std::to_string(slot) + ", " +
-                        std::to_string(byteLen) + " bytes)");
-  }
-  const uint8_t* at = ring_.get() + size_t(slot) * slotBytes_;
+  if (!helloReceived_) return protocolFail("eager put before the hello");
   EagerHeader h;
-  std::memcpy(&h, at, sizeof h);
-  if (h.len != byteLen - kEagerHeader) return protocolFail("eager put length does not match its header");
+  std::string bad = decodeEager(ring_.get(), slot, byteLen, slots_, slotBytes_, &h);
+  if (!bad.empty()) return protocolFail(bad);
+  const uint8_t* at = ring_.get() + size_t(slot) * slotBytes_;
   Placement where{(h.flags & kAppend) != 0, h.offset};
   Status s = h.len > owner_.options().maxPutBytes ? Status::TooLarge
                                                   : owner_.ctx().table.deliver(h.vaddr, where, at + kEagerHeader, h.len);
   sendAck(h.putId, s, slot);  // the slot is free again: the credit rides on the answer
 }
 
+// Every message was decoded and checked (verbs_messages.cpp) before any of it acts.
 void VerbsConnection::onCtrl(const uint8_t* p, uint32_t len) {
-  CtrlHeader h;
-  if (len < sizeof h) return protocolFail("short control message");
-  std::memcpy(&h, p, sizeof h);
-  if (h.magic != kMagic) return protocolFail("control message with a bad magic (not an rvma peer?)");
-  switch (MsgType(h.type)) {
+  CtrlMsg m;
+  std::string bad = decodeCtrl(p, len, helloReceived_, &m);
+  if (!bad.empty()) return protocolFail(bad);
+  switch (m.type) {
     case MsgType::Hello:
-      return onHello(p, len);
-    case MsgType::Rts: {
-      RtsMsg m;
-      if (!helloReceived_ || !decode(p, len, &m)) return protocolFail("malformed RTS");
-      return onRts(m);
-    }
-    case MsgType::Ack: {
-      AckMsg m;
-      if (!helloReceived_ || !decode(p, len, &m)) return protocolFail("malformed answer");
-      return onAck(m);
-    }
-    case MsgType::RegionInfo: {
-      RegionInfoMsg m;
-      if (!helloReceived_ || !decode(p, len, &m)) return protocolFail("malformed region answer");
-      return onRegionInfo(m);
-    }
-    case MsgType::Raw: {
-      RawMsg m;
-      if (!helloReceived_ || !decode(p, len, &m)) return protocolFail("malformed raw write notice");
-      return onRaw(m);
-    }
+      return onHello(m);
+    case MsgType::Rts:
+      return onRts(m.rts);
+    case MsgType::Ack:
+      return onAck(m.ack);
+    case MsgType::RegionInfo:
+      return onRegionInfo(m.regionInfo);
+    case MsgType::Raw:
+      return onRaw(m.raw);
     case MsgType::Ping:
+      return sendUnsolicited(MsgType::Pong);
     case MsgType::Pong:
-      if (len != sizeof h || !helloReceived_) return protocolFail("malformed keepalive");
-      if (MsgType(h.type) == MsgType::Ping) return sendUnsolicited(MsgType::Pong);
       pinging_ = false;
       return;
     case MsgType::RegionQuery:
+      return onRegionQuery(m.key.key);
     case MsgType::Revoke:
-    case MsgType::RevokeAck: {
-      KeyMsg m;
-      if (!helloReceived_ || !decode(p, len, &m)) return protocolFail("malformed region message");
-      if (MsgType(h.type) == MsgType::RegionQuery) return onRegionQuery(m.key);
-      if (MsgType(h.type) == MsgType::Revoke) return onRevoke(m.key);
-      if (!owner_.lender().returned(m.key, id_)) return protocolFail("revoke confirmed for a region not revoked");
+      return onRevoke(m.key.key);
+    case MsgType::RevokeAck:
+      if (!owner_.lender().returned(m.key.key, id_)) return protocolFail("revoke confirmed for a region not revoked");
       return;
-    }
   }
-  protocolFail("unknown control message type " + std::to_string(h.type));
 }
 
-void VerbsConnection::onHello(const uint8_t* p, uint32_t len) {
-  HelloMsg m;
-  if (helloReceived_ || len < sizeof m) return protocolFail("unexpected or short hello");
-  std::memcpy(&m, p, sizeof m);
-  if (m.version != kVersion) {
-    return protocolFail("handshake refused: peer speaks version " + std::to_string(m.version) + ", this node speaks " +
-                        std::to_string(kVersion));
-  }
-  if (m.nodeIdLen == 0 || sizeof m + m.nodeIdLen != len || m.slots == 0 || m.slots > 4096 || m.slotBytes < 64 ||
-      m.slotBytes > (1u << 24)) {
-    return protocolFail("handshake refused: malformed hello");
-  }
-  peerNode_.assign(reinterpret_cast<const char*>(p + sizeof m), m.nodeIdLen);
+void VerbsConnection::onHello(const CtrlMsg& msg) {
+  const HelloMsg& m = msg.hello;
+  peerNode_ = msg.nodeId;
   if (!expectedNode_.empty() && peerNode_ != expectedNode_) {
     return fail(Status::PeerLost, address_ + " is now node \"" + peerNode_ + "\", not \"" + expectedNode_ + "\"");
   }

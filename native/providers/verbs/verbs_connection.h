@@ -14,6 +14,7 @@
 #include "../provider.h"
 #include "verbs_registrations.h"
 #include "verbs_resources.h"
+#include "verbs_messages.h"
 #include "verbs_wire.h"
 
 namespace rvma {
@@ -112,7 +113,7 @@ class VerbsConnection {
   void writeRaw(const PutRequest& req, const RemoteRegion& region);
   void onEager(uint32_t slot, uint32_t byteLen);
   void onCtrl(const uint8_t* p, uint32_t len);
-  void onHello(const uint8_t* p, uint32_t len);
+  void onHello(const verbs::CtrlMsg& m);
   void onRts(const verbs::RtsMsg& m);
   void onAck(const verbs::AckMsg& m);
   void onRegionQuery(uint64_t key);

@@ -1,0 +1,84 @@
+#include "verbs_messages.h"
+
+#include <cstring>
+
+namespace rvma::verbs {
+namespace {
+
+// A fixed-size message copied out of its buffer; false when its length is not that size.
+template <typename Msg>
+bool copyExact(const uint8_t* p, uint32_t len, Msg* m) {
+  if (len != sizeof(Msg)) return false;
+  std::memcpy(m, p, sizeof(Msg));
+  return true;
+}
+
+std::string decodeHello(const uint8_t* p, uint32_t len, CtrlMsg* out) {
+  HelloMsg& m = out->hello;
+  if (len < sizeof m) return "unexpected or short hello";
+  std::memcpy(&m, p, sizeof m);
+  if (m.version != kVersion) {
+    return "handshake refused: peer speaks version " + std::to_string(m.version) + ", this node speaks " +
+           std::to_string(kVersion);
+  }
+  if (m.nodeIdLen == 0 || sizeof m + m.nodeIdLen != len || m.slots == 0 || m.slots > 4096 || m.slotBytes < 64 ||
+      m.slotBytes > (1u << 24)) {
+    return "handshake refused: malformed hello";
+  }
+  out->nodeId.assign(reinterpret_cast<const char*>(p + sizeof m), m.nodeIdLen);
+  return {};
+}
+
+}  // namespace
+
+std::string decodeCtrl(const uint8_t* p, uint32_t len, bool helloReceived, CtrlMsg* out) {
+  CtrlHeader h;
+  if (len < sizeof h) return "short control message";
+  std::memcpy(&h, p, sizeof h);
+  if (h.magic != kMagic) return "control message with a bad magic (not an rvma peer?)";
+  out->type = MsgType(h.type);
+  if (out->type == MsgType::Hello) return helloReceived ? "unexpected or short hello" : decodeHello(p, len, out);
+  bool fits = false;
+  const char* what = nullptr;
+  switch (out->type) {
+    case MsgType::Hello:
+      break;
+    case MsgType::Rts:
+      fits = copyExact(p, len, &out->rts) && (out->rts.flags & ~kAppend) == 0, what = "malformed RTS";
+      break;
+    case MsgType::Ack:
+      fits = copyExact(p, len, &out->ack), what = "malformed answer";
+      break;
+    case MsgType::RegionInfo:
+      fits = copyExact(p, len, &out->regionInfo), what = "malformed region answer";
+      break;
+    case MsgType::Raw:
+      fits = copyExact(p, len, &out->raw), what = "malformed raw write notice";
+      break;
+    case MsgType::Ping:
+    case MsgType::Pong:
+      fits = len == sizeof h, what = "malformed keepalive";
+      break;
+    case MsgType::RegionQuery:
+    case MsgType::Revoke:
+    case MsgType::RevokeAck:
+      fits = copyExact(p, len, &out->key), what = "malformed region message";
+      break;
+  }
+  if (!what) return "unknown control message type " + std::to_string(h.type);
+  return fits && helloReceived ? std::string() : std::string(what);
+}
+
+std::string decodeEager(const uint8_t* ring, uint32_t slot, uint32_t byteLen, uint32_t slots, uint32_t slotBytes,
+                        EagerHeader* h) {
+  if (slot >= slots || byteLen < sizeof(EagerHeader) || byteLen > slotBytes) {
+    return "eager put outside the landing ring (slot " + std::to_string(slot) + ", " + std::to_string(byteLen) +
+           " bytes)";
+  }
+  std::memcpy(h, ring + size_t(slot) * slotBytes, sizeof *h);
+  if (h->len != byteLen - sizeof(EagerHeader)) return "eager put length does not match its header";
+  if (h->flags & ~kAppend) return "eager put with unknown flags";
+  return {};
+}
+
+}  // namespace rvma::verbs

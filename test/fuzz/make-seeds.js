@@ -1,0 +1,186 @@
+// Writes the seed corpus of the libFuzzer harnesses (test/fuzz/corpus/<harness>/): valid
+// messages of every kind, so mutation starts from the protocol rather than from noise.
+// Run it after a wire change: node test/fuzz/make-seeds.js (the files are kept in the repo).
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.join(__dirname, 'corpus');
+
+// --- tcp frames (docs/protocol.md) ---
+const TCP_MAGIC = 0x414d5652;
+const TCP_VERSION = 1;
+const T = { Put: 1, Ack: 2, Nack: 3, Ping: 4, Pong: 5, Error: 6, RawWrite: 7 };
+
+function hello(nodeId, address = '') {
+  const fixed = Buffer.alloc(32);
+  fixed.writeUInt32LE(TCP_MAGIC, 0);
+  fixed.writeUInt16LE(TCP_VERSION, 4);
+  fixed.writeUInt16LE(Buffer.byteLength(nodeId), 6);
+  fixed.writeBigUInt64LE(1n, 8);
+  fixed.writeUInt16LE(Buffer.byteLength(address), 16);
+  return Buffer.concat([fixed, Buffer.from(nodeId), Buffer.from(address)]);
+}
+
+function header({ type, flags = 0, status = 0, parts = 0, id = 0n, vaddr = 0n, offset = 0n, len = 0n }) {
+  const b = Buffer.alloc(40);
+  b[0] = type;
+  b[1] = flags;
+  b.writeUInt16LE(status, 2);
+  b.writeUInt32LE(parts, 4);
+  b.writeBigUInt64LE(BigInt(id), 8);
+  b.writeBigUInt64LE(BigInt(vaddr), 16);
+  b.writeBigUInt64LE(BigInt(offset), 24);
+  b.writeBigUInt64LE(BigInt(len), 32);
+  return b;
+}
+
+const put = (id, vaddr, offset, payload, flags = 0) =>
+  Buffer.concat([header({ type: T.Put, flags, id, vaddr, offset, len: payload.length }), payload]);
+
+function part(id, vaddr, parts, offset, payload, putOffset, putLen) {
+  const ext = Buffer.alloc(16);
+  ext.writeBigUInt64LE(BigInt(putOffset), 0);
+  ext.writeBigUInt64LE(BigInt(putLen), 8);
+  return Buffer.concat([header({ type: T.Put, parts, id, vaddr, offset, len: payload.length }), ext, payload]);
+}
+
+// The region's key is random: the tcp harness replaces these 8 bytes with it.
+const REGION = Buffer.from('REGION#1').readBigUInt64LE(0);
+const raw = (id, offset, payload) =>
+  Buffer.concat([header({ type: T.RawWrite, id, vaddr: REGION, offset, len: payload.length }), payload]);
+
+const BYTES_BOX = 0x10000n;
+const OPS_BOX = 0x10001n;
+const SMALL_BOX = 0x10002n;
+const fill = (n, v) => Buffer.alloc(n, v);
+
+const frames = {
+  hello: hello('node-a', 'tcp://127.0.0.1:4000'),
+  put: put(1n, BYTES_BOX, 0n, fill(16, 1)),
+  append: put(2n, OPS_BOX, 0n, fill(8, 2), 1),
+  part: part(3n, OPS_BOX, 2, 4096n, fill(8, 3), 0n, 8192n),
+  ack: header({ type: T.Ack, id: 1n }),
+  nack: header({ type: T.Nack, id: 1n, status: 2 }),
+  ping: header({ type: T.Ping }),
+  pong: header({ type: T.Pong }),
+  error: Buffer.concat([header({ type: T.Error, len: 4n }), Buffer.from('oops')]),
+  raw: raw(4n, 0n, fill(8, 4)),
+};
+
+// tcp stream harness: byte 0 = connections, then ops (see fuzz_tcp_stream.cpp).
+function write(conn, bytes) {
+  const out = [];
+  for (let at = 0; at < bytes.length; at += 256) {
+    const chunk = bytes.subarray(at, at + 256);
+    out.push(Buffer.from([(0 << 2) | conn, chunk.length - 1]), chunk);
+  }
+  return Buffer.concat(out);
+}
+const RUN = Buffer.from([48 << 2]);
+const close = (conn) => Buffer.from([(56 << 2) | conn]);
+const ours = (conn) => Buffer.from([(60 << 2) | conn]);
+const stream = (setup, ...ops) => Buffer.concat([Buffer.from([setup]), ...ops]);
+
+const big = fill(3000, 9);
+const streams = {
+  puts: stream(0, write(0, Buffer.concat([put(1n, BYTES_BOX, 0n, fill(100, 1)), put(2n, BYTES_BOX, 100n, fill(156, 2))])), RUN),
+  appends: stream(0, write(0, Buffer.concat([1, 2, 3, 4].map((i) => put(BigInt(i), OPS_BOX, 0n, fill(10 * i, i), 1)))), RUN),
+  refusals: stream(
+    0,
+    write(0, Buffer.concat([put(1n, 0x999n, 0n, fill(8, 1)), put(2n, SMALL_BOX, 10n, fill(8, 2)), put(3n, SMALL_BOX, 0n, fill(32, 3))])),
+    RUN,
+  ),
+  split: stream(
+    1,
+    write(0, part(7n, OPS_BOX, 2, 0n, big, 0n, 6000n)),
+    write(1, part(7n, OPS_BOX, 2, 3000n, big, 0n, 6000n)),
+    RUN,
+  ),
+  splitOverflow: stream(
+    1,
+    write(0, Buffer.concat([part(8n, OPS_BOX, 2, 0n, fill(100, 1), 0n, 100n), part(8n, OPS_BOX, 2, 0n, fill(100, 2), 0n, 100n), header({ type: T.Ping })])),
+    RUN,
+  ),
+  splitLost: stream(1, write(0, part(9n, OPS_BOX, 2, 0n, fill(64, 1), 0n, 128n)), close(0), write(1, part(9n, OPS_BOX, 2, 64n, fill(64, 2), 0n, 128n)), RUN),
+  twoNodes: stream(
+    5,
+    write(0, part(10n, OPS_BOX, 2, 0n, fill(32, 1), 0n, 64n)),
+    write(1, part(10n, OPS_BOX, 2, 32n, fill(32, 2), 0n, 64n)),
+    RUN,
+  ),
+  answers: stream(0, ours(0), write(0, Buffer.concat([header({ type: T.Ack, id: 1n }), header({ type: T.Nack, id: 2n, status: 1 })])), RUN),
+  raw: stream(0, write(0, Buffer.concat([raw(1n, 0n, fill(64, 5)), raw(2n, 4090n, fill(8, 6))])), RUN),
+  keepalive: stream(0, write(0, Buffer.concat([header({ type: T.Ping }), header({ type: T.Pong })])), RUN),
+  error: stream(0, write(0, frames.error), RUN),
+};
+
+// --- verbs control messages (native/providers/verbs/verbs_wire.h) ---
+const V_MAGIC = 0x52564d56;
+const V_VERSION = 2;
+const V = { Hello: 1, Rts: 2, Ack: 3, RegionQuery: 4, RegionInfo: 5, Raw: 6, Revoke: 7, RevokeAck: 8, Ping: 9, Pong: 10 };
+
+function ctrl(type, size, status = 0) {
+  const b = Buffer.alloc(size);
+  b.writeUInt32LE(V_MAGIC, 0);
+  b.writeUInt16LE(type, 4);
+  b.writeUInt16LE(status, 6);
+  return b;
+}
+function verbsHello(nodeId) {
+  const b = ctrl(V.Hello, 56);
+  b.writeUInt16LE(V_VERSION, 8);
+  b.writeUInt16LE(Buffer.byteLength(nodeId), 10);
+  b.writeUInt32LE(64, 12); // slots
+  b.writeUInt32LE(8192, 16); // slotBytes
+  b.writeUInt32LE(0x1234, 20); // ringRkey
+  b.writeBigUInt64LE(1n, 24); // incarnation
+  b.writeBigUInt64LE(0x7f0000000000n, 32); // ringAddr
+  b.writeUInt16LE(4000, 40); // listenPort
+  b.writeBigUInt64LE(1n << 32n, 48); // maxPutBytes
+  return Buffer.concat([b, Buffer.from(nodeId)]);
+}
+function rts() {
+  const b = ctrl(V.Rts, 56);
+  b.writeUInt32LE(1, 8);
+  b.writeUInt32LE(0x55, 12);
+  b.writeBigUInt64LE(1n, 16);
+  b.writeBigUInt64LE(0x10000n, 24);
+  b.writeBigUInt64LE(0n, 32);
+  b.writeBigUInt64LE(1n << 20n, 40);
+  b.writeBigUInt64LE(0x7f0000001000n, 48);
+  return b;
+}
+function eager(len) {
+  const b = Buffer.alloc(32 + len, 7);
+  b.writeBigUInt64LE(1n, 0);
+  b.writeBigUInt64LE(0x10000n, 8);
+  b.writeBigUInt64LE(0n, 16);
+  b.writeUInt32LE(len, 24);
+  b.writeUInt32LE(0, 28);
+  return b;
+}
+// Byte 0 of a verbs seed: bit 0 = hello received, bits 1-3 = the landing slot.
+const withState = (helloReceived, slot, msg) => Buffer.concat([Buffer.from([(helloReceived ? 1 : 0) | (slot << 1)]), msg]);
+const verbs = {
+  hello: withState(false, 0, verbsHello('node-a')),
+  rts: withState(true, 0, rts()),
+  ack: withState(true, 0, ctrl(V.Ack, 24)),
+  regionQuery: withState(true, 0, ctrl(V.RegionQuery, 16)),
+  regionInfo: withState(true, 0, ctrl(V.RegionInfo, 40)),
+  raw: withState(true, 0, ctrl(V.Raw, 40)),
+  revoke: withState(true, 0, ctrl(V.Revoke, 16)),
+  revokeAck: withState(true, 0, ctrl(V.RevokeAck, 16)),
+  ping: withState(true, 0, ctrl(V.Ping, 8)),
+  pong: withState(true, 0, ctrl(V.Pong, 8)),
+  eager: withState(true, 2, eager(40)),
+};
+
+const sets = { fuzz_frames: frames, fuzz_tcp_stream: streams, fuzz_verbs_messages: verbs };
+for (const [harness, seeds] of Object.entries(sets)) {
+  const dir = path.join(root, harness);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [name, bytes] of Object.entries(seeds)) fs.writeFileSync(path.join(dir, name), bytes);
+  console.log(`${harness}: ${Object.keys(seeds).length} seeds`);
+}
