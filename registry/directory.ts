@@ -32,6 +32,25 @@ export type DirectoryEvent =
   | { type: 'leave'; node: NodeRecord };
 
 /**
+ * A directory's 'lost' event: this node's registration ended without deregister(), so the
+ * node is no longer in the directory and its names are gone. The directory stops renewing it
+ * and does not register again by itself.
+ */
+export interface RegistrationLostInfo {
+  nodeId: string;
+  /** The incarnation whose registration ended (this node's). */
+  incarnation: string;
+  /**
+   * 'takenOver': another incarnation registered the node id (after this one's lease lapsed, or
+   * after its process looked gone); 'expired': the lease lapsed, renewal having failed (Redis
+   * unreachable, or the process stalled) for longer than the lease.
+   */
+  reason: 'takenOver' | 'expired';
+  /** With 'takenOver': the incarnation that holds the node id now. */
+  takenBy?: string;
+}
+
+/**
  * One node's view of the directory. register() once, then bind names; everything the
  * node registered or bound disappears with it (deregister, close, or a lapsed lease).
  */
@@ -42,10 +61,18 @@ export interface Directory {
   /** The live node carrying this label (e.g. a TensorFlow task name). */
   resolveLabel(label: string): Promise<NodeRecord | undefined>;
   bindName(name: string, vaddr: bigint): Promise<void>;
+  /** Removes a name this node bound; ERR_RVMA_DIRECTORY_CONFLICT if another live node holds it. */
   unbindName(name: string): Promise<void>;
   resolveName(name: string): Promise<NameBinding | undefined>;
   list(): Promise<NodeRecord[]>;
   /** Join/leave/update events until the signal aborts or the directory closes. */
   watch(options?: { signal?: AbortSignal }): AsyncIterableIterator<DirectoryEvent>;
   close(): Promise<void>;
+  /**
+   * 'lost': this node's registration ended without deregister() (see RegistrationLostInfo).
+   * Optional, so that a directory that cannot lose a registration need not be an emitter; both
+   * directories of this package implement it.
+   */
+  on?(event: 'lost', listener: (info: RegistrationLostInfo) => void): unknown;
+  off?(event: 'lost', listener: (info: RegistrationLostInfo) => void): unknown;
 }

@@ -1,4 +1,4 @@
-export type { Directory, DirectoryEvent, NameBinding, NodeRecord } from './directory';
+export type { Directory, DirectoryEvent, NameBinding, NodeRecord, RegistrationLostInfo } from './directory';
 export { MemoryDirectory, MemoryDirectoryHub } from './memory-directory';
 export { RedisDirectory } from './redis-directory';
 export type { RedisDirectoryOptions } from './redis-directory';

@@ -1,10 +1,35 @@
 // The embedded directory: nodes of one process (the default when no Redis is configured),
 // optionally seeded with a static table of other processes' records by a local launcher.
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
 import { RvmaError } from '../src/mailbox/errors';
-import { Directory, DirectoryEvent, NameBinding, NodeRecord } from './directory';
+import { Directory, DirectoryEvent, NameBinding, NodeRecord, RegistrationLostInfo } from './directory';
 import { EventStream } from './event-stream';
 
 const WATCH_LIMIT = 10_000;
+
+// A record's pid alone does not say whether its owner lives: a record registered for another
+// live process is that process's. So seeded records (stand-ins a launcher handed over, which
+// the real registration replaces) are marked when seeded, and registered ones remember their
+// directory, which is told when its record is replaced.
+const seeded = new WeakSet<NodeRecord>();
+const registrants = new WeakMap<NodeRecord, MemoryDirectory>();
+
+/** Whether a registration of another incarnation may replace this record. */
+function replaceable(record: NodeRecord): boolean {
+  return seeded.has(record) || ownerGone(record);
+}
+
+/** Provably gone: a process of this host that no longer exists (signal 0 finds no such pid). */
+function ownerGone(record: NodeRecord): boolean {
+  if (record.host !== hostname() || record.pid === process.pid || !Number.isInteger(record.pid) || record.pid <= 0) return false;
+  try {
+    process.kill(record.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH'; // EPERM: alive, another user's
+  }
+}
 
 /** State shared by the MemoryDirectory instances that should see each other. */
 export class MemoryDirectoryHub {
@@ -17,20 +42,27 @@ export class MemoryDirectoryHub {
     this.add(records);
   }
 
-  /** Adds (or refreshes) records of nodes that live in other processes; watchers see them join. */
+  /**
+   * Adds (or refreshes) records of nodes that live in other processes; watchers see them join.
+   * A node id registered through a directory of this hub is skipped: the registration is
+   * authoritative.
+   */
   add(records: NodeRecord[]): void {
     for (const record of records) {
       const current = this.nodes.get(record.nodeId);
-      if (current?.pid === process.pid) continue; // a local registration is authoritative
-      this.nodes.set(record.nodeId, record);
-      this.emit({ type: current ? 'update' : 'join', node: record });
+      if (current && !seeded.has(current)) continue;
+      // A copy: the caller's object may be another hub's registered record.
+      const copy = { ...record };
+      seeded.add(copy);
+      this.nodes.set(record.nodeId, copy);
+      this.emit({ type: current ? 'update' : 'join', node: copy });
     }
   }
 
-  /** Drops a node that lives in another process (a launcher saw it exit). */
+  /** Drops a node that add() seeded (a launcher saw it exit); a registered node stays. */
   remove(nodeId: string): void {
     const current = this.nodes.get(nodeId);
-    if (!current || current.pid === process.pid) return;
+    if (!current || !seeded.has(current)) return;
     this.nodes.delete(nodeId);
     this.emit({ type: 'leave', node: current });
   }
@@ -42,28 +74,41 @@ export class MemoryDirectoryHub {
 
 const processHub = new MemoryDirectoryHub();
 
-export class MemoryDirectory implements Directory {
+/**
+ * A Directory over a MemoryDirectoryHub. Emits 'lost' (RegistrationLostInfo, reason
+ * 'takenOver') when another incarnation replaced this node's record because the process the
+ * record names is gone.
+ */
+export class MemoryDirectory extends EventEmitter implements Directory {
   private self: NodeRecord | undefined;
   private readonly bound = new Set<string>();
   private readonly streams = new Set<EventStream<DirectoryEvent>>();
   private closed = false;
 
   /** Without a hub, all MemoryDirectory instances of the process share one. */
-  constructor(private readonly hub: MemoryDirectoryHub = processHub) {}
+  constructor(private readonly hub: MemoryDirectoryHub = processHub) {
+    super();
+  }
 
+  /**
+   * Publishes the record. Replaces a record of another incarnation only if a launcher seeded it
+   * or the process it names is gone (same host, no such pid); else ERR_RVMA_DIRECTORY_CONFLICT.
+   */
   async register(node: NodeRecord): Promise<void> {
     this.assertOpen('register');
     const current = this.hub.nodes.get(node.nodeId);
-    const live = current && current !== this.self && current.incarnation !== node.incarnation;
-    if (live && !this.isSeeded(current)) {
+    const other = current !== undefined && current !== this.self && current.incarnation !== node.incarnation;
+    if (other && !replaceable(current)) {
       throw new RvmaError(
         'ERR_RVMA_DIRECTORY_CONFLICT',
         `MemoryDirectory.register: node "${node.nodeId}" is registered by incarnation ${current.incarnation}`,
       );
     }
     this.self = { ...node };
+    registrants.set(this.self, this);
     this.hub.nodes.set(node.nodeId, this.self);
     this.hub.emit({ type: current ? 'update' : 'join', node: this.self });
+    if (other) registrants.get(current)?.lose(current, node.incarnation);
   }
 
   async deregister(): Promise<void> {
@@ -96,8 +141,18 @@ export class MemoryDirectory implements Directory {
   }
 
   async unbindName(name: string): Promise<void> {
-    if (!this.bound.delete(name)) return;
-    this.hub.names.delete(name);
+    const binding = this.hub.names.get(name);
+    const self = this.self;
+    this.bound.delete(name);
+    if (!binding) return;
+    if (self && binding.nodeId === self.nodeId && binding.incarnation === self.incarnation) {
+      this.hub.names.delete(name);
+      return;
+    }
+    // Another node's binding: refused while that node lives, nothing to remove otherwise.
+    if (this.hub.nodes.get(binding.nodeId)?.incarnation === binding.incarnation) {
+      throw new RvmaError('ERR_RVMA_DIRECTORY_CONFLICT', `MemoryDirectory.unbindName: "${name}" is bound by node "${binding.nodeId}"`);
+    }
   }
 
   async resolveName(name: string): Promise<NameBinding | undefined> {
@@ -131,9 +186,17 @@ export class MemoryDirectory implements Directory {
     for (const stream of [...this.streams]) stream.end();
   }
 
-  /** A seeded record has no live owner in this process: a local registration replaces it. */
-  private isSeeded(record: NodeRecord): boolean {
-    return record.pid !== process.pid;
+  /** Our record was replaced by another incarnation: drop our names and report it. */
+  private lose(record: NodeRecord, takenBy: string): void {
+    if (this.self !== record) return;
+    for (const name of this.bound) {
+      const binding = this.hub.names.get(name);
+      if (binding?.nodeId === record.nodeId && binding.incarnation === record.incarnation) this.hub.names.delete(name);
+    }
+    this.bound.clear();
+    this.self = undefined;
+    const info: RegistrationLostInfo = { nodeId: record.nodeId, incarnation: record.incarnation, reason: 'takenOver', takenBy };
+    this.emit('lost', info);
   }
 
   private registered(call: string): NodeRecord {

@@ -1,13 +1,15 @@
 // The deployment directory on Redis (ioredis). A node's record is a lease renewed by
 // heartbeat: a node killed with -9 disappears within its TTL, and its names with it.
 // Watchers get join/update/leave from pub/sub at once, and leases that lapsed from a
-// periodic comparison of the member list.
+// periodic comparison of the member list. A node whose own lease lapsed, or was taken by
+// another incarnation, is told with a 'lost' event.
+import { EventEmitter } from 'node:events';
 import Redis from 'ioredis';
 import { RvmaError } from '../src/mailbox/errors';
 import { checkInteger, checkOptions, checkString } from '../src/mailbox/validate';
-import { Directory, DirectoryEvent, NameBinding, NodeRecord } from './directory';
+import { Directory, DirectoryEvent, NameBinding, NodeRecord, RegistrationLostInfo } from './directory';
 import { EventStream } from './event-stream';
-import { BIND, DEREGISTER, HEARTBEAT, REGISTER } from './redis-scripts';
+import { BIND, DEREGISTER, HEARTBEAT, REGISTER, UNBIND } from './redis-scripts';
 
 export interface RedisDirectoryOptions {
   /** redis://HOST:PORT[/DB]. Default: REDIS_URL, else redis://127.0.0.1:6379. */
@@ -27,7 +29,12 @@ export interface RedisDirectoryOptions {
 const KEYS = ['url', 'cluster', 'ttlMs', 'heartbeatMs', 'connectTimeoutMs', 'watchIntervalMs'] as const;
 const WATCH_LIMIT = 10_000;
 
-export class RedisDirectory implements Directory {
+/**
+ * A Directory on Redis. Emits 'lost' (RegistrationLostInfo) when this node's registration
+ * ends without deregister(): another incarnation registered the node id, or the lease lapsed
+ * because renewal failed for longer than ttlMs.
+ */
+export class RedisDirectory extends EventEmitter implements Directory {
   /** Connects and returns a ready directory, or rejects with ERR_RVMA_DIRECTORY_UNAVAILABLE. */
   static async connect(options?: RedisDirectoryOptions): Promise<RedisDirectory> {
     const call = 'RedisDirectory.connect';
@@ -62,6 +69,13 @@ export class RedisDirectory implements Directory {
   private self: NodeRecord | undefined;
   private readonly bound = new Map<string, bigint>();
   private heartbeat: NodeJS.Timeout | undefined;
+  private renewing = false;
+  /**
+   * When (performance.now()) the last renewal that Redis accepted was sent: Redis extended the
+   * lease after that, so it holds at least until leaseFrom + ttlMs. A node key found missing
+   * before then vanished with Redis's data (a restart), not by expiry.
+   */
+  private leaseFrom = 0;
   private subscriber: Redis | undefined;
   private readonly streams = new Set<EventStream<DirectoryEvent>>();
   private readonly watchState = new Map<string, NodeRecord>();
@@ -81,26 +95,27 @@ export class RedisDirectory implements Directory {
     private readonly heartbeatMs: number,
     private readonly watchIntervalMs: number,
   ) {
+    super();
     this.channel = `${prefix}events`;
-    // Redis restarted (or failed over) under us: put our lease and names back.
-    redis.on('ready', () => void this.restore());
+    // Connected again, perhaps to a restarted Redis: renew now rather than at the next
+    // heartbeat, which puts our lease and names back if Redis lost them.
+    redis.on('ready', () => void this.renew());
   }
 
   async register(node: NodeRecord): Promise<void> {
     this.assertOpen('register');
-    const result = await this.run('register', () =>
-      this.redis.eval(REGISTER, 2, this.nodeKey(node.nodeId), this.membersKey(), node.nodeId, node.incarnation,
-        JSON.stringify(node), this.ttlMs, this.channel),
-    );
-    if (result === 'CONFLICT') {
+    const sent = performance.now();
+    const holder = await this.put(node);
+    if (holder !== undefined) {
       throw new RvmaError(
         'ERR_RVMA_DIRECTORY_CONFLICT',
-        `RedisDirectory.register: node "${node.nodeId}" is held by another live incarnation`,
+        `RedisDirectory.register: node "${node.nodeId}" is held by another live incarnation (${holder})`,
       );
     }
     this.self = { ...node };
+    this.leaseFrom = sent;
     if (!this.heartbeat) {
-      this.heartbeat = setInterval(() => void this.renew(), this.heartbeatMs);
+      this.heartbeat = setInterval(() => this.beat(), this.heartbeatMs);
       this.heartbeat.unref();
     }
   }
@@ -135,10 +150,18 @@ export class RedisDirectory implements Directory {
 
   async unbindName(name: string): Promise<void> {
     const self = this.self;
-    if (!self || !this.bound.delete(name)) return;
-    await this.run('unbindName', () =>
-      this.redis.multi().del(this.nameKey(name)).srem(this.namesKey(self.nodeId), name).exec(),
-    );
+    // Who owns the name is decided in Redis: our local record of what we bound goes stale
+    // when our lease lapses and another node binds the name.
+    const result = self
+      ? await this.run('unbindName', () =>
+          this.redis.eval(UNBIND, 2, this.nameKey(name), this.namesKey(self.nodeId), self.nodeId, self.incarnation, name,
+            this.nodeKey('')),
+        )
+      : (await this.resolveName(name)) && 'TAKEN'; // not registered: no live binding is ours
+    this.bound.delete(name);
+    if (result === 'TAKEN') {
+      throw new RvmaError('ERR_RVMA_DIRECTORY_CONFLICT', `RedisDirectory.unbindName: "${name}" is bound by another live node`);
+    }
   }
 
   async resolveName(name: string): Promise<NameBinding | undefined> {
@@ -221,11 +244,11 @@ export class RedisDirectory implements Directory {
       this.watchState.delete(node.nodeId);
     } else {
       if (known && JSON.stringify(known) === JSON.stringify(node)) return;
-      if (known && known.incarnation !== node.incarnation) this.emit({ type: 'leave', node: known });
+      if (known && known.incarnation !== node.incarnation) this.deliver({ type: 'leave', node: known });
       this.watchState.set(node.nodeId, node);
       type = known && known.incarnation === node.incarnation ? 'update' : 'join';
     }
-    this.emit({ type, node } as DirectoryEvent);
+    this.deliver({ type, node } as DirectoryEvent);
   }
 
   private async reconcile(seed: boolean): Promise<void> {
@@ -250,39 +273,108 @@ export class RedisDirectory implements Directory {
     for (const [id, at] of this.touchedAt) if (at <= began) this.touchedAt.delete(id);
   }
 
-  private emit(event: DirectoryEvent): void {
+  private deliver(event: DirectoryEvent): void {
     for (const stream of this.streams) stream.push(event);
   }
 
-  private async renew(): Promise<void> {
-    const self = this.self;
-    if (!self) return;
-    try {
-      const result = await this.redis.eval(HEARTBEAT, 2, this.nodeKey(self.nodeId), this.namesKey(self.nodeId),
-        self.incarnation, this.ttlMs, this.nameKey(''));
-      if (result === 'GONE') await this.restore();
-    } catch {
-      // Redis unreachable: ioredis reconnects, and 'ready' restores the lease.
+  private beat(): void {
+    if (!this.renewing) {
+      void this.renew();
+      return;
     }
+    // The last renewal is still unanswered (a connection that hangs rather than fails). Once
+    // the whole lease has passed without an answer, we can no longer claim it. Checked after
+    // the loop has read its sockets, so that an answer that arrived while it was blocked counts.
+    setImmediate(() => {
+      const self = this.self;
+      if (self && this.renewing && performance.now() >= this.leaseFrom + this.ttlMs) this.report(this.lose(self, 'expired'));
+    });
   }
 
-  /** Registers again with the same record and rebinds our names (after a Redis restart). */
-  private async restore(): Promise<void> {
+  /** Extends our lease; finds out, and reports, when it was lost instead. */
+  private async renew(): Promise<void> {
     const self = this.self;
-    if (!self || this.closed) return;
+    if (!self || this.renewing || this.closed) return;
+    this.renewing = true;
+    const sent = performance.now();
+    let lost: RegistrationLostInfo | undefined;
     try {
-      await this.register(self);
-      for (const [name, vaddr] of this.bound) await this.bind(self, name, vaddr);
+      const [status, holder] = statusOf(
+        await this.redis.eval(HEARTBEAT, 2, this.nodeKey(self.nodeId), this.namesKey(self.nodeId), self.incarnation,
+          this.ttlMs, this.nameKey('')),
+      );
+      if (this.self !== self) return; // deregistered, or registered anew, meanwhile
+      if (status === 'OK') this.leaseFrom = Math.max(this.leaseFrom, sent);
+      else if (status === 'CONFLICT') lost = this.lose(self, 'takenOver', holder);
+      // Gone before our lease could have run out: Redis lost its data (a restart or a
+      // failover), not our lease. Put it back (unless another incarnation got there first).
+      else if (performance.now() < this.leaseFrom + this.ttlMs) lost = await this.restore(self);
+      else lost = this.lose(self, 'expired');
     } catch {
-      // The next heartbeat tries again.
+      // Redis unreachable: ioredis reconnects, and 'ready' renews at once. Past the lease,
+      // though, the registration lapsed whatever Redis says later.
+      if (performance.now() >= this.leaseFrom + this.ttlMs) lost = this.lose(self, 'expired');
+    } finally {
+      this.renewing = false;
     }
+    // Outside the try: an exception thrown by a listener is the listener's, not a Redis failure.
+    this.report(lost);
+  }
+
+  private report(lost: RegistrationLostInfo | undefined): void {
+    if (lost) this.emit('lost', lost);
+  }
+
+  /** Registers again with the same record and rebinds our names (after Redis lost them). */
+  private async restore(self: NodeRecord): Promise<RegistrationLostInfo | undefined> {
+    const sent = performance.now();
+    let holder: string | undefined;
+    try {
+      holder = await this.put(self);
+    } catch {
+      return undefined; // the next heartbeat tries again
+    }
+    if (this.self !== self) return undefined;
+    if (holder !== undefined) return this.lose(self, 'takenOver', holder);
+    this.leaseFrom = Math.max(this.leaseFrom, sent);
+    for (const [name, vaddr] of [...this.bound]) {
+      try {
+        await this.bind(self, name, vaddr);
+      } catch (error) {
+        // Bound by another node while Redis was empty: the name is theirs now.
+        if ((error as RvmaError).code === 'ERR_RVMA_DIRECTORY_CONFLICT') this.bound.delete(name);
+        else return undefined; // the next heartbeat tries again
+      }
+    }
+    return undefined;
+  }
+
+  /** Ends our registration locally, without touching Redis; returns what to report. */
+  private lose(self: NodeRecord, reason: RegistrationLostInfo['reason'], takenBy?: string): RegistrationLostInfo | undefined {
+    if (this.self !== self) return undefined;
+    this.self = undefined;
+    this.bound.clear();
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    return { nodeId: self.nodeId, incarnation: self.incarnation, reason, ...(takenBy === undefined ? {} : { takenBy }) };
+  }
+
+  /** Writes our record with a fresh lease; the incarnation holding the node id if it is another. */
+  private async put(node: NodeRecord): Promise<string | undefined> {
+    const [status, holder] = statusOf(
+      await this.run('register', () =>
+        this.redis.eval(REGISTER, 2, this.nodeKey(node.nodeId), this.membersKey(), node.nodeId, node.incarnation,
+          JSON.stringify(node), this.ttlMs, this.channel),
+      ),
+    );
+    return status === 'CONFLICT' ? holder : undefined;
   }
 
   private async bind(self: NodeRecord, name: string, vaddr: bigint): Promise<void> {
     const binding = JSON.stringify({ nodeId: self.nodeId, incarnation: self.incarnation, vaddr: vaddr.toString() });
     const result = await this.run('bindName', () =>
       this.redis.eval(BIND, 3, this.nodeKey(self.nodeId), this.nameKey(name), this.namesKey(self.nodeId),
-        self.incarnation, binding, this.ttlMs, name, this.nodeKey('')),
+        self.incarnation, binding, this.ttlMs, name, this.nodeKey(''), self.nodeId),
     );
     if (result === 'TAKEN') {
       throw new RvmaError('ERR_RVMA_DIRECTORY_CONFLICT', `RedisDirectory.bindName: "${name}" is bound by another live node`);
@@ -327,6 +419,11 @@ export class RedisDirectory implements Directory {
 
 function parseRecord(raw: string): NodeRecord {
   return JSON.parse(raw) as NodeRecord;
+}
+
+/** A script's answer: its status, and for CONFLICT the incarnation holding the node id. */
+function statusOf(reply: unknown): [string, string | undefined] {
+  return Array.isArray(reply) ? [String(reply[0]), String(reply[1])] : [String(reply), undefined];
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -2,7 +2,7 @@
 // native event batches (completions, put outcomes, releases) to the waiting promises.
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import type { Directory, NodeRecord } from '../../registry/directory';
+import type { Directory, NodeRecord, RegistrationLostInfo } from '../../registry/directory';
 import { MemoryDirectory } from '../../registry/memory-directory';
 import { EVENT_WORDS, EventKind, NativeEndpoint, NativeTcpOptions, native } from '../native';
 import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-words';
@@ -113,6 +113,7 @@ export class Endpoint extends EventEmitter {
       await endpoint.close();
       throw error;
     }
+    endpoint.followRegistration();
     return endpoint;
   }
 
@@ -138,8 +139,16 @@ export class Endpoint extends EventEmitter {
   private held = false;
   private releaseTimer: NodeJS.Timeout | undefined;
   private isClosed = false;
-  /** Where this endpoint accepts connections ('tcp://IP:PORT' or 'rdma://IP:PORT'), or '' if it does not listen. */
+  private isRegistered = false;
+  private unfollow: (() => void) | undefined;
+  /**
+   * Where peers can dial this endpoint ('tcp://HOST:PORT' or 'rdma://HOST:PORT', the port as
+   * bound), or '' if it does not listen. A wildcard listen (0.0.0.0, [::]) means nothing to
+   * other hosts, so it is reported with this host's name, as the directory record carries it.
+   */
   readonly address: string;
+  /** The listening socket's own address as bound, wildcard host included; '' if it does not listen. */
+  readonly boundAddress: string;
   /**
    * Set when provider 'auto' was given an 'rdma://IP:PORT' listen address and verbs cannot run
    * here (not built, no RDMA device with an ACTIVE port, the address on none): why. The endpoint
@@ -185,7 +194,8 @@ export class Endpoint extends EventEmitter {
           if (!this.isClosed) this.handle.forgetMemory(id);
         })
       : undefined;
-    this.address = this.handle.listenAddress();
+    this.boundAddress = this.handle.listenAddress();
+    this.address = publishable(this.boundAddress);
     this.nativeIncarnation = this.handle.incarnation();
     this.incarnationHex = this.handle.incarnation().toString(16).padStart(16, '0');
     this.host = {
@@ -204,6 +214,14 @@ export class Endpoint extends EventEmitter {
 
   get closed(): boolean {
     return this.isClosed;
+  }
+
+  /**
+   * Whether this endpoint is registered in its directory: false once the directory reported
+   * the registration lost (see the 'registrationLost' event), and after close().
+   */
+  get registered(): boolean {
+    return this.isRegistered && !this.isClosed;
   }
 
   /** What the verbs registration cache did so far; undefined when this endpoint runs no verbs. */
@@ -258,13 +276,33 @@ export class Endpoint extends EventEmitter {
     return {
       nodeId: this.nodeId,
       incarnation: this.incarnationHex,
-      addresses: !this.address ? {} : { [this.address.startsWith('rdma://') ? 'rdma' : 'tcp']: publishable(this.address) },
+      addresses: !this.address ? {} : { [this.address.startsWith('rdma://') ? 'rdma' : 'tcp']: this.address },
       host: hostname(),
       pid: process.pid,
       capabilities: Endpoint.capabilities.providers,
       labels,
       startTime: Date.now(),
     };
+  }
+
+  /**
+   * Hears from the directory when this registration ends without close() (another incarnation
+   * took the node id, or the lease lapsed). Through a WeakRef, so that a directory the caller
+   * keeps does not keep a dropped endpoint alive.
+   */
+  private followRegistration(): void {
+    const self = new WeakRef(this);
+    const listener = (info: RegistrationLostInfo): void => self.deref()?.registrationLost(info);
+    this.directory.on?.('lost', listener);
+    this.unfollow = () => this.directory.off?.('lost', listener);
+    this.isRegistered = true;
+  }
+
+  private registrationLost(info: RegistrationLostInfo): void {
+    // One directory per endpoint is the rule, but a shared one reports other nodes too.
+    if (!this.registered || info.nodeId !== this.nodeId || info.incarnation !== this.incarnationHex) return;
+    this.isRegistered = false;
+    this.emit('registrationLost', info);
   }
 
   /** Mailboxes open on this endpoint, as the native table counts them. */
@@ -487,6 +525,7 @@ export class Endpoint extends EventEmitter {
     this.regions.clear();
     clearTimeout(this.releaseTimer);
     busy.delete(this);
+    this.unfollow?.();
     try {
       if (this.ownsDirectory) await this.directory.close();
       else await this.directory.deregister();

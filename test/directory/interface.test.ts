@@ -22,7 +22,8 @@ function makeRecord(nodeId: string, labels: string[] = [], overrides: Partial<No
     incarnation: randomBytes(8).toString('hex'),
     addresses: { tcp: 'tcp://127.0.0.1:4100' },
     host: hostname(),
-    // MemoryDirectory treats records of other pids as seeded by a launcher (replaceable).
+    // A live pid: MemoryDirectory lets a registration replace a record only if it was seeded
+    // by a launcher or its process is gone.
     pid: process.pid,
     capabilities: ['loopback', 'tcp'],
     labels,
@@ -154,7 +155,7 @@ function interfaceSuite(backend: Backend): void {
 
     // Another live node may neither take the name nor unbind it.
     expect(await codeOf(b.bindName(inbox, 0x30000n))).toBe('ERR_RVMA_DIRECTORY_CONFLICT');
-    await b.unbindName(inbox);
+    expect(await codeOf(b.unbindName(inbox))).toBe('ERR_RVMA_DIRECTORY_CONFLICT');
     expect(await observer.resolveName(inbox)).toMatchObject({ nodeId: ra.nodeId, vaddr: 0x20000n });
 
     await a.unbindName(inbox);
@@ -166,6 +167,20 @@ function interfaceSuite(backend: Backend): void {
     // Once free, the other node can have it.
     await b.bindName(inbox, 0x30000n);
     expect(await observer.resolveName(inbox)).toMatchObject({ nodeId: rb.nodeId, incarnation: rb.incarnation, vaddr: 0x30000n });
+  });
+
+  test('two nodes that happen to share an incarnation number cannot take or unbind each other\'s names', async () => {
+    const [a, b, observer] = [await make(), await make(), await make()];
+    const ra = makeRecord(uniqueId('a'));
+    const rb = makeRecord(uniqueId('b'), [], { incarnation: ra.incarnation });
+    await a.register(ra);
+    await b.register(rb);
+    const name = uniqueId('inbox');
+    await a.bindName(name, 0x10000n);
+
+    expect(await codeOf(b.bindName(name, 0x20000n))).toBe('ERR_RVMA_DIRECTORY_CONFLICT');
+    expect(await codeOf(b.unbindName(name))).toBe('ERR_RVMA_DIRECTORY_CONFLICT');
+    expect(await observer.resolveName(name)).toEqual({ name, nodeId: ra.nodeId, incarnation: ra.incarnation, vaddr: 0x10000n });
   });
 
   test('names vanish when their node deregisters or closes, and can then be bound by others', async () => {

@@ -5,13 +5,17 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import * as net from 'node:net';
 import Redis from 'ioredis';
-import { NodeRecord, RedisDirectory } from '../../registry';
+import { Endpoint } from '../../src';
+import { NodeRecord, RedisDirectory, RegistrationLostInfo } from '../../registry';
 import { RedisServer, WatchReader, canRestartRedis, describeRedis, freePort, pollFor, startRedis } from '../helpers/redis';
 
 const TTL_MS = 600;
 const WATCH_INTERVAL_MS = 150;
 // ioredis reconnects with a backoff capped at 2 s; the first heartbeat or 'ready' restores.
 const RECOVER_WITHIN_MS = 10_000;
+// Nodes that must come back after an outage: the outage has to end within their lease (a
+// longer one is reported as a lost registration instead, see the last test of the suite).
+const OUTLIVES_OUTAGE_MS = 30_000;
 
 const run = randomBytes(3).toString('hex');
 let counter = 0;
@@ -44,8 +48,8 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
   let cluster: string;
   const cleanup: (() => Promise<void>)[] = [];
 
-  const connect = async () => {
-    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, watchIntervalMs: WATCH_INTERVAL_MS });
+  const connect = async (ttlMs = TTL_MS) => {
+    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs, watchIntervalMs: WATCH_INTERVAL_MS });
     cleanup.push(() => directory.close());
     return directory;
   };
@@ -111,7 +115,7 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
   (canRestartRedis ? test : test.skip)(
     'after a Redis restart a registered node re-registers and rebinds by itself, and a watcher still sees joins',
     async () => {
-      const [node, watcher] = [await connect(), await connect()];
+      const [node, watcher] = [await connect(OUTLIVES_OUTAGE_MS), await connect()];
       const record = makeRecord(uniqueId('survivor'), ['/job:worker/replica:0/task:0']);
       await node.register(record);
       const name = uniqueId('inbox');
@@ -145,7 +149,7 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
   (canRestartRedis ? test : test.skip)(
     'while Redis is down, calls reject with ERR_RVMA_DIRECTORY_UNAVAILABLE (no hang); they work again once it is back',
     async () => {
-      const node = await connect();
+      const node = await connect(OUTLIVES_OUTAGE_MS);
       const record = makeRecord(uniqueId('outage'));
       await node.register(record);
       await server.stop();
@@ -158,6 +162,41 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
         await server.restart();
       }
       expect(await pollFor('back after the outage', () => node.resolveNode(record.nodeId), RECOVER_WITHIN_MS)).toEqual(record);
+    },
+  );
+
+  (canRestartRedis ? test : test.skip)(
+    'a lease that lapsed while Redis could not be reached is reported once as lost, to the directory and its endpoint, and not restored later',
+    async () => {
+      const node = await connect();
+      const endpoint = await Endpoint.create({ nodeId: uniqueId('cut-off'), directory: node });
+      cleanup.push(() => endpoint.close());
+      const lost: RegistrationLostInfo[] = [];
+      node.on('lost', (info: RegistrationLostInfo) => lost.push(info));
+      let timer: NodeJS.Timeout | undefined;
+      const reported = new Promise<RegistrationLostInfo>((resolve, reject) => {
+        endpoint.once('registrationLost', resolve);
+        timer = setTimeout(() => reject(new Error('no registrationLost within 15000 ms')), 15_000);
+      }).finally(() => clearTimeout(timer));
+      expect(endpoint.registered).toBe(true);
+
+      await server.stop();
+      let info: RegistrationLostInfo;
+      try {
+        info = await reported;
+      } finally {
+        await server.restart();
+      }
+      const expected = { nodeId: endpoint.nodeId, incarnation: endpoint.incarnation, reason: 'expired' };
+      expect(info).toEqual(expected);
+      expect(endpoint.registered).toBe(false);
+
+      // Once Redis answers again, the node stays out of the directory.
+      await pollFor('the directory reconnected', async () => (await node.list()) && true, RECOVER_WITHIN_MS);
+      const observer = await connect();
+      expect(await observer.resolveNode(endpoint.nodeId)).toBeUndefined();
+      expect(await codeOf(node.bindName(uniqueId('late'), 0x10000n))).toBe('ERR_RVMA_NOT_REGISTERED');
+      expect(lost).toEqual([expected]);
     },
   );
 });

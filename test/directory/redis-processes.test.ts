@@ -298,6 +298,51 @@ describeRedis('RedisDirectory across processes', () => {
       await expectReceived(second, p2);
     }, 60_000);
 
+    test('a node frozen past its lease whose node id another incarnation then took: on resuming, its directory reports lost and its endpoint registrationLost', async () => {
+      const observer = await connect();
+      const nodeId = uniqueId('frozen');
+      const name = uniqueId('inbox');
+      const config = {
+        url: server.url,
+        cluster,
+        ttlMs: TTL_MS,
+        nodeId,
+        labels: [],
+        vaddr: VADDR.toString(),
+        name,
+        bufferBytes: 4096,
+        registerWithinMs: 10_000,
+      };
+      const frozen = spawn('frozen', 'directory-endpoint.js', config);
+      const ready = await frozen.next('ready', READY_WITHIN_MS);
+
+      // Frozen, it cannot renew: its lease lapses, and another incarnation registers the node id.
+      frozen.proc.kill('SIGSTOP');
+      await pollFor('the frozen node\'s lease lapsed', async () => (await observer.resolveNode(nodeId)) === undefined, LEAVE_WITHIN_MS);
+      const successor = await connect();
+      const record: NodeRecord = {
+        nodeId,
+        incarnation: randomBytes(8).toString('hex'),
+        addresses: { tcp: 'tcp://127.0.0.1:4100' },
+        host: hostname(),
+        pid: process.pid,
+        capabilities: ['tcp'],
+        labels: [],
+        startTime: Date.now(),
+      };
+      await successor.register(record);
+      await successor.bindName(name, 0x20000n);
+      frozen.proc.kill('SIGCONT');
+
+      const expected = { nodeId, incarnation: ready.incarnation, takenBy: record.incarnation, reason: 'takenOver' };
+      expect((await frozen.next('lost', 10_000)).info).toEqual(expected);
+      const lost = await frozen.next('registrationLost', 10_000);
+      expect({ info: lost.info, registered: lost.registered }).toEqual({ info: expected, registered: false });
+      // The resumed node took nothing back: the successor keeps the node id and the name.
+      expect(await observer.resolveNode(nodeId)).toEqual(record);
+      expect(await observer.resolveName(name)).toEqual({ name, nodeId, incarnation: record.incarnation, vaddr: 0x20000n });
+    }, 60_000);
+
     test('putNamed of a name nobody bound rejects with ERR_RVMA_NO_NAME', async () => {
       const parentDirectory = await connect();
       const parent = await Endpoint.create({ nodeId: uniqueId('parent'), directory: parentDirectory });

@@ -56,10 +56,11 @@ describeInGuest('verbs provider', () => {
       expect(receiver.registrationStats()).toMatchObject({ registrations: 1 });
     });
 
-    test('a wildcard listen address is published under the host name', async () => {
+    test('a wildcard listen address is reported and published under the host name', async () => {
       const endpoint = await endpoints.create({ provider: 'verbs', listen: 'rdma://0.0.0.0:0' });
-      const port = /^rdma:\/\/0\.0\.0\.0:([1-9]\d*)$/.exec(endpoint.address)?.[1];
+      const port = /^rdma:\/\/0\.0\.0\.0:([1-9]\d*)$/.exec(endpoint.boundAddress)?.[1];
       expect(port).toBeDefined();
+      expect(endpoint.address).toBe(`rdma://${hostname()}:${port}`);
       const record = await endpoint.directory.resolveNode(endpoint.nodeId);
       expect(record?.addresses).toEqual({ rdma: `rdma://${hostname()}:${port}` });
     });
