@@ -63,7 +63,10 @@ export function parseKey(key: string): ParsedKey {
   checkDevice(call, 'dst_device', dstDevice);
   if (!name) throw invalid(call, 'tensor_name is empty');
   const m = /^(\d+):(\d+)$/.exec(frameIter);
-  if (!m) throw invalid(call, `frame_id:iter_id must be two integers, got "${frameIter}"`);
+  // Digits alone could be beyond 2^53: createKey could not make such a key again.
+  if (!m || !Number.isSafeInteger(Number(m[1])) || !Number.isSafeInteger(Number(m[2]))) {
+    throw invalid(call, `frame_id:iter_id must be two integers below 2^53, got "${frameIter}"`);
+  }
   return {
     srcDevice,
     srcIncarnation: srcIncarnation.toLowerCase(),

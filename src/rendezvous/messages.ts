@@ -74,9 +74,10 @@ export function decode(bytes: Uint8Array): ControlMessage {
     if (!Number.isSafeInteger(v) || (v as number) < 0) throw protocol('control message requestIndex is invalid');
     return v as number;
   };
-  const vaddr = () => {
+  /** A u64 in decimal; a re-request names a mailbox, so 0 (no mailbox) is refused there. */
+  const vaddr = (min = 0n) => {
     const v = str('dataVaddr');
-    if (!/^\d{1,20}$/.test(v) || BigInt(v) >= 1n << 64n) throw protocol('control message dataVaddr is invalid');
+    if (!/^\d{1,20}$/.test(v) || BigInt(v) >= 1n << 64n || BigInt(v) < min) throw protocol('control message dataVaddr is invalid');
     return BigInt(v);
   };
   const step = () => {
@@ -100,7 +101,7 @@ export function decode(bytes: Uint8Array): ControlMessage {
       const requestIndex = index();
       // A bad meta still says which request it answers: that recv fails at once.
       const answering = { from: from.from, requestIndex };
-      if (raw.checksum != null && !Number.isSafeInteger(raw.checksum)) {
+      if (raw.checksum != null && !isCrc32(raw.checksum)) {
         throw new ControlMessageError('meta response checksum is invalid', answering);
       }
       let meta: TensorMeta;
@@ -112,11 +113,12 @@ export function decode(bytes: Uint8Array): ControlMessage {
       return { kind: Kind.MetaDataResponse, ...from, requestIndex, meta, checksum: (raw.checksum as number | null) ?? null };
     }
     case Kind.TensorReRequest:
-      return { kind: Kind.TensorReRequest, ...from, requestIndex: index(), dataVaddr: vaddr() };
+      return { kind: Kind.TensorReRequest, ...from, requestIndex: index(), dataVaddr: vaddr(1n) };
     case Kind.ErrorStatus:
       return { kind: Kind.ErrorStatus, ...from, requestIndex: index(), code: str('code'), message: str('message') };
     default:
-      throw protocol(`unknown control message kind ${String(raw.kind)}`);
+      // Not String(raw.kind): a peer's record may carry a toString that is no function.
+      throw protocol(`unknown control message kind ${typeof raw.kind === 'number' ? raw.kind : typeof raw.kind}`);
   }
 }
 
@@ -129,6 +131,11 @@ export class ControlMessageError extends RvmaError {
   ) {
     super('ERR_RVMA_PROTOCOL', `rendezvous: ${message}`, { cause });
   }
+}
+
+/** The receiver compares the checksum with the crc32 it computes: anything else could never match. */
+function isCrc32(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 0xffffffff;
 }
 
 function protocol(message: string, cause?: unknown): RvmaError {

@@ -1,7 +1,7 @@
 // Wire forms: tensor metadata as msgpack, string tensors as length-prefixed UTF-8.
 import { Packr } from 'msgpackr';
 import { RvmaError } from '../mailbox/errors';
-import { DType, isDType } from './dtypes';
+import { DType, elementSize, isDType } from './dtypes';
 import { Tensor, elementCount, tensorBytes } from './tensor';
 
 /** Largest tensor content the rendezvous moves (the size of one posted buffer). */
@@ -22,8 +22,47 @@ export function packValue(value: unknown): Uint8Array {
 }
 
 export function unpackValue(bytes: Uint8Array): unknown {
+  if (!declaredItemsFit(bytes)) throw new RvmaError('ERR_RVMA_PROTOCOL', 'msgpack declares more items than its bytes hold');
   return packr.unpack(bytes);
 }
+
+/**
+ * Whether no array or map in a msgpack byte stream declares more items than the bytes left
+ * could hold (one byte each at least), and no header or payload runs past the end. msgpackr
+ * allocates an array of the declared length before reading an item of it: the five bytes
+ * dd 01 ff ff ff (2^25 - 1 items) cost the receiver 256 MiB and 0.2 to 1.5 s of CPU (node 20,
+ * 2-vCPU host). Items after the first are walked too: some msgpackr extensions read the item
+ * that follows them.
+ */
+function declaredItemsFit(b: Uint8Array): boolean {
+  let at = 0;
+  let pending = 0; // items declared by the containers seen, not reached yet
+  while (at < b.length) {
+    const t = b[at++];
+    let items = 0;
+    if (t < 0x80 || t >= 0xe0) items = 0; // fixint
+    else if (t < 0x90) items = 2 * (t & 0x0f); // fixmap
+    else if (t < 0xa0) items = t & 0x0f; // fixarray
+    else if (t < 0xc0) at += t & 0x1f; // fixstr
+    else {
+      const width = LENGTH_WIDTH[t - 0xc0];
+      if (at + width > b.length) return false;
+      let n = 0;
+      for (let k = 0; k < width; k++) n = n * 256 + b[at++];
+      if (t >= 0xde) items = 2 * n; // map 16/32
+      else if (t >= 0xdc) items = n; // array 16/32
+      else at += FIXED_BYTES[t - 0xc0] + n; // n bytes of bin, ext or str
+    }
+    pending = (pending > 0 ? pending - 1 : 0) + items;
+    if (at > b.length || pending > b.length - at) return false;
+  }
+  return pending === 0;
+}
+
+// Per type byte 0xc0..0xdf (msgpack spec): the width of its length field, and the bytes it
+// holds besides what that length counts (the type of an ext, the value of a number).
+const LENGTH_WIDTH = [0, 0, 0, 0, 1, 2, 4, 1, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 4, 2, 4, 2, 4];
+const FIXED_BYTES = [0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 2, 3, 5, 9, 17, 0, 0, 0, 0, 0, 0, 0];
 
 export function sameMeta(a: TensorMeta | undefined, b: TensorMeta): boolean {
   return (
@@ -45,12 +84,25 @@ export function checkMeta(value: unknown): TensorMeta {
     isDType(m.dtype) &&
     Array.isArray(m.shape) &&
     m.shape.every((d) => Number.isSafeInteger(d) && d >= 0) &&
+    Number.isSafeInteger(elementCount(m.shape)) &&
     typeof m.isDead === 'boolean' &&
     Number.isSafeInteger(m.byteSize) &&
     m.byteSize >= 0 &&
-    m.byteSize <= MAX_CONTENT_BYTES;
+    m.byteSize <= MAX_CONTENT_BYTES &&
+    sizeFits(m);
   if (!ok) throw new RvmaError('ERR_RVMA_PROTOCOL', 'malformed tensor meta from peer');
   return { dtype: m.dtype, shape: [...m.shape], isDead: m.isDead, byteSize: m.byteSize };
+}
+
+/**
+ * Whether the byte size is what metaOf gives for that dtype and shape: the receiver views the
+ * content as the shape says, so a size that disagrees would make a tensor whose data is not
+ * its shape (or a string tensor without room for its lengths).
+ */
+function sizeFits(m: TensorMeta): boolean {
+  if (m.isDead) return m.byteSize === 0;
+  const count = elementCount(m.shape);
+  return m.dtype === 'string' ? m.byteSize >= 4 * count : m.byteSize === count * elementSize(m.dtype);
 }
 
 /** The content bytes of a tensor: numeric tensors viewed in place, strings encoded. */
@@ -75,6 +127,10 @@ export function decodeStrings(shape: number[], bytes: Uint8Array): string[] {
     if (at + len > buf.length) throw new RvmaError('ERR_RVMA_PROTOCOL', 'string tensor content is truncated');
     out.push(buf.toString('utf8', at, at + len));
     at += len;
+  }
+  // The meta's byte size is the encoded size: bytes past the last string are not this tensor.
+  if (at !== buf.length) {
+    throw new RvmaError('ERR_RVMA_PROTOCOL', `string tensor content has ${buf.length - at} bytes past its last string`);
   }
   return out;
 }
