@@ -87,7 +87,8 @@ bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
          num("maxInflightBytes", &tcp->maxInflightBytes) &&
          num("keepaliveMs", &tcp->keepaliveMs) && num("peerTimeoutMs", &tcp->peerTimeoutMs) &&
          num("connectTimeoutMs", &tcp->connectTimeoutMs) && num("stripes", &tcp->stripes) &&
-         num("stripeMinBytes", &tcp->stripeMinBytes) && flag("stripeReverse", &tcp->stripeReverse);
+         num("stripeMinBytes", &tcp->stripeMinBytes) && flag("stripeReverse", &tcp->stripeReverse) &&
+         num("reconnectMs", &tcp->reconnectMs);
 }
 
 // A memory id (see PutRequest::memory) from an optional argument: 0 when absent.

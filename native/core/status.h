@@ -18,6 +18,7 @@ enum class Status : int32_t {
   NoPeer = 9,           // no provider reaches that node
   PeerLost = 10,        // the peer went away while the put was in flight
   Registration = 11,    // memory could not be registered for RDMA (the locked-memory limit)
+  Ambiguous = 12,       // a re-sent put the receiver can no longer tell from its first delivery: refused, not placed twice
 };
 
 inline bool ok(Status s) { return s == Status::Ok; }

@@ -26,6 +26,14 @@ export interface TcpOptions {
   stripeMinBytes?: number;
   /** Send a split put's parts last-first, one at a time (for testing order-free placement). */
   stripeReverse?: boolean;
+  /**
+   * A connection that breaks while its peer lives on: its puts wait this long for a new
+   * connection to the same incarnation of the peer and are sent again over it (each placed
+   * exactly once). Beyond, or if the peer is gone, they reject with ERR_RVMA_PEER_LOST.
+   * As a receiver, how long to remember a sender's puts once it has no connection left.
+   * 0: no reconnecting (puts reject at once). Default 3000 ms.
+   */
+  reconnectMs?: number;
 }
 
 /** A connection to a peer broke (the peer died, or the network between us failed). */
@@ -118,6 +126,7 @@ const TCP_KEYS = [
   'stripes',
   'stripeMinBytes',
   'stripeReverse',
+  'reconnectMs',
 ] as const;
 
 export interface CreateSettings {
@@ -163,7 +172,7 @@ export function parseCreateOptions(options: unknown): CreateSettings {
       if (tcp[key] !== undefined) checkBoolean(call, `tcp.${key}`, tcp[key]);
     } else if (tcp[key] !== undefined) {
       const max = key === 'stripes' ? 64 : key.endsWith('Ms') ? MAX_MS : Number.MAX_SAFE_INTEGER;
-      checkInteger(call, `tcp.${key}`, tcp[key], 1, max);
+      checkInteger(call, `tcp.${key}`, tcp[key], key === 'reconnectMs' ? 0 : 1, max);
     }
   }
   if ((tcp.keepaliveMs ?? 1000) >= (tcp.peerTimeoutMs ?? 5000)) {

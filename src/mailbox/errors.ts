@@ -14,6 +14,7 @@ export type RvmaErrorCode =
   | 'ERR_RVMA_NO_PEER'
   | 'ERR_RVMA_PEER_LOST'
   | 'ERR_RVMA_REGISTRATION'
+  | 'ERR_RVMA_AMBIGUOUS'
   | 'ERR_RVMA_NATIVE_UNAVAILABLE'
   | 'ERR_RVMA_DIRECTORY_UNAVAILABLE'
   | 'ERR_RVMA_DIRECTORY_CONFLICT'
@@ -45,6 +46,7 @@ const STATUS_CODES: Record<number, RvmaErrorCode> = {
   9: 'ERR_RVMA_NO_PEER',
   10: 'ERR_RVMA_PEER_LOST',
   11: 'ERR_RVMA_REGISTRATION',
+  12: 'ERR_RVMA_AMBIGUOUS',
 };
 
 export function isRvmaErrorCode(value: string): value is RvmaErrorCode {
@@ -88,6 +90,9 @@ const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
     `${c.bytes ?? 0} bytes (or the connection's buffers) could not be registered for RDMA, on this node or on node ` +
     `"${c.node}": the locked-memory limit is too low. Raise it for the process that failed: ulimit -l (unlimited, ` +
     'or enough for every buffer in flight), memlock in /etc/security/limits.conf, or LimitMEMLOCK= in its systemd unit',
+  ERR_RVMA_AMBIGUOUS: (c) =>
+    `node "${c.node}" could not tell whether the put to ${hex(c.vaddr)}, sent again after a broken connection, ` +
+    'had already been placed, and refused it rather than place it twice (it may or may not have been placed)',
   ERR_RVMA_NATIVE_UNAVAILABLE: () => 'the native addon is unavailable',
   ERR_RVMA_DIRECTORY_UNAVAILABLE: () => 'the directory is unreachable',
   ERR_RVMA_DIRECTORY_CONFLICT: () => 'another incarnation owns that record',

@@ -9,8 +9,8 @@ const root = path.join(__dirname, 'corpus');
 
 // --- tcp frames (docs/protocol.md) ---
 const TCP_MAGIC = 0x414d5652;
-const TCP_VERSION = 1;
-const T = { Put: 1, Ack: 2, Nack: 3, Ping: 4, Pong: 5, Error: 6, RawWrite: 7 };
+const TCP_VERSION = 2;
+const T = { Put: 1, Ack: 2, Nack: 3, Ping: 4, Pong: 5, Error: 6, RawWrite: 7, Floor: 8, Window: 9 };
 
 function hello(nodeId, address = '') {
   const fixed = Buffer.alloc(32);
@@ -66,6 +66,9 @@ const frames = {
   pong: header({ type: T.Pong }),
   error: Buffer.concat([header({ type: T.Error, len: 4n }), Buffer.from('oops')]),
   raw: raw(4n, 0n, fill(8, 4)),
+  floor: header({ type: T.Floor, id: 5n }),
+  window: header({ type: T.Window, id: 1n }),
+  ambiguous: header({ type: T.Nack, id: 1n, status: 12 }),
 };
 
 // tcp stream harness: byte 0 = connections, then ops (see fuzz_tcp_stream.cpp).
@@ -112,6 +115,9 @@ const streams = {
   answers: stream(0, ours(0), write(0, Buffer.concat([header({ type: T.Ack, id: 1n }), header({ type: T.Nack, id: 2n, status: 1 })])), RUN),
   raw: stream(0, write(0, Buffer.concat([raw(1n, 0n, fill(64, 5)), raw(2n, 4090n, fill(8, 6))])), RUN),
   keepalive: stream(0, write(0, Buffer.concat([header({ type: T.Ping }), header({ type: T.Pong })])), RUN),
+  floor: stream(1, write(0, Buffer.concat([put(1n, BYTES_BOX, 0n, fill(8, 1)), header({ type: T.Floor, id: 2n })])), RUN, write(1, put(1n, BYTES_BOX, 0n, fill(8, 1))), RUN),
+  resend: stream(1, write(0, put(3n, OPS_BOX, 0n, fill(8, 1), 1)), RUN, close(0), write(1, put(3n, OPS_BOX, 0n, fill(8, 1), 1)), RUN),
+  windowFromPeer: stream(0, ours(0), write(0, Buffer.concat([header({ type: T.Window, id: 1n }), header({ type: T.Nack, id: 1n, status: 12 })])), RUN),
   error: stream(0, write(0, frames.error), RUN),
 };
 

@@ -71,12 +71,12 @@ describe.each(PROGRESS_MODES)('a failed tcp connection processes nothing more (%
     const { received, how } = await rawExchange(agent.address, Buffer.concat([hello, ...frames]), { timeoutMs: 15_000 });
     expect(how).not.toBe('timeout');
 
-    // The receiver's hello, Acks of what was valid before the violation, then one Error
-    // frame, last: the Ping and the put behind the violation got no answer.
+    // The receiver's hello and window, Acks of what was valid before the violation, then one
+    // Error frame, last: the Ping and the put behind the violation got no answer.
     const theirs = parseHello(received)!;
     const { frames: answers, rest } = parseFrames(received, theirs.size);
     expect(rest).toBe(0);
-    expect(answers.map((f) => f.type)).toEqual([...Array(acked).fill(FrameType.Ack), FrameType.Error]);
+    expect(answers.map((f) => f.type)).toEqual([FrameType.Window, ...Array(acked).fill(FrameType.Ack), FrameType.Error]);
     const report = await agent.child.next('protocolError', 15_000);
     expect(report.message).toBe(answers[answers.length - 1].text);
 

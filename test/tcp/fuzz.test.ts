@@ -18,6 +18,7 @@ import {
   Header,
   MAGIC,
   PART_EXT_BYTES,
+  VERSION,
   encodeHeader,
   encodeHello,
   parseFrames,
@@ -247,7 +248,10 @@ class Generator {
       const magic = this.int(0, 0xffffffff);
       broken.writeUInt32LE(magic === MAGIC ? MAGIC + 1 : magic, 0);
     }
-    if (which === 1) broken.writeUInt16LE(this.int(2, 0xffff), 4);
+    if (which === 1) {
+      const version = this.int(0, 0xffff);
+      broken.writeUInt16LE(version === VERSION ? VERSION + 1 : version, 4);
+    }
     if (which === 2) broken.writeUInt16LE(0, 6);
     if (which === 3) broken[this.int(18, 31)] = this.int(1, 255);
     return { bytes: broken, certain: true };
@@ -317,6 +321,7 @@ function checkAnswers(received: Buffer, targetNodeId: string): { acks: number; n
   let nacks = 0;
   frames.forEach((f, i) => {
     if (f.flags !== 0 || f.parts !== 0) problems.push(`frame ${i}: flags ${f.flags} parts ${f.parts}`);
+    if (f.type === FrameType.Window && i === 0 && f.id !== 0n && f.status === 0 && f.vaddr === 0n && f.len === 0n) return;
     if (f.type === FrameType.Ack && f.status === 0 && f.len === 0n) acks++;
     else if (f.type === FrameType.Nack && f.status >= 1 && f.status <= 10 && f.len === 0n) nacks++;
     else if ((f.type === FrameType.Ping || f.type === FrameType.Pong) && f.status === 0 && f.len === 0n) return;
@@ -514,7 +519,7 @@ describe.each(PROGRESS_MODES)('tcp fuzz (%s progress)', (progress) => {
     const d = dialer.openMailbox(D, { epoch: 'ops', threshold: 2n ** 50n });
     d.post(dBuffer.view);
 
-    // The server reads the dialer's hello and first Put header, answers, and closes. It draws
+    // The server reads the dialer's hello, window and first Put header, answers, and closes. It draws
     // from its own generator, so the rounds replay the same whatever the timing.
     const gen = new Generator(seed);
     const puts = new Generator(seed + 1000);
@@ -531,13 +536,15 @@ describe.each(PROGRESS_MODES)('tcp fuzz (%s progress)', (progress) => {
         socket.end(gen.brokenHello(`hostile-${slot}`).bytes);
         return;
       }
-      socket.write(encodeHello({ nodeId: `hostile-${slot}` }));
+      // Its window, so the dialer may send its put; then whatever the generator draws.
+      socket.write(Buffer.concat([encodeHello({ nodeId: `hostile-${slot}` }), encodeHeader({ type: FrameType.Window, id: 1n })]));
       socket.on('data', (chunk: Buffer) => {
         seen[slot] = Buffer.concat([seen[slot], chunk]);
         const hello = parseHello(seen[slot]);
-        if (answered || !hello || seen[slot].length < hello.size + HEADER_BYTES) return;
+        // The first frame is the dialer's window, the second its put.
+        if (answered || !hello || seen[slot].length < hello.size + 2 * HEADER_BYTES) return;
         answered = true;
-        const putId = seen[slot].readBigUInt64LE(hello.size + 8); // the first frame is the put
+        const putId = seen[slot].readBigUInt64LE(hello.size + HEADER_BYTES + 8);
         socket.end(Buffer.concat(hostileAnswer(gen, putId)));
       });
     });
@@ -572,12 +579,12 @@ describe.each(PROGRESS_MODES)('tcp fuzz (%s progress)', (progress) => {
     expect(dBuffer.intact()).toBe(true);
     expect(d.epoch).toBe(0);
 
-    // What the dialer sent was always well-formed: its hello, its puts, and answers.
+    // What the dialer sent was always well-formed: its hello, its puts, answers, and floors.
     const problems: string[] = [];
     seen.forEach((bytes, i) => {
       const hello = parseHello(bytes);
       if (!hello) return;
-      if (hello.nodeId !== dialer.nodeId || hello.version !== 1) problems.push(`connection ${i}: hello ${hello.nodeId}`);
+      if (hello.nodeId !== dialer.nodeId || hello.version !== VERSION) problems.push(`connection ${i}: hello ${hello.nodeId}`);
       for (const f of parseFrames(bytes, hello.size).frames) {
         const ok =
           (f.type === FrameType.Put && f.vaddr === VADDR && f.parts === 0) ||
@@ -585,6 +592,7 @@ describe.each(PROGRESS_MODES)('tcp fuzz (%s progress)', (progress) => {
           (f.type === FrameType.Nack && f.status >= 1 && f.status <= 10) ||
           f.type === FrameType.Ping ||
           f.type === FrameType.Pong ||
+          ((f.type === FrameType.Floor || f.type === FrameType.Window) && f.status === 0 && f.vaddr === 0n && f.offset === 0n && f.len === 0n) ||
           f.type === FrameType.Error;
         if (!ok) problems.push(`connection ${i}: type ${f.type} status ${f.status}`);
       }

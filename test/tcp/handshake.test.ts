@@ -101,7 +101,8 @@ function fixedPart(hello: HelloFields): Buffer {
 }
 
 const BAD_HELLOS: { name: string; hello: HelloFields; text: RegExp }[] = [
-  { name: 'protocol version 2', hello: { nodeId: 'raw-v2', version: 2 }, text: /unsupported protocol version.*2/ },
+  { name: 'the next protocol version', hello: { nodeId: 'raw-next', version: VERSION + 1 }, text: new RegExp(`unsupported protocol version.*${VERSION + 1}`) },
+  { name: 'the previous protocol version', hello: { nodeId: 'raw-previous', version: VERSION - 1 }, text: /unsupported protocol version/ },
   { name: 'wrong magic', hello: { nodeId: 'raw-magic', magic: 0x50545448 }, text: /wrong magic/ },
   { name: 'a zero-length node id', hello: { nodeId: '', nodeIdLen: 0 }, text: /malformed/ },
   { name: 'a nonzero reserved byte', hello: { nodeId: 'raw-reserved', reservedByte: 7 }, text: /malformed/ },
@@ -153,10 +154,10 @@ describe.each(PROGRESS_MODES)('tcp handshake refusals (%s progress)', (progress)
     expect(errors.seen).toHaveLength(1);
   });
 
-  test('a version-2 hello split into single bytes is refused the same way', async () => {
+  test('a hello of the next version split into single bytes is refused the same way', async () => {
     const listener = await endpoint({ listen: 'tcp://127.0.0.1:0' });
     const errors = collect<ProtocolErrorInfo>(listener, 'protocolError');
-    const hello = fixedPart({ nodeId: 'trickle', version: 2 });
+    const hello = fixedPart({ nodeId: 'trickle', version: VERSION + 1 });
     const { port } = new URL(listener.address.replace('tcp:', 'http:'));
     const socket = net.connect({ host: '127.0.0.1', port: Number(port) });
     socket.on('error', () => {});
@@ -186,7 +187,7 @@ describe.each(PROGRESS_MODES)('tcp handshake refusals (%s progress)', (progress)
   });
 
   test.each([
-    { name: 'protocol version 2', hello: { nodeId: 'fake-v2', version: 2 }, text: /unsupported protocol version/ },
+    { name: 'the next protocol version', hello: { nodeId: 'fake-next', version: VERSION + 1 }, text: /unsupported protocol version/ },
     { name: 'wrong magic', hello: { nodeId: 'fake-magic', magic: 0x2f505448 }, text: /wrong magic/ },
   ])('a server answering with $name: connect() and put() reject with ERR_RVMA_PEER_LOST and protocolError fires', async ({ hello, text }) => {
     const server = await fakeServer(fixedPart(hello));

@@ -82,7 +82,7 @@ describe.each(PROGRESS_MODES)('tcp peer loss (%s progress)', (progress) => {
     expect(done.sha256).toBe(sha256(data));
   }, 60_000);
 
-  test('a silent peer (SIGSTOP after the handshake) is lost within the keepalive bound; once resumed it is reached again', async () => {
+  test('a silent peer (SIGSTOP after the handshake) is lost within the keepalive and reconnect bounds; once resumed it is reached again', async () => {
     const peer = await startAgent(children, `silent-${progress}`, { progress, listen: 'tcp://127.0.0.1:0' });
     const v = VADDR.toString();
     await peer.child.request({ cmd: 'open', vaddr: v });
@@ -97,7 +97,9 @@ describe.each(PROGRESS_MODES)('tcp peer loss (%s progress)', (progress) => {
     peer.child.signal('SIGSTOP');
     await waitStopped(peer.child.pid);
     // The kernel still acknowledges TCP segments for the stopped process; only the missing
-    // pongs reveal it. The put's own timeout (30x the peer timeout) bounds the wait.
+    // pongs reveal it. Then the prober dials it again (tcp.reconnectMs): the kernel accepts,
+    // but no hello comes, so the put fails once the reconnect bound has passed. The put's own
+    // timeout bounds the wait.
     await expectRejects(endpoint.put(peer.nodeId, VADDR, Buffer.alloc(16, 1), { timeout: 15_000 }), 'ERR_RVMA_PEER_LOST');
 
     // Resumed, the peer still reads what its kernel had queued, so the lost put may yet be

@@ -4,10 +4,11 @@
 //           14 zero bytes | nodeId | address
 //   header: u8 type | u8 flags | u16 status | u32 parts | u64 id | u64 vaddr | u64 offset | u64 len
 //   a Put with parts >= 2 (one part of a striped put) is followed by u64 putOffset | u64 putLen
+//   a Floor carries its floor in id, a Window its window's name
 import * as net from 'node:net';
 
 export const MAGIC = 0x414d5652;
-export const VERSION = 1;
+export const VERSION = 2; // native/wire/frames.h kVersion
 export const HELLO_BYTES = 32;
 export const HEADER_BYTES = 40;
 export const PART_EXT_BYTES = 16;
@@ -21,6 +22,10 @@ export const enum FrameType {
   Pong = 5,
   Error = 6,
   RawWrite = 7,
+  /** id: the floor (every put id below it the sender sent is settled). */
+  Floor = 8,
+  /** id: the receiver's name for its window of the sender's puts; puts go out only after it. */
+  Window = 9,
 }
 export const FLAG_APPEND = 1;
 

@@ -41,6 +41,10 @@ describe('Endpoint.create', () => {
     ['negative verbs.registrationCacheBytes', { verbs: { registrationCacheBytes: -1 } }, 'verbs\\.registrationCacheBytes'],
     ['verbs.keepaliveMs not below peerTimeoutMs', { verbs: { keepaliveMs: 500, peerTimeoutMs: 500 } }, 'verbs\\.keepaliveMs'],
     ['verbs.keepaliveMs above the default peerTimeoutMs', { verbs: { keepaliveMs: 6000 } }, 'verbs\\.keepaliveMs'],
+    ['negative tcp.reconnectMs', { tcp: { reconnectMs: -1 } }, 'tcp\\.reconnectMs'],
+    ['fractional tcp.reconnectMs', { tcp: { reconnectMs: 2.5 } }, 'tcp\\.reconnectMs'],
+    ['tcp.reconnectMs above 2^31 - 1', { tcp: { reconnectMs: 2 ** 31 } }, 'tcp\\.reconnectMs'],
+    ['string tcp.reconnectMs', { tcp: { reconnectMs: '3000' } }, 'tcp\\.reconnectMs'],
   ])('%s', async (_, options, argument) => {
     await expectFails(() => Endpoint.create(loose(options)), INVALID, names('Endpoint.create', argument));
   });
@@ -50,6 +54,11 @@ describe('Endpoint.create', () => {
     ['unknown verbs key', { verbs: { eagerBytes: 100 } }, 'unknown option "eagerBytes"'],
   ])('%s', async (_, options, what) => {
     await expectFails(() => Endpoint.create(loose(options)), INVALID, new RegExp(`^Endpoint\\.create verbs: ${what}`));
+  });
+
+  test('an unknown tcp key is refused; tcp.reconnectMs 0 (no reconnecting) is accepted', async () => {
+    await expectFails(() => Endpoint.create(loose({ tcp: { reconnectMS: 100 } })), INVALID, /^Endpoint\.create tcp: .*reconnectMS/);
+    await endpoints.create({ tcp: { reconnectMs: 0 } });
   });
 
   test('a node id already used by an open endpoint', async () => {

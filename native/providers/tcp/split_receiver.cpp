@@ -2,90 +2,80 @@
 
 namespace rvma {
 
-SplitReceiver::~SplitReceiver() {
-  for (auto& [key, e] : entries_) release(e, false);
-}
+SplitReceiver::~SplitReceiver() { dropBelow(UINT64_MAX); }
 
-void SplitReceiver::release(Entry& e, bool commit) {
-  if (!e.reserved) return;
-  e.reserved = false;
-  if (commit) table_.commit(e.res, 1); else table_.cancel(e.res);
-}
-
-SplitReceiver::Begin SplitReceiver::begin(const Key& key, const wire::FrameHeader& f, const wire::PartExt& ext,
-                                          uint8_t** dst, Status* status) {
-  auto it = entries_.find(key);
+SplitReceiver::Started SplitReceiver::begin(uint64_t id, const wire::FrameHeader& f, const wire::PartExt& ext,
+                                            TcpConnection* conn, uint64_t serial) {
+  auto it = entries_.find(id);
   if (it == entries_.end()) {
-    Entry e;
-    e.vaddr = f.vaddr;
-    e.putOffset = ext.putOffset;
-    e.putLen = ext.putLen;
-    e.parts = f.parts;
-    e.refused = table_.reserve(f.vaddr, Placement{false, ext.putOffset}, ext.putLen, &e.res);
-    e.reserved = ok(e.refused);
-    it = entries_.emplace(key, e).first;
+    Entry e{f.vaddr, ext.putOffset, ext.putLen, f.parts, {}, {}};
+    Status s = table_.reserve(f.vaddr, Placement{false, ext.putOffset}, ext.putLen, &e.res);
+    if (!ok(s)) return {Begin::Refuse, nullptr, s};
+    it = entries_.emplace(id, std::move(e)).first;
   }
   Entry& e = it->second;
-  if (e.vaddr != f.vaddr || e.putOffset != ext.putOffset || e.putLen != ext.putLen || e.parts != f.parts ||
-      e.seen + e.writers >= e.parts) {
-    return Begin::Violation;
+  if (e.vaddr != f.vaddr || e.putOffset != ext.putOffset || e.putLen != ext.putLen || e.parts != f.parts) {
+    return {Begin::Violation};
   }
-  if (!ok(e.refused)) {
-    *status = e.refused;
-    e.seen++;
-    finishIfDone(it);
-    return Begin::Refuse;
-  }
-  e.writers++;
-  *dst = e.res.dst + (f.offset - ext.putOffset);
-  return Begin::Write;
-}
-
-bool SplitReceiver::end(const Key& key, uint64_t len) {
-  auto it = entries_.find(key);
-  if (it == entries_.end()) return false;
-  Entry& e = it->second;
-  e.writers--;
-  e.seen++;
-  e.received += len;
-  // More bytes than announced, or all parts in without covering the put: a broken sender.
-  bool broken = e.received > e.putLen || (e.seen == e.parts && e.received != e.putLen && ok(e.refused));
-  if (broken) {
-    e.refused = Status::PeerLost;
-    if (e.writers == 0) {
-      release(e, false);
-      entries_.erase(it);
+  uint8_t* dst = e.res.dst + (f.offset - ext.putOffset);
+  for (Part& p : e.seen) {
+    if (p.offset == f.offset) {
+      // The same part again: only a re-send over another connection is legitimate.
+      if (p.len != f.len || p.serial == serial) return {Begin::Violation};
+      if (p.landed) return {Begin::Landed};
+      if (p.writer) return {Begin::Busy, nullptr, Status::Ok, p.writer};
+      p.writer = conn;
+      p.serial = serial;
+      return {Begin::Write, dst};
     }
-    return false;
+    if (f.offset < p.offset + p.len && p.offset < f.offset + f.len) return {Begin::Violation};  // overlap
   }
-  finishIfDone(it);
-  return true;
+  if (e.seen.size() >= e.parts) return {Begin::Violation};
+  e.seen.push_back(Part{f.offset, f.len, conn, serial, false});
+  return {Begin::Write, dst};
 }
 
-void SplitReceiver::abort(const Key& key) {
-  auto it = entries_.find(key);
-  if (it == entries_.end()) return;
+SplitReceiver::End SplitReceiver::end(uint64_t id, uint64_t offset) {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return End::Violation;
   Entry& e = it->second;
-  e.writers--;
-  e.seen++;
-  if (ok(e.refused)) e.refused = Status::PeerLost;  // later parts are refused too
-  finishIfDone(it);
-}
-
-// Counted only if every part arrived and together they cover the whole put. A put that can
-// no longer complete gives its reservation back as soon as no part is being written.
-void SplitReceiver::finishIfDone(std::map<Key, Entry>::iterator it) {
-  Entry& e = it->second;
-  if (e.writers > 0) return;
-  if (!ok(e.refused)) release(e, false);
-  if (e.seen < e.parts) return;
-  release(e, ok(e.refused) && e.received == e.putLen);
+  uint64_t covered = 0;
+  bool all = e.seen.size() == e.parts;
+  for (Part& p : e.seen) {
+    if (p.offset == offset) {
+      p.writer = nullptr;
+      p.landed = true;
+    }
+    all = all && p.landed;
+    covered += p.len;
+  }
+  if (!all) return End::Partial;
+  // Every part in, none overlapping: they cover the put exactly, or the sender is broken.
+  bool whole = covered == e.putLen;
+  if (whole) table_.commit(e.res, 1); else table_.cancel(e.res);
   entries_.erase(it);
+  return whole ? End::Placed : End::Violation;
 }
 
-void SplitReceiver::forgetNode(const std::string& node) {
-  for (auto it = entries_.lower_bound(Key{node, 0}); it != entries_.end() && it->first.first == node;) {
-    release(it->second, false);
+void SplitReceiver::abort(uint64_t id, uint64_t offset) {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return;
+  for (Part& p : it->second.seen) {
+    if (p.offset == offset) p.writer = nullptr;
+  }
+}
+
+void SplitReceiver::writersBelow(uint64_t floor, std::vector<TcpConnection*>* out) const {
+  for (auto it = entries_.begin(); it != entries_.end() && it->first < floor; ++it) {
+    for (const Part& p : it->second.seen) {
+      if (p.writer) out->push_back(p.writer);
+    }
+  }
+}
+
+void SplitReceiver::dropBelow(uint64_t floor) {
+  for (auto it = entries_.begin(); it != entries_.end() && it->first < floor;) {
+    table_.cancel(it->second.res);
     it = entries_.erase(it);
   }
 }

@@ -22,10 +22,15 @@ constexpr size_t kDirectMin = 4096;        // payload reads this large skip the 
 constexpr uint64_t kThreadReadBudget = 8 << 20;
 constexpr uint64_t kLoopReadBudget = 256 << 10;
 constexpr int kMaxIov = 64;
+// Appends up to this long are read whole into the staging buffer before their range is
+// reserved: one cut off with its connection leaves no hole in the buffer, so records packed
+// by many senders stay parseable while connections break.
+constexpr uint64_t kStagedAppendMax = 4096;
+static_assert(kStagedAppendMax <= kRxBuffer, "a staged append must fit the staging buffer");
 }  // namespace
 
-TcpConnection::TcpConnection(TcpProvider& owner, int fd, bool outgoing, std::string dialAddress)
-    : owner_(owner), fd_(fd), outgoing_(outgoing), dialAddress_(std::move(dialAddress)),
+TcpConnection::TcpConnection(TcpProvider& owner, int fd, bool outgoing, std::string dialAddress, uint64_t serial)
+    : owner_(owner), fd_(fd), outgoing_(outgoing), dialAddress_(std::move(dialAddress)), serial_(serial),
       state_(outgoing ? State::Connecting : State::Handshake), rxBuf_(kRxBuffer) {}
 
 TcpConnection::~TcpConnection() {
@@ -48,22 +53,39 @@ void TcpConnection::onConnected() {
   flush();
 }
 
-void TcpConnection::put(const PutRequest& req) {
-  if (state_ != State::Ready || (inflightBytes_ > 0 && inflightBytes_ + req.len > owner_.options().maxInflightBytes) ||
-      !waiting_.empty()) {
-    waiting_.push_back(req);
+void TcpConnection::put(OutPut p) {
+  if (state_ == State::Dead) {  // died since it was picked (sending on another one may do that)
+    owner_.send(std::move(p));
     return;
   }
-  sendPut(req);
+  if (state_ != State::Ready || peerWindow_ == 0 ||
+      (inflightBytes_ > 0 && inflightBytes_ + p.req.len > owner_.options().maxInflightBytes) || !waiting_.empty()) {
+    waiting_.push_back(std::move(p));
+    return;
+  }
+  sendPut(std::move(p));
 }
 
-void TcpConnection::sendPut(const PutRequest& req) {
-  // A put meant for an earlier incarnation of the node must not reach its successor.
-  if (req.incarnation != 0 && req.incarnation != peer_.incarnation) {
-    owner_.putFinished(req.id, Status::PeerLost);
+void TcpConnection::sendPut(OutPut p) {
+  // A put meant for, or already sent to, an earlier incarnation of the node must not reach
+  // its successor.
+  if ((p.req.incarnation != 0 && p.req.incarnation != peer_.incarnation) ||
+      (p.wireId != 0 && p.incarnation != peer_.incarnation)) {
+    owner_.putFinished(p, Status::PeerLost);
     return;
   }
-  pending_.emplace(req.id, PendingPut{req.len});
+  // Sent before into a window the peer has since forgotten: this one could not tell whether
+  // the put was placed then.
+  if (p.wireId != 0 && p.window != peerWindow_) {
+    owner_.putFinished(p, Status::Ambiguous);
+    return;
+  }
+  if (p.wireId == 0) {
+    p.wireId = owner_.sentPuts().assign(peer_.nodeId, &p.to);
+    p.incarnation = peer_.incarnation;
+  }
+  p.window = peerWindow_;
+  const PutRequest& req = p.req;
   inflightBytes_ += req.len;
   TxItem item;
   wire::FrameHeader f{req.raw ? wire::FrameType::RawWrite : wire::FrameType::Put};
@@ -72,7 +94,7 @@ void TcpConnection::sendPut(const PutRequest& req) {
   if (req.parts) {
     wire::encodePartExt(wire::PartExt{req.wholeOffset, req.wholeLen}, item.head + wire::kHeaderBytes);
   }
-  f.id = req.id;
+  f.id = p.wireId;
   f.vaddr = req.vaddr;
   f.offset = req.where.append ? 0 : req.where.offset;
   f.len = req.len;
@@ -80,19 +102,30 @@ void TcpConnection::sendPut(const PutRequest& req) {
   item.headLen = uint32_t(wire::kHeaderBytes + (req.parts ? wire::kPartExtBytes : 0));
   item.data = req.data;
   item.dataLen = req.len;
-  item.putId = req.id;
+  item.put = true;
+  pending_.push_back(PendingPut{std::move(p)});
+  tx_.push_back(std::move(item));
+  flush();
+}
+
+void TcpConnection::sendFloor(uint64_t floor) { sendControl(tcpwire::kFloor, floor); }
+
+void TcpConnection::sendControl(wire::FrameType type, uint64_t id) {
+  TxItem item;
+  tcpwire::encodeControl(type, id, item.head);
+  item.headLen = wire::kHeaderBytes;
   tx_.push_back(std::move(item));
   flush();
 }
 
 // Moves waiting puts onto the wire while the in-flight cap allows.
 void TcpConnection::startWaiting() {
-  while (state_ == State::Ready && !waiting_.empty()) {
-    const PutRequest& next = waiting_.front();
-    if (inflightBytes_ > 0 && inflightBytes_ + next.len > owner_.options().maxInflightBytes) return;
-    PutRequest req = std::move(waiting_.front());
+  while (state_ == State::Ready && peerWindow_ != 0 && !waiting_.empty()) {
+    const OutPut& next = waiting_.front();
+    if (inflightBytes_ > 0 && inflightBytes_ + next.req.len > owner_.options().maxInflightBytes) return;
+    OutPut p = std::move(waiting_.front());
     waiting_.pop_front();
-    sendPut(req);
+    sendPut(std::move(p));
     if (state_ == State::Dead) return;
   }
 }
@@ -135,6 +168,7 @@ void TcpConnection::flush() {
       return;
     }
     lastTxMs_ = TcpProvider::nowMs();
+    size_t puts = 0;
     for (uint64_t left = uint64_t(written); left > 0;) {
       TxItem& front = tx_.front();
       uint64_t total = front.headLen + (front.data ? front.dataLen : front.owned.size());
@@ -142,13 +176,13 @@ void TcpConnection::flush() {
       front.sent += take;
       left -= take;
       if (front.sent < total) break;
-      uint64_t putId = front.putId;
+      if (front.put) puts++;
       tx_.pop_front();
-      auto it = putId ? pending_.find(putId) : pending_.end();
-      if (it != pending_.end()) {
-        it->second.written = true;
-        if (it->second.answered) finishPut(putId);
-      }
+    }
+    // Reported only once the queue's bookkeeping is done: reporting may send more.
+    if (puts) {
+      written_ += puts;
+      finishAnswered();
     }
   }
   updateInterest();
@@ -168,6 +202,7 @@ void TcpConnection::onIo(uint32_t events) {
     socklen_t len = sizeof err;
     getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
     if (err != 0) {
+      refused_ = err == ECONNREFUSED;
       fail(Status::NoPeer, std::string("connect to ") + dialAddress_ + " failed: " + std::strerror(err), false);
       return;
     }
@@ -258,7 +293,7 @@ bool TcpConnection::process() {
       }
       case Rx::Header: {
         if (avail < wire::kHeaderBytes) return true;
-        auto r = wire::decodeHeader(p, &hdr_);
+        auto r = tcpwire::decodeHeader(p, &hdr_);
         if (r != wire::DecodeResult::Ok) {
           protocolFail(std::string("bad frame: ") + wire::describe(r));
           return false;
@@ -281,6 +316,11 @@ bool TcpConnection::process() {
         got_ += take;
         remaining_ -= take;
         if (remaining_ == 0) finishPayload();
+        continue;
+      }
+      case Rx::Staged: {
+        if (avail < remaining_) return true;  // readSome makes room: the staging buffer holds it
+        placeStaged(p);
         continue;
       }
       case Rx::Drain: {
@@ -309,11 +349,15 @@ bool TcpConnection::process() {
 
 bool TcpConnection::onHello() {
   if (!expectedNode_.empty() && peer_.nodeId != expectedNode_) {
+    wrongNode_ = true;
     fail(Status::PeerLost, dialAddress_ + " is now node \"" + peer_.nodeId + "\", not \"" + expectedNode_ + "\"", false);
     return false;
   }
   rx_ = Rx::Header;
   state_ = State::Ready;
+  window_ = owner_.attachSender(peer_.nodeId, peer_.incarnation);
+  sendControl(tcpwire::kWindow, window_->id());
+  if (state_ == State::Dead) return false;
   owner_.onHandshake(this);
   if (state_ == State::Dead) return false;
   startWaiting();
@@ -321,26 +365,32 @@ bool TcpConnection::onHello() {
 }
 
 bool TcpConnection::onHeader() {
+  if (hdr_.type == tcpwire::kFloor) {
+    owner_.onFloor(window_, hdr_.id);
+    return state_ != State::Dead;
+  }
+  if (hdr_.type == tcpwire::kWindow) {
+    if (peerWindow_ != 0) {
+      protocolFail("a second window on one connection");
+      return false;
+    }
+    peerWindow_ = hdr_.id;
+    startWaiting();
+    return state_ != State::Dead;
+  }
   switch (hdr_.type) {
-    case wire::FrameType::Put: {
+    case wire::FrameType::Put:
       if (hdr_.parts) {
         rx_ = Rx::PartExt;
         return true;
       }
-      if (hdr_.len > owner_.options().maxPutBytes) return refuse(Status::TooLarge);
-      Placement where{(hdr_.flags & wire::kAppend) != 0, hdr_.offset};
-      Status s = owner_.ctx().table.reserve(hdr_.vaddr, where, hdr_.len, &res_);
-      return ok(s) ? beginPayload() : refuse(s);
-    }
-    case wire::FrameType::RawWrite: {
-      if (hdr_.len > owner_.options().maxPutBytes) return refuse(Status::TooLarge);
-      Status s = owner_.ctx().regions.reserve(hdr_.vaddr, hdr_.offset, hdr_.len, &rawRes_);
-      return ok(s) ? beginPayload() : refuse(s);
-    }
+      return onPut(false);
+    case wire::FrameType::RawWrite:
+      return onPut(true);
     case wire::FrameType::Ack:
     case wire::FrameType::Nack: {
-      auto it = pending_.find(hdr_.id);
-      if (it == pending_.end() || it->second.answered) {
+      // Answers come in the order the puts went out: this one is for the oldest unanswered.
+      if (answered_ >= pending_.size() || pending_[answered_].put.wireId != hdr_.id) {
         protocolFail("answer for an unknown put id " + std::to_string(hdr_.id));
         return false;
       }
@@ -369,25 +419,92 @@ bool TcpConnection::onHeader() {
   return true;
 }
 
+// Whether the put in hdr_ is new from its sender, or a re-send to answer as the first time.
+// False once the connection died; *proceed: place it.
+bool TcpConnection::admit(bool part, bool* proceed) {
+  *proceed = false;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    PutWindow::Admission a = window_->admit(hdr_.id, part, this, serial_);
+    switch (a.kind) {
+      case PutWindow::Admission::New:
+        *proceed = true;
+        return true;
+      case PutWindow::Admission::Answer:
+        return answerAndDrain(a.status);
+      case PutWindow::Admission::Ambiguous:
+        return answerAndDrain(Status::Ambiguous);
+      case PutWindow::Admission::Busy:
+        // The sender re-sent it here: the connection still writing it is one it gave up on.
+        owner_.supersede(a.writer);
+        if (state_ == State::Dead) return false;
+        continue;
+      case PutWindow::Admission::Twice:
+        break;
+    }
+    break;
+  }
+  protocolFail("put " + std::to_string(hdr_.id) + " sent twice on one connection");
+  return false;
+}
+
+bool TcpConnection::onPut(bool raw) {
+  bool proceed;
+  if (!admit(false, &proceed) || !proceed) return state_ != State::Dead;
+  Status s = Status::Ok;
+  if (hdr_.len > owner_.options().maxPutBytes) {
+    s = Status::TooLarge;
+  } else if (raw) {
+    s = owner_.ctx().regions.reserve(hdr_.vaddr, hdr_.offset, hdr_.len, &rawRes_);
+  } else if ((hdr_.flags & wire::kAppend) && hdr_.len <= kStagedAppendMax) {
+    rx_ = Rx::Staged;
+    remaining_ = hdr_.len;
+    return true;
+  } else {
+    Placement where{(hdr_.flags & wire::kAppend) != 0, hdr_.offset};
+    s = owner_.ctx().table.reserve(hdr_.vaddr, where, hdr_.len, &res_);
+  }
+  if (!ok(s)) {
+    window_->settle(hdr_.id, s);
+    return refuse(s);
+  }
+  return beginPayload();
+}
+
 bool TcpConnection::onPartExt(const uint8_t* p) {
   wire::PartExt ext;
   if (wire::decodePartExt(p, hdr_, &ext) != wire::DecodeResult::Ok) {
     protocolFail("bad part extension: part outside its put");
     return false;
   }
-  if (ext.putLen > owner_.options().maxPutBytes) return refuse(Status::TooLarge);
-  Status status = Status::Ok;
-  switch (owner_.splits().begin({peer_.nodeId, hdr_.id}, hdr_, ext, &partDst_, &status)) {
-    case SplitReceiver::Begin::Violation:
-      protocolFail("part " + std::to_string(hdr_.id) + " contradicts earlier parts of its put");
-      return false;
-    case SplitReceiver::Begin::Refuse:
-      return refuse(status);
-    case SplitReceiver::Begin::Write:
-      break;
+  bool proceed;
+  if (!admit(true, &proceed) || !proceed) return state_ != State::Dead;
+  if (ext.putLen > owner_.options().maxPutBytes) {
+    window_->settle(hdr_.id, Status::TooLarge);
+    return refuse(Status::TooLarge);
   }
-  splitPart_ = true;
-  return beginPayload();
+  for (int attempt = 0; attempt < 2; attempt++) {
+    SplitReceiver::Started st = window_->splits().begin(hdr_.id, hdr_, ext, this, serial_);
+    switch (st.what) {
+      case SplitReceiver::Begin::Write:
+        splitPart_ = true;
+        partDst_ = st.dst;
+        return beginPayload();
+      case SplitReceiver::Begin::Refuse:
+        window_->settle(hdr_.id, st.status);
+        return refuse(st.status);
+      case SplitReceiver::Begin::Landed:
+        return answerAndDrain(Status::Ok);
+      case SplitReceiver::Begin::Busy:
+        owner_.supersede(st.writer);
+        if (state_ == State::Dead) return false;
+        continue;
+      case SplitReceiver::Begin::Violation:
+        break;
+    }
+    break;
+  }
+  protocolFail("part " + std::to_string(hdr_.id) + " contradicts earlier parts of its put");
+  return false;
 }
 
 // The destination is reserved: the frame's payload goes there as it arrives.
@@ -400,15 +517,39 @@ bool TcpConnection::beginPayload() {
 }
 
 // Refused: tell the sender now, then discard its payload as it streams in.
-bool TcpConnection::refuse(Status s) {
-  wire::FrameHeader nack{wire::FrameType::Nack};
-  nack.id = hdr_.id;
-  nack.status = uint16_t(s);
-  sendFrame(nack);
-  flush();
+bool TcpConnection::refuse(Status s) { return answerAndDrain(s); }
+
+// Answered without being placed (refused, or a re-send of a put settled before): the
+// answer goes now, the payload is discarded as it streams in.
+bool TcpConnection::answerAndDrain(Status s) {
+  sendAnswer(hdr_.id, s);
   rx_ = Rx::Drain;
   remaining_ = hdr_.len;
   return state_ != State::Dead;
+}
+
+void TcpConnection::sendAnswer(uint64_t putId, Status s) {
+  wire::FrameHeader f{ok(s) ? wire::FrameType::Ack : wire::FrameType::Nack};
+  f.id = putId;
+  f.status = uint16_t(s);
+  sendFrame(f);
+  flush();
+}
+
+// A small append, all in the staging buffer at p: placed at once, or refused.
+void TcpConnection::placeStaged(const uint8_t* p) {
+  uint64_t len = remaining_;
+  rxStart_ += len;
+  remaining_ = 0;
+  rx_ = Rx::Header;
+  Reservation r;
+  Status s = owner_.ctx().table.reserve(hdr_.vaddr, Placement{true, 0}, len, &r);
+  if (ok(s)) {
+    if (len) std::memcpy(r.dst, p, len);
+    owner_.ctx().table.commit(r);
+  }
+  window_->settle(hdr_.id, s);
+  sendAnswer(hdr_.id, s);
 }
 
 uint8_t* TcpConnection::payloadDst() const {
@@ -421,40 +562,49 @@ uint8_t* TcpConnection::payloadDst() const {
 void TcpConnection::finishPayload() {
   if (splitPart_) {
     splitPart_ = false;
-    if (!owner_.splits().end({peer_.nodeId, hdr_.id}, hdr_.len)) {
-      protocolFail("parts of put " + std::to_string(hdr_.id) + " carry more bytes than the put");
-      return;
+    switch (window_->splits().end(hdr_.id, hdr_.offset)) {
+      case SplitReceiver::End::Violation:
+        window_->settle(hdr_.id, Status::PeerLost);  // parts still coming get no new reservation
+        protocolFail("parts of put " + std::to_string(hdr_.id) + " do not cover the put");
+        return;
+      case SplitReceiver::End::Placed:
+        window_->settle(hdr_.id, Status::Ok);
+        break;
+      case SplitReceiver::End::Partial:
+        break;
     }
   } else if (hdr_.type == wire::FrameType::RawWrite) {
     owner_.ctx().regions.commit(rawRes_);
     rawRes_ = RegionReservation{};
+    window_->settle(hdr_.id, Status::Ok);
   } else {
     owner_.ctx().table.commit(res_);
     res_ = Reservation{};
+    window_->settle(hdr_.id, Status::Ok);
   }
   rx_ = Rx::Header;
-  wire::FrameHeader ack{wire::FrameType::Ack};
-  ack.id = hdr_.id;
-  sendFrame(ack);
-  flush();
+  sendAnswer(hdr_.id, Status::Ok);
 }
 
 void TcpConnection::answer(uint64_t putId, Status status) {
-  PendingPut& p = pending_[putId];
-  p.answered = true;
+  PendingPut& p = pending_[answered_++];
   p.status = status;
-  inflightBytes_ -= p.len;
-  if (p.written) finishPut(putId);
-  startWaiting();
+  inflightBytes_ -= p.put.req.len;
+  finishAnswered();
+  if (state_ != State::Dead) startWaiting();
 }
 
 // Reported upward only when the peer answered and the bytes left our send queue: until
 // then the sender's memory may still be read.
-void TcpConnection::finishPut(uint64_t putId) {
-  auto it = pending_.find(putId);
-  Status s = it->second.status;
-  pending_.erase(it);
-  owner_.putFinished(putId, s);
+void TcpConnection::finishAnswered() {
+  while (answered_ > 0 && written_ > 0) {
+    PendingPut done = std::move(pending_.front());
+    pending_.pop_front();
+    answered_--;
+    written_--;
+    owner_.putFinished(done.put, done.status);
+    if (state_ == State::Dead) return;  // fail() took the rest
+  }
 }
 
 void TcpConnection::protocolFail(const std::string& why) {
@@ -478,37 +628,46 @@ void TcpConnection::protocolFail(const std::string& why) {
 void TcpConnection::fail(Status status, const std::string& why, bool protocolError) {
   if (state_ == State::Dead) return;
   bool wasReady = state_ == State::Ready;
+  // A transport failure of a ready connection is not the peer's loss yet: the provider may
+  // reconnect (see TcpProvider::onDead).
+  bool transient = wasReady && !protocolError && status != Status::Closed;
   state_ = State::Dead;
   owner_.ctx().progress.remove(token_, fd_);
   ::close(fd_);
   fd_ = -1;
-  // A put half-written into a mailbox never counts: no epoch ends on partial data.
+  owner_.unlink(this, wasReady, transient);  // before anything below routes a put again
+  // A put half-written into a mailbox never counts: no epoch ends on partial data. Its
+  // sender may send it again; then it is placed anew (a split put's part rewrites its slice).
   if (rx_ == Rx::Payload && res_.mailbox) owner_.ctx().table.cancel(res_);
   if (rx_ == Rx::Payload && rawRes_.region) owner_.ctx().regions.cancel(rawRes_);
-  if (rx_ == Rx::Payload && splitPart_) owner_.splits().abort({peer_.nodeId, hdr_.id});
+  if (window_ && (rx_ == Rx::Staged || (rx_ == Rx::Payload && (res_.mailbox || rawRes_.region)))) {
+    window_->cancel(hdr_.id);
+  }
+  if (window_ && rx_ == Rx::Payload && splitPart_) window_->splits().abort(hdr_.id, hdr_.offset);
+  window_.reset();
   splitPart_ = false;
   res_ = Reservation{};
   rawRes_ = RegionReservation{};
   rxStart_ = rxEnd_ = 0;  // input staged behind the failure is never processed
   remaining_ = 0;
   tx_.clear();
+  // Answered puts are settled whatever happens now; the others go back to the provider.
   auto pending = std::move(pending_);
   pending_.clear();
-  auto waiting = std::move(waiting_);
+  size_t answered = answered_;
+  answered_ = written_ = 0;
+  inflightBytes_ = 0;
+  std::vector<OutPut> unanswered;
+  unanswered.reserve(pending.size() - answered + waiting_.size());
+  for (size_t i = answered; i < pending.size(); i++) unanswered.push_back(std::move(pending[i].put));
+  for (auto& p : waiting_) unanswered.push_back(std::move(p));
   waiting_.clear();
-  for (auto& [id, p] : pending) owner_.putFinished(id, p.answered ? p.status : status);
-  for (auto& req : waiting) {
-    // Never connected, but aimed at a node known before (by incarnation, or redialed to
-    // reach it again): that node is gone.
-    bool gone = status == Status::NoPeer && (req.incarnation != 0 || !expectedNode_.empty());
-    owner_.putFinished(req.id, gone ? Status::PeerLost : status);
-  }
+  for (size_t i = 0; i < answered; i++) owner_.putFinished(pending[i].put, pending[i].status);
   std::string peer = peer_.nodeId.empty() ? dialAddress_ : peer_.nodeId;
   if (protocolError) owner_.ctx().events.protocolError(peer, why);
-  if (wasReady && status != Status::Closed) owner_.ctx().events.peerLost(peer_.nodeId, peer_.incarnation);
   for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, status, why);
   connectRequests_.clear();
-  owner_.onDead(this);
+  owner_.onDead(this, wasReady, transient, status, std::move(unanswered));
 }
 
 void TcpConnection::tick(uint64_t nowMs) {
@@ -520,6 +679,10 @@ void TcpConnection::tick(uint64_t nowMs) {
     return;
   }
   if (state_ != State::Ready) return;
+  if (peerWindow_ == 0 && nowMs - startedMs_ > o.connectTimeoutMs) {
+    protocolFail("the peer named no window for our puts within " + std::to_string(o.connectTimeoutMs) + " ms");
+    return;
+  }
   if (nowMs - lastRxMs_ > o.peerTimeoutMs) {
     fail(Status::PeerLost, "peer silent for " + std::to_string(nowMs - lastRxMs_) + " ms", false);
     return;

@@ -1,15 +1,20 @@
 // One TCP connection to a peer: handshake, framed puts out, placement of incoming puts
 // straight into mailbox buffers, ACK/NACK, keepalive. Lives on the progress context only.
+// Its puts belong to the provider: when the connection breaks it hands back those not
+// answered yet, and the provider sends them again over another connection (see TcpProvider).
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "../../core/mailbox.h"
 #include "../../wire/frames.h"
 #include "../provider.h"
+#include "put_window.h"
+#include "tcp_frames.h"
+#include "tcp_put.h"
 
 namespace rvma {
 
@@ -19,26 +24,39 @@ class TcpConnection {
  public:
   enum class State { Connecting, Handshake, Ready, Dead };
 
-  TcpConnection(TcpProvider& owner, int fd, bool outgoing, std::string dialAddress);
+  // serial: unique among the provider's connections, for telling them apart after they die.
+  TcpConnection(TcpProvider& owner, int fd, bool outgoing, std::string dialAddress, uint64_t serial);
   ~TcpConnection();
   TcpConnection(const TcpConnection&) = delete;
   TcpConnection& operator=(const TcpConnection&) = delete;
 
   void start(uint64_t nowMs);  // registers with epoll, sends hello (or waits for connect)
-  void put(const PutRequest& req);
+  void put(OutPut p);
+  void sendFloor(uint64_t floor);
   void tick(uint64_t nowMs);   // keepalive and timeouts
-  // Closes the socket, cancels a half-placed put, fails every pending put with `status`.
+  // Closes the socket and cancels a half-placed put. The puts not answered yet go back to the
+  // provider (TcpProvider::onDead), which fails them with `status` or sends them again.
   void fail(Status status, const std::string& why, bool protocolError);
 
   State state() const { return state_; }
   const std::string& peerNodeId() const { return peer_.nodeId; }
+  uint64_t peerIncarnation() const { return peer_.incarnation; }
+  // The peer's name for its window of our puts (0 until its Window frame came): puts go out
+  // only once it is known.
+  uint64_t peerWindow() const { return peerWindow_; }
   const std::string& peerListenAddress() const { return peer_.listenAddress; }
   const std::string& dialAddress() const { return dialAddress_; }
+  bool outgoing() const { return outgoing_; }
   // Where to reach the peer again: the address dialed; an accepted peer's source port is not.
   std::string redialAddress() const { return outgoing_ ? dialAddress_ : std::string(); }
   std::vector<uint64_t>& connectRequests() { return connectRequests_; }
   // Dialed to reach this node: whoever else answers gets none of its puts.
   void expectNode(const std::string& node) { expectedNode_ = node; }
+  const std::string& expectedNode() const { return expectedNode_; }
+  // How a connection that never became ready ended: the connect was refused (nothing listens
+  // at the address), or another node than the expected one answered.
+  bool refused() const { return refused_; }
+  bool wrongNode() const { return wrongNode_; }
 
  private:
   struct TxItem {
@@ -48,20 +66,21 @@ class TcpConnection {
     const uint8_t* data = nullptr;
     uint64_t dataLen = 0;
     uint64_t sent = 0;        // of headLen + dataLen
-    uint64_t putId = 0;       // nonzero for a put: mark written when done
+    bool put = false;         // a put's frame: the next pending put is written when it is done
   };
+  // A put on the wire. The peer answers puts in the order they were sent, and they leave the
+  // send queue in that order, so answered and written puts are each a prefix of pending_.
   struct PendingPut {
-    uint64_t len;
-    bool written = false;
-    bool answered = false;
+    OutPut put;
     Status status = Status::Ok;
   };
-  enum class Rx { Hello, Header, PartExt, Payload, Drain, ErrorText };
+  enum class Rx { Hello, Header, PartExt, Payload, Staged, Drain, ErrorText };
 
   void onIo(uint32_t events);
   void onConnected();
   void sendFrame(const wire::FrameHeader& f, std::string owned = {});
-  void sendPut(const PutRequest& req);
+  void sendControl(wire::FrameType type, uint64_t id);
+  void sendPut(OutPut p);
   void startWaiting();
   void flush();
   void updateInterest();
@@ -69,13 +88,18 @@ class TcpConnection {
   bool process();
   bool onHello();
   bool onHeader();
+  bool onPut(bool raw);
   bool onPartExt(const uint8_t* p);
+  bool admit(bool part, bool* proceed);
+  void placeStaged(const uint8_t* p);
   void finishPayload();
   bool refuse(Status s);
+  bool answerAndDrain(Status s);
+  void sendAnswer(uint64_t putId, Status s);
   bool beginPayload();
   uint8_t* payloadDst() const;
   void answer(uint64_t putId, Status status);
-  void finishPut(uint64_t putId);
+  void finishAnswered();
   void protocolFail(const std::string& why);
 
   TcpProvider& owner_;
@@ -83,18 +107,23 @@ class TcpConnection {
   uint64_t token_ = 0;
   bool outgoing_;
   std::string dialAddress_;
+  uint64_t serial_;
   State state_;
   wire::Hello peer_;
   std::vector<uint64_t> connectRequests_;
   std::string expectedNode_;
+  bool refused_ = false, wrongNode_ = false;
   uint64_t startedMs_ = 0, lastRxMs_ = 0, lastTxMs_ = 0;
   bool wantWrite_ = false;
 
   std::deque<TxItem> tx_;
-  std::deque<PutRequest> waiting_;  // over the in-flight cap or before the handshake
-  std::unordered_map<uint64_t, PendingPut> pending_;
+  std::deque<OutPut> waiting_;  // over the in-flight cap or before the handshake
+  std::deque<PendingPut> pending_;
+  size_t answered_ = 0, written_ = 0;  // the prefixes of pending_ that are answered, written
   uint64_t inflightBytes_ = 0;
 
+  std::shared_ptr<PutWindow> window_;  // what this peer's incarnation sent us (once ready)
+  uint64_t peerWindow_ = 0;
   std::vector<uint8_t> rxBuf_;
   size_t rxStart_ = 0, rxEnd_ = 0;
   Rx rx_ = Rx::Hello;
@@ -105,7 +134,6 @@ class TcpConnection {
   bool splitPart_ = false;    // when it is one part of a split put...
   uint8_t* partDst_ = nullptr;  // ...written here
   uint64_t remaining_ = 0, got_ = 0;
-  Status drainStatus_ = Status::Ok;
   std::string errorText_;
 };
 

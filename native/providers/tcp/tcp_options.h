@@ -16,6 +16,10 @@ struct TcpOptions {
   uint32_t stripes = 1;                       // connections per peer this side dials
   uint64_t stripeMinBytes = 1ull << 20;       // smaller puts travel whole on one connection
   bool stripeReverse = false;                 // send parts last-first, one at a time (tests order-freedom)
+  // A connection that breaks keeps its puts this long for a new connection to the same
+  // incarnation of the peer, which gets them again; a receiver keeps what it knows of a
+  // sender's puts as long once the sender has no connection left. 0: puts fail at once.
+  uint32_t reconnectMs = 3000;
 };
 
 // "tcp://HOST:PORT" -> host, port. False when the form is wrong.

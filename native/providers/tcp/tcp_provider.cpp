@@ -22,6 +22,12 @@ void tuneSocket(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+// Floor frames go out once per this many settled put ids (and on the keepalive tick): the
+// receiver's window of outcomes stays about this much larger than the puts in flight.
+constexpr uint64_t kFloorStride = 256;
+
+bool isAddress(const std::string& peer) { return peer.compare(0, 6, "tcp://") == 0; }
+
 std::string formatAddress(const sockaddr_storage& addr) {
   char host[INET6_ADDRSTRLEN] = {};
   uint16_t port;
@@ -40,7 +46,8 @@ std::string formatAddress(const sockaddr_storage& addr) {
 }  // namespace
 
 TcpProvider::TcpProvider(ProviderContext ctx, TcpOptions options, uint64_t incarnation)
-    : ctx_(std::move(ctx)), options_(std::move(options)), incarnation_(incarnation), splitsIn_(ctx_.table) {}
+    : ctx_(std::move(ctx)), options_(std::move(options)), incarnation_(incarnation),
+      reconnectTimer_(ctx_.progress, [this] { onReconnectTimer(); }), inbound_(ctx_.table, options_.reconnectMs) {}
 
 TcpProvider::~TcpProvider() { close(); }
 
@@ -87,6 +94,11 @@ void TcpProvider::start() {
     std::vector<TcpConnection*> live;
     for (auto& c : conns_) live.push_back(c.get());
     for (TcpConnection* c : live) c->tick(now);
+    inbound_.expire(now);
+    // Announcing may open connections, which may add nodes: walk a list.
+    std::vector<SentPuts::Node*> nodes;
+    sent_.forEach([&nodes](SentPuts::Node& n) { nodes.push_back(&n); });
+    for (SentPuts::Node* n : nodes) announceFloor(n, 1);
   });
 }
 
@@ -119,17 +131,17 @@ void TcpProvider::onAccept() {
 }
 
 void TcpProvider::adopt(int fd, const std::string& from) {
-  conns_.push_back(std::make_unique<TcpConnection>(*this, fd, false, from));
+  conns_.push_back(std::make_unique<TcpConnection>(*this, fd, false, from, nextSerial_++));
   conns_.back()->start(nowMs());
 }
 
 bool TcpProvider::reaches(const std::string& peer) {
-  if (peer.compare(0, 6, "tcp://") == 0) return true;
+  if (isAddress(peer)) return true;
   std::lock_guard<std::mutex> lock(knownMu_);
   return known_.count(peer) > 0;
 }
 
-TcpConnection* TcpProvider::dialOne(const std::string& address, Status* status) {
+TcpConnection* TcpProvider::dialOne(const std::string& address, Status* status, bool* refused) {
   std::string host, error;
   uint16_t port;
   sockaddr_storage addr{};
@@ -149,33 +161,50 @@ TcpConnection* TcpProvider::dialOne(const std::string& address, Status* status) 
   }
   tuneSocket(fd);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno != EINPROGRESS) {
+    if (refused) *refused = errno == ECONNREFUSED;
     ::close(fd);
     *status = Status::NoPeer;
     return nullptr;
   }
-  conns_.push_back(std::make_unique<TcpConnection>(*this, fd, true, address));
+  conns_.push_back(std::make_unique<TcpConnection>(*this, fd, true, address, nextSerial_++));
   TcpConnection* conn = conns_.back().get();
   byAddress_[address].push_back(conn);
   conn->start(nowMs());
   return conn;
 }
 
-std::vector<TcpConnection*> TcpProvider::dial(const std::string& address, Status* status) {
-  auto existing = byAddress_.find(address);
-  if (existing != byAddress_.end() && !existing->second.empty()) return existing->second;
-  std::vector<TcpConnection*> group;
-  for (uint32_t i = 0; i < std::max<uint32_t>(1, options_.stripes); i++) {
-    TcpConnection* conn = dialOne(address, status);
-    if (!conn) break;
-    group.push_back(conn);
+// Dead connections leave their group (unlink), so a group short of `stripes` has lost some:
+// it is topped up, not reused as it is.
+std::vector<TcpConnection*> TcpProvider::dial(const std::string& address, Status* status, bool* refused) {
+  size_t want = std::max<uint32_t>(1, options_.stripes);
+  for (size_t have = byAddress_.count(address) ? byAddress_[address].size() : 0; have < want; have++) {
+    if (!dialOne(address, status, refused)) break;
+    if (refused) refused = nullptr;  // only the first dial tells whether anything listens
   }
-  return group;
+  auto it = byAddress_.find(address);
+  return it == byAddress_.end() ? std::vector<TcpConnection*>{} : it->second;
+}
+
+void TcpProvider::topUp(const std::string& node) {
+  auto addr = addressOfNode_.find(node);
+  if (addr == addressOfNode_.end() || addr->second.empty()) return;
+  auto group = byAddress_.find(addr->second);
+  // Only what this side dialed: a node that dialed us keeps its own stripes up.
+  if (group == byAddress_.end() || group->second.size() >= std::max<uint32_t>(1, options_.stripes)) return;
+  Status status = Status::NoPeer;
+  for (TcpConnection* conn : dial(addr->second, &status)) {
+    if (conn->state() != TcpConnection::State::Ready) conn->expectNode(node);
+  }
 }
 
 std::vector<TcpConnection*> TcpProvider::route(const std::string& peer, Status* status) {
-  if (peer.compare(0, 6, "tcp://") == 0) return dial(peer, status);
+  if (isAddress(peer)) return dial(peer, status);
   auto it = byNode_.find(peer);
-  if (it != byNode_.end() && !it->second.empty()) return it->second;
+  if (it != byNode_.end() && !it->second.empty()) {
+    std::vector<TcpConnection*> ready = it->second;
+    if (ready.size() < options_.stripes) topUp(peer);
+    return ready;
+  }
   // Known from an earlier connection that died: dial its advertised address again.
   auto addr = addressOfNode_.find(peer);
   if (addr != addressOfNode_.end() && !addr->second.empty()) {
@@ -194,39 +223,91 @@ std::vector<TcpConnection*> TcpProvider::route(const std::string& peer, Status* 
   return {};
 }
 
-void TcpProvider::put(const PutRequest& req) {
+std::vector<TcpConnection*> TcpProvider::readyOf(const std::string& node, uint64_t incarnation) const {
+  std::vector<TcpConnection*> ready;
+  auto it = byNode_.find(node);
+  if (it == byNode_.end()) return ready;
+  for (TcpConnection* c : it->second) {
+    if (c->state() == TcpConnection::State::Ready && c->peerIncarnation() == incarnation) ready.push_back(c);
+  }
+  return ready;
+}
+
+void TcpProvider::put(const PutRequest& req) { send(OutPut{req}); }
+
+void TcpProvider::send(OutPut p) {
+  if (!isAddress(p.req.peer)) {
+    // The node's connection broke: new puts queue behind the kept ones, with their deadline.
+    auto r = reconnecting_.find(p.req.peer);
+    if (r != reconnecting_.end()) {
+      if (p.req.incarnation != 0 && p.req.incarnation != r->second.incarnation) {
+        putFinished(p, Status::PeerLost);
+      } else {
+        r->second.puts.push_back(std::move(p));
+      }
+      return;
+    }
+  }
   Status status = Status::NoPeer;
-  std::vector<TcpConnection*> conns = route(req.peer, &status);
+  std::vector<TcpConnection*> conns = route(p.req.peer, &status);
   if (conns.empty()) {
-    ctx_.events.putDone(req.id, status == Status::NoPeer && req.incarnation ? Status::PeerLost : status);
+    bool gone = status == Status::NoPeer && (p.req.incarnation != 0 || p.wireId != 0);
+    putFinished(p, gone ? Status::PeerLost : status);
+    return;
+  }
+  dispatch(conns, std::move(p));
+}
+
+void TcpProvider::dispatch(const std::vector<TcpConnection*>& conns, OutPut p) {
+  if (conns.empty()) {
+    putFinished(p, Status::PeerLost);
     return;
   }
   std::vector<TcpConnection*> ready;
   for (TcpConnection* c : conns) {
     if (c->state() == TcpConnection::State::Ready) ready.push_back(c);
   }
-  if (ready.size() > 1 && !req.raw && !req.where.append && req.len >= options_.stripeMinBytes) {
-    split(req, ready);
+  // A put that went out before keeps its shape: whole, or the same part.
+  const PutRequest& req = p.req;
+  if (p.wireId == 0 && req.parts == 0 && ready.size() > 1 && !req.raw && !req.where.append &&
+      req.len >= options_.stripeMinBytes) {
+    split(req, std::move(ready));
     return;
   }
   // Whole puts rotate over the ready connections (order never matters); before the
   // handshake they queue on the first connection.
   TcpConnection* conn = ready.empty() ? conns.front() : ready[nextStripe_++ % ready.size()];
-  conn->put(req);
+  conn->put(std::move(p));
 }
 
-// Offset-addressed parts, one per ready connection, page-aligned so each lands on its own pages.
-void TcpProvider::split(const PutRequest& req, const std::vector<TcpConnection*>& ready) {
+// Offset-addressed parts, one per ready connection, page-aligned so each lands on its own
+// pages. All parts carry the same put id, and go into one window of one incarnation (the
+// receiver assembles them there).
+void TcpProvider::split(const PutRequest& req, std::vector<TcpConnection*> ready) {
+  auto known = std::find_if(ready.begin(), ready.end(), [](TcpConnection* c) { return c->peerWindow() != 0; });
+  if (known == ready.end()) {  // none can take a put yet: it waits, whole, on one
+    ready.front()->put(OutPut{req});
+    return;
+  }
+  uint64_t incarnation = (*known)->peerIncarnation(), window = (*known)->peerWindow();
+  ready.erase(std::remove_if(ready.begin(), ready.end(),
+                             [&](TcpConnection* c) { return c->peerIncarnation() != incarnation || c->peerWindow() != window; }),
+              ready.end());
+  if (ready.size() < 2) {
+    ready.front()->put(OutPut{req});
+    return;
+  }
   uint32_t parts = uint32_t(std::min<size_t>(ready.size(), wire::kMaxParts));
   uint64_t chunk = ((req.len + parts - 1) / parts + 4095) & ~uint64_t(4095);
   parts = uint32_t((req.len + chunk - 1) / chunk);
   if (parts < 2) {
-    ready.front()->put(req);
+    ready.front()->put(OutPut{req});
     return;
   }
   SplitPut& split = splits_[req.id];
   split.remaining = parts;
-  std::vector<std::pair<TcpConnection*, PutRequest>> all;
+  split.wireId = sent_.assign(ready.front()->peerNodeId(), &split.to);
+  std::vector<std::pair<TcpConnection*, OutPut>> all;
   for (uint32_t i = 0; i < parts; i++) {
     PutRequest part = req;
     uint64_t begin = uint64_t(i) * chunk;
@@ -236,43 +317,65 @@ void TcpProvider::split(const PutRequest& req, const std::vector<TcpConnection*>
     part.parts = parts;
     part.wholeOffset = req.where.offset;
     part.wholeLen = req.len;
-    all.emplace_back(ready[i], std::move(part));
+    all.emplace_back(ready[i], OutPut{std::move(part), split.wireId, incarnation, window, split.to});
   }
   if (!options_.stripeReverse) {
-    for (auto& [conn, part] : all) conn->put(part);
+    for (auto& [conn, part] : all) conn->put(std::move(part));
     return;
   }
   // Last part first, each only after the previous one was answered: the receiver sees
   // the put's bytes strictly back to front.
-  for (auto it = all.rbegin(); it != all.rend(); ++it) split.unsent.push_back(std::move(*it));
-  auto [conn, part] = std::move(split.unsent.front());
+  for (auto it = all.rbegin(); it != all.rend(); ++it) split.unsent.push_back(std::move(it->second));
+  OutPut first = std::move(split.unsent.front());
   split.unsent.pop_front();
-  conn->put(part);
+  all.back().first->put(std::move(first));
 }
 
-void TcpProvider::putFinished(uint64_t putId, Status status) {
-  auto it = splits_.find(putId);
-  if (it == splits_.end()) {
-    ctx_.events.putDone(putId, status);
+void TcpProvider::putFinished(const OutPut& p, Status status) {
+  if (p.req.parts == 0) {
+    if (p.to) {
+      sent_.settle(p.to, p.wireId);
+      announceFloor(p.to, kFloorStride);
+    }
+    ctx_.events.putDone(p.req.id, status);
     return;
   }
+  auto it = splits_.find(p.req.id);
+  if (it == splits_.end()) return;  // reported already
   SplitPut& split = it->second;
   if (!ok(status) && ok(split.status)) split.status = status;
   if (--split.remaining > 0) {
     if (!split.unsent.empty()) {
-      auto [conn, part] = std::move(split.unsent.front());
+      OutPut next = std::move(split.unsent.front());
       split.unsent.pop_front();
-      if (ok(split.status) && conn->state() != TcpConnection::State::Dead) {
-        conn->put(part);
+      if (ok(split.status)) {
+        send(std::move(next));
       } else {
-        putFinished(putId, ok(split.status) ? Status::PeerLost : split.status);
+        putFinished(next, split.status);
       }
     }
     return;
   }
   Status final = split.status;
+  SentPuts::Node* to = split.to;
+  uint64_t wireId = split.wireId;
   splits_.erase(it);
-  ctx_.events.putDone(putId, final);
+  sent_.settle(to, wireId);
+  ctx_.events.putDone(p.req.id, final);
+  announceFloor(to, kFloorStride);
+}
+
+void TcpProvider::announceFloor(SentPuts::Node* to, uint64_t stride) {
+  // Any ready connection will do: the node's window is shared by all of ours. With none, a
+  // later tick tells it.
+  auto it = byNode_.find(to->id);
+  if (it == byNode_.end()) return;
+  for (TcpConnection* c : it->second) {
+    uint64_t floor;
+    if (c->state() != TcpConnection::State::Ready) continue;
+    if (sent_.due(to, stride, &floor)) c->sendFloor(floor);
+    return;
+  }
 }
 
 void TcpProvider::connect(uint64_t requestId, const std::string& address) {
@@ -292,7 +395,7 @@ void TcpProvider::connect(uint64_t requestId, const std::string& address) {
 }
 
 void TcpProvider::onHandshake(TcpConnection* conn) {
-  const std::string& node = conn->peerNodeId();
+  const std::string node = conn->peerNodeId();
   byNode_[node].push_back(conn);
   // Where to dial this node again after a loss: what it advertises, else where we reached it.
   addressOfNode_[node] = conn->peerListenAddress().empty() ? conn->redialAddress() : conn->peerListenAddress();
@@ -303,37 +406,80 @@ void TcpProvider::onHandshake(TcpConnection* conn) {
   }
   for (uint64_t request : conn->connectRequests()) ctx_.events.connected(request, Status::Ok, node);
   conn->connectRequests().clear();
+  auto r = reconnecting_.find(node);
+  if (r == reconnecting_.end()) return;
+  if (r->second.incarnation == conn->peerIncarnation()) {
+    resume(node);
+  } else {
+    giveUp(node, Status::PeerLost);  // a new incarnation: the one the puts were for is gone
+  }
 }
 
-void TcpProvider::onDead(TcpConnection* conn) {
-  auto unlink = [conn](auto& map, const std::string& key) {
+std::shared_ptr<PutWindow> TcpProvider::attachSender(const std::string& node, uint64_t incarnation) {
+  return inbound_.attach(node, incarnation);
+}
+
+void TcpProvider::onFloor(std::shared_ptr<PutWindow> window, uint64_t floor) {
+  for (TcpConnection* stale : window->raiseFloor(floor)) supersede(stale);
+  window->dropBelowFloor();
+}
+
+void TcpProvider::supersede(TcpConnection* stale) {
+  stale->fail(Status::PeerLost, "stale: its sender sent again, or settled, the put it was still writing", false);
+}
+
+void TcpProvider::unlink(TcpConnection* conn, bool wasReady, bool transient) {
+  auto drop = [conn](auto& map, const std::string& key) {
     auto it = map.find(key);
     if (it == map.end()) return;
     auto& list = it->second;
     list.erase(std::remove(list.begin(), list.end(), conn), list.end());
     if (list.empty()) map.erase(it);
   };
-  unlink(byNode_, conn->peerNodeId());
-  unlink(byAddress_, conn->dialAddress());
-  // Parts of split puts from a node with no connection left can never complete.
-  if (!byNode_.count(conn->peerNodeId())) splitsIn_.forgetNode(conn->peerNodeId());
+  drop(byNode_, conn->peerNodeId());
+  drop(byAddress_, conn->dialAddress());
+  if (wasReady) inbound_.detach(conn->peerNodeId(), conn->peerIncarnation(), nowMs(), !transient);
   auto it = std::find_if(conns_.begin(), conns_.end(), [conn](auto& c) { return c.get() == conn; });
   if (it != conns_.end()) {
-    dead_.push_back(std::move(*it));
+    dead_.push_back(std::move(*it));  // conn stays valid until the next tick
     conns_.erase(it);
   }
 }
 
+void TcpProvider::onDead(TcpConnection* conn, bool wasReady, bool transient, Status status,
+                         std::vector<OutPut> unanswered) {
+  const std::string& node = conn->peerNodeId();
+  const uint64_t incarnation = conn->peerIncarnation();
+  if (transient && canKeep(node, incarnation)) {
+    keep(node, incarnation, std::move(unanswered));
+  } else {
+    for (OutPut& p : unanswered) {
+      // Never connected, but aimed at a node known before (by incarnation, sent to it before,
+      // or redialed to reach it again): that node is gone.
+      bool gone = status == Status::NoPeer && (p.req.incarnation != 0 || p.wireId != 0 || !conn->expectedNode().empty());
+      putFinished(p, gone ? Status::PeerLost : status);
+    }
+    if (wasReady && status != Status::Closed) ctx_.events.peerLost(node, incarnation);
+  }
+  if (!wasReady && !conn->expectedNode().empty()) onRedialDead(conn);
+}
+
 void TcpProvider::close() {
-  auto conns = std::move(conns_);  // fail() unlinks from conns_, so walk a detached list
-  conns_.clear();
-  for (auto& c : conns) c->fail(Status::Closed, "endpoint closed", false);
-  dead_.clear();
+  closing_ = true;
+  // The listener first: peers that see their connections end and dial again are refused.
   if (listenFd_ >= 0) {
     ctx_.progress.remove(listenToken_, listenFd_);
     ::close(listenFd_);
     listenFd_ = -1;
   }
+  auto conns = std::move(conns_);  // fail() unlinks from conns_, so walk a detached list
+  conns_.clear();
+  for (auto& c : conns) c->fail(Status::Closed, "endpoint closed", false);
+  while (!reconnecting_.empty()) giveUp(reconnecting_.begin()->first, Status::Closed);
+  reconnectTimer_.stop();
+  dead_.clear();
+  conns.clear();
+  inbound_.clear();  // no connection is left writing: what the windows hold is released
 }
 
 }  // namespace rvma

@@ -2,6 +2,9 @@
 // all on the endpoint's progress context. The JS thread only asks reaches() (locked);
 // everything else runs as progress tasks. Large puts are split into offset-addressed parts
 // across a peer's connections; the receiver counts the put once its last part landed.
+// Puts survive a broken connection: those not answered yet are kept for the peer and sent
+// again, with the same put ids, over a new connection to the same incarnation of it
+// (tcp_reconnect.cpp); the receiver recognises what it already placed (PutWindow).
 #pragma once
 #include <deque>
 #include <memory>
@@ -12,9 +15,12 @@
 #include <vector>
 
 #include "../provider.h"
+#include "inbound_senders.h"
+#include "sent_puts.h"
 #include "tcp_connection.h"
-#include "split_receiver.h"
 #include "tcp_options.h"
+#include "tcp_put.h"
+#include "tcp_timer.h"
 
 namespace rvma {
 
@@ -45,25 +51,69 @@ class TcpProvider final : public Provider {
   // address the peer reached us on.
   wire::Hello hello(int fd) const;
   void onHandshake(TcpConnection* conn);
-  void onDead(TcpConnection* conn);
-  // A put (or one part of a split put) got its answer and its bytes left the send queue.
-  void putFinished(uint64_t putId, Status status);
-  SplitReceiver& splits() { return splitsIn_; }
+  // conn died: it leaves every route at once (its puts are reported after).
+  void unlink(TcpConnection* conn, bool wasReady, bool transient);
+  // conn died, and its answered puts are reported. A transient failure (a ready connection lost to the transport) keeps its
+  // unanswered puts for the peer if it can be reached again; otherwise they fail with status.
+  void onDead(TcpConnection* conn, bool wasReady, bool transient, Status status, std::vector<OutPut> unanswered);
+  // Routes a put (again): to a ready connection, behind a reconnect, or to its failure.
+  void send(OutPut p);
+  // A put (or one part of a split put) got its answer and its bytes left the send queue, or
+  // it failed: reported upward once the whole put is settled.
+  void putFinished(const OutPut& p, Status status);
+  SentPuts& sentPuts() { return sent_; }
+  // Receiver side: the window of what (node, incarnation) sent us, for a new connection of it.
+  std::shared_ptr<PutWindow> attachSender(const std::string& node, uint64_t incarnation);
+  void onFloor(std::shared_ptr<PutWindow> window, uint64_t floor);
+  // A connection still writing a put its sender has since re-sent, or settled: it is stale.
+  void supersede(TcpConnection* stale);
   static uint64_t nowMs();
 
  private:
   struct SplitPut {
     uint32_t remaining;
     Status status = Status::Ok;
-    std::deque<std::pair<TcpConnection*, PutRequest>> unsent;  // stripeReverse only
+    uint64_t wireId = 0;
+    SentPuts::Node* to = nullptr;
+    std::deque<OutPut> unsent;  // stripeReverse only
+  };
+  // A node whose last connection broke: its puts wait here for a new connection to the same
+  // incarnation, until deadlineMs.
+  struct Reconnect {
+    uint64_t incarnation;
+    uint64_t deadlineMs;
+    uint64_t retryAtMs = 0;  // the next dial, when none is under way
+    uint32_t backoffMs = 0;
+    bool dialing = false;
+    std::deque<OutPut> puts;
   };
 
   void onAccept();
   // Connections that reach peer (a node id or a tcp:// address), dialing if needed.
   std::vector<TcpConnection*> route(const std::string& peer, Status* status);
-  std::vector<TcpConnection*> dial(const std::string& address, Status* status);
-  TcpConnection* dialOne(const std::string& address, Status* status);
-  void split(const PutRequest& req, const std::vector<TcpConnection*>& ready);
+  // The address's connections, dialing as many as it lacks of `stripes`. *refused: the first
+  // dial was refused outright.
+  std::vector<TcpConnection*> dial(const std::string& address, Status* status, bool* refused = nullptr);
+  TcpConnection* dialOne(const std::string& address, Status* status, bool* refused);
+  void dispatch(const std::vector<TcpConnection*>& conns, OutPut p);
+  void split(const PutRequest& req, std::vector<TcpConnection*> ready);
+  std::vector<TcpConnection*> readyOf(const std::string& node, uint64_t incarnation) const;
+  // Redials the node's address if this side dialed it and fewer than `stripes` are left.
+  void topUp(const std::string& node);
+  // Tells the node how far its put ids are settled, if that moved by at least stride.
+  void announceFloor(SentPuts::Node* to, uint64_t stride);
+
+  // tcp_reconnect.cpp
+  bool canKeep(const std::string& node, uint64_t incarnation) const;
+  void keep(const std::string& node, uint64_t incarnation, std::vector<OutPut> puts);
+  void resendKept(const std::string& node, uint64_t incarnation, OutPut p);
+  void redial(const std::string& node);
+  void onRedialDead(TcpConnection* conn);
+  void retryLater(const std::string& node);
+  void resume(const std::string& node);
+  void giveUp(const std::string& node, Status status);
+  void onReconnectTimer();
+  void armReconnectTimer();
 
   ProviderContext ctx_;
   TcpOptions options_;
@@ -72,13 +122,18 @@ class TcpProvider final : public Provider {
   uint64_t listenToken_ = 0;
   std::string bound_;
   bool wildcard_ = false;
+  bool closing_ = false;
+  uint64_t nextSerial_ = 1;
   std::vector<std::unique_ptr<TcpConnection>> conns_;
   std::vector<std::unique_ptr<TcpConnection>> dead_;  // freed on the next tick
   std::unordered_map<std::string, std::vector<TcpConnection*>> byNode_;     // ready ones
   std::unordered_map<std::string, std::vector<TcpConnection*>> byAddress_;  // dialed ones
   std::unordered_map<std::string, std::string> addressOfNode_;
-  std::unordered_map<uint64_t, SplitPut> splits_;                          // sender side
-  SplitReceiver splitsIn_;                                                  // receiver side
+  std::unordered_map<uint64_t, SplitPut> splits_;                          // sender side, by request id
+  SentPuts sent_;                                                           // sender side
+  std::unordered_map<std::string, Reconnect> reconnecting_;                 // sender side, by node
+  OneShotTimer reconnectTimer_;
+  InboundSenders inbound_;                                                  // receiver side
   size_t nextStripe_ = 0;
 
   std::mutex knownMu_;

@@ -1,0 +1,31 @@
+// A one-shot timer on the progress context (a timerfd in the endpoint's epoll set): the
+// provider's periodic tick is too coarse for redial backoff, which wants milliseconds.
+#pragma once
+#include <cstdint>
+#include <functional>
+
+#include "../../progress.h"
+
+namespace rvma {
+
+class OneShotTimer {
+ public:
+  OneShotTimer(Progress& progress, std::function<void()> fire) : progress_(progress), fire_(std::move(fire)) {}
+  ~OneShotTimer();
+  OneShotTimer(const OneShotTimer&) = delete;
+  OneShotTimer& operator=(const OneShotTimer&) = delete;
+
+  // Fires once `delayMs` from now (0: at the next turn), replacing any earlier arming.
+  void arm(uint64_t delayMs);
+  void disarm();
+  // Unregisters it (progress context); it fires no more.
+  void stop();
+
+ private:
+  Progress& progress_;
+  std::function<void()> fire_;
+  int fd_ = -1;
+  uint64_t token_ = 0;
+};
+
+}  // namespace rvma
