@@ -28,6 +28,9 @@ export class TcpProxy {
   resets = 0;
   /** Bytes forwarded towards the target so far. */
   bytesUp = 0;
+  /** Connections reset right after the target's hello reached the client (see cutAfterHello). */
+  helloCuts = 0;
+  private helloCutsLeft = 0;
   private readonly pairs = new Set<Pair>();
   private lifetimeMs: number | undefined;
   private readonly cutAfterBytes: number | undefined;
@@ -71,6 +74,14 @@ export class TcpProxy {
     if (first.done) return false;
     this.reset(first.value);
     return true;
+  }
+
+  /**
+   * The next n connections are reset as soon as the target's hello has been handed to the
+   * client's socket: the client sees the hello (its connection becomes ready), then a reset.
+   */
+  cutAfterHello(n: number): void {
+    this.helloCutsLeft = n;
   }
 
   /** From now on, connections live for a drawn lifetime (undefined: until reset by hand). */
@@ -121,7 +132,13 @@ export class TcpProxy {
       const ours = Buffer.from(this.address);
       const fixed = Buffer.from(head.subarray(0, HELLO_BYTES));
       fixed.writeUInt16LE(ours.length, 16);
-      client.write(Buffer.concat([fixed, head.subarray(HELLO_BYTES, HELLO_BYTES + idLen), ours, head.subarray(size)]));
+      const cut = this.helloCutsLeft > 0;
+      if (cut) this.helloCutsLeft--;
+      client.write(Buffer.concat([fixed, head.subarray(HELLO_BYTES, HELLO_BYTES + idLen), ours, head.subarray(size)]), () => {
+        if (!cut) return;
+        this.helloCuts++;
+        setImmediate(() => this.reset(pair));
+      });
       pipe(upstream, client);
     };
     upstream.on('data', onHello);

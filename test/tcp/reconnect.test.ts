@@ -252,6 +252,33 @@ describe.each(PROGRESS_MODES)('tcp puts across broken connections (%s progress)'
     expect(lost).toEqual([]);
   }, 60_000);
 
+  test('connections that break right after their hello, again and again: the kept put gets through once one lasts, placed once', async () => {
+    const peer = await startAgent(children, 'flaky', { progress, listen: 'tcp://127.0.0.1:0' });
+    const v = VADDR.toString();
+    await peer.child.request({ cmd: 'open', vaddr: v, options: { epoch: 'ops', threshold: 2 } });
+    await peer.child.request({ cmd: 'post', vaddr: v, size: 4096 });
+    const via = await proxy(peer.address);
+    const sender = await endpoint('persistent', PATIENT);
+    expect(await sender.connect(via.address, { timeout: 15_000 })).toBe(peer.nodeId);
+    await proven(sender, peer.nodeId, peer);
+    peer.child.signal('SIGSTOP');
+    await waitStopped(peer.child.pid);
+    const first = seededBytes(1024, 3);
+    const before = via.bytesUp;
+    const pending = sender.put(peer.nodeId, VADDR, first, { append: true, timeout: 30_000 });
+    await waitFor('the put on the wire', async () => via.bytesUp >= before + 40 + first.length);
+    // The redials reach a peer that answers its hello and is gone at once, five times.
+    via.cutAfterHello(5);
+    via.resetAll();
+    peer.child.signal('SIGCONT');
+    await pending;
+    expect(via.helloCuts).toBe(5);
+    const second = seededBytes(1024, 4);
+    const report = peer.child.request({ cmd: 'next', vaddr: v, hashBytes: 2048, timeout: 20_000 }, 30_000);
+    await sender.put(peer.nodeId, VADDR, second, { append: true, timeout: 20_000 });
+    expect(await report).toMatchObject({ epoch: 1, ops: 2, bytes: 2048, sha256: sha256(Buffer.concat([first, second])) });
+  }, 60_000);
+
   test.each([0, 3000])('tcp.reconnectMs %d: a stripe group that lost a connection is topped back up to tcp.stripes', async (reconnectMs) => {
     const receiver = await endpoint('striped', {}, true);
     const mailbox = receiver.openMailbox(VADDR, { epoch: 'ops', threshold: 1 });

@@ -25,7 +25,10 @@ void InboundSenders::detach(const std::string& node, uint64_t incarnation, uint6
 
 void InboundSenders::expire(uint64_t nowMs) {
   for (auto it = slots_.begin(); it != slots_.end();) {
-    bool idle = it->second.connections == 0 && nowMs - it->second.idleSinceMs >= keepMs_;
+    // idleSinceMs may be later than nowMs: connections that die during the tick that called
+    // this detach with a fresher clock.
+    const uint64_t since = it->second.idleSinceMs;
+    bool idle = it->second.connections == 0 && nowMs >= since && nowMs - since >= keepMs_;
     it = idle ? slots_.erase(it) : std::next(it);
   }
 }

@@ -672,22 +672,25 @@ void TcpConnection::fail(Status status, const std::string& why, bool protocolErr
 
 void TcpConnection::tick(uint64_t nowMs) {
   const TcpOptions& o = owner_.options();
+  // nowMs was read when the tick began: what other connections' ticks made this one do
+  // since (a put sent again over it, say) can be later.
+  auto since = [nowMs](uint64_t t) { return nowMs > t ? nowMs - t : 0; };
   if (state_ == State::Connecting || state_ == State::Handshake) {
-    if (nowMs - startedMs_ > o.connectTimeoutMs) {
+    if (since(startedMs_) > o.connectTimeoutMs) {
       fail(Status::NoPeer, "connection to " + (dialAddress_.empty() ? "peer" : dialAddress_) + " timed out", false);
     }
     return;
   }
   if (state_ != State::Ready) return;
-  if (peerWindow_ == 0 && nowMs - startedMs_ > o.connectTimeoutMs) {
+  if (peerWindow_ == 0 && since(startedMs_) > o.connectTimeoutMs) {
     protocolFail("the peer named no window for our puts within " + std::to_string(o.connectTimeoutMs) + " ms");
     return;
   }
-  if (nowMs - lastRxMs_ > o.peerTimeoutMs) {
-    fail(Status::PeerLost, "peer silent for " + std::to_string(nowMs - lastRxMs_) + " ms", false);
+  if (since(lastRxMs_) > o.peerTimeoutMs) {
+    fail(Status::PeerLost, "peer silent for " + std::to_string(since(lastRxMs_)) + " ms", false);
     return;
   }
-  if (nowMs - lastTxMs_ >= o.keepaliveMs && tx_.empty()) {
+  if (since(lastTxMs_) >= o.keepaliveMs && tx_.empty()) {
     wire::FrameHeader ping{wire::FrameType::Ping};
     sendFrame(ping);
     flush();

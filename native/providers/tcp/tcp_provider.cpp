@@ -460,6 +460,9 @@ void TcpProvider::onDead(TcpConnection* conn, bool wasReady, bool transient, Sta
       putFinished(p, gone ? Status::PeerLost : status);
     }
     if (wasReady && status != Status::Closed) ctx_.events.peerLost(node, incarnation);
+    // A ready connection to a reconnecting node that died before it took the kept puts (a
+    // protocol error, say): the node still waits for another.
+    if (wasReady) keepDialing(node);
   }
   if (!wasReady && !conn->expectedNode().empty()) onRedialDead(conn);
 }

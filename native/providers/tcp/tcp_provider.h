@@ -84,7 +84,6 @@ class TcpProvider final : public Provider {
     uint64_t deadlineMs;
     uint64_t retryAtMs = 0;  // the next dial, when none is under way
     uint32_t backoffMs = 0;
-    bool dialing = false;
     std::deque<OutPut> puts;
   };
 
@@ -108,6 +107,10 @@ class TcpProvider final : public Provider {
   void keep(const std::string& node, uint64_t incarnation, std::vector<OutPut> puts);
   void resendKept(const std::string& node, uint64_t incarnation, OutPut p);
   void redial(const std::string& node);
+  // A connection to the node's address that is not ready yet (it may still become so).
+  bool dialPending(const std::string& node) const;
+  // After a connection died: a reconnecting node with no dial under way gets another one.
+  void keepDialing(const std::string& node);
   void onRedialDead(TcpConnection* conn);
   void retryLater(const std::string& node);
   void resume(const std::string& node);

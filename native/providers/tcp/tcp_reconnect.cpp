@@ -32,14 +32,17 @@ void TcpProvider::keep(const std::string& node, uint64_t incarnation, std::vecto
     giveUp(node, Status::PeerLost);
     it = reconnecting_.end();
   }
-  if (it == reconnecting_.end()) {
+  bool fresh = it == reconnecting_.end();
+  if (fresh) {
     Reconnect r;
     r.incarnation = incarnation;
     r.deadlineMs = nowMs() + options_.reconnectMs;
     it = reconnecting_.emplace(node, std::move(r)).first;
   }
   for (OutPut& p : puts) it->second.puts.push_back(std::move(p));
-  if (!it->second.dialing && it->second.retryAtMs == 0) redial(node);
+  // A connection of an attempt that died once ready (before its puts were resumed) is a
+  // failed attempt like any other.
+  if (fresh) redial(node); else keepDialing(node);
   armReconnectTimer();
 }
 
@@ -89,26 +92,31 @@ void TcpProvider::redial(const std::string& node) {
     }
     return;
   }
-  it->second.dialing = true;
+}
+
+bool TcpProvider::dialPending(const std::string& node) const {
+  auto addr = addressOfNode_.find(node);
+  if (addr == addressOfNode_.end()) return false;
+  auto group = byAddress_.find(addr->second);
+  return group != byAddress_.end() &&
+         std::any_of(group->second.begin(), group->second.end(),
+                     [](TcpConnection* c) { return c->state() != TcpConnection::State::Ready; });
+}
+
+void TcpProvider::keepDialing(const std::string& node) {
+  auto it = reconnecting_.find(node);
+  if (it != reconnecting_.end() && it->second.retryAtMs == 0 && !dialPending(node)) retryLater(node);
 }
 
 // A connection dialed for a node died before its handshake completed.
 void TcpProvider::onRedialDead(TcpConnection* conn) {
   const std::string node = conn->expectedNode();
-  auto it = reconnecting_.find(node);
-  if (it == reconnecting_.end()) return;
+  if (!reconnecting_.count(node)) return;
   if (conn->refused() || conn->wrongNode()) {
     giveUp(node, Status::PeerLost);
     return;
   }
-  auto group = byAddress_.find(conn->dialAddress());
-  bool pending = group != byAddress_.end() &&
-                 std::any_of(group->second.begin(), group->second.end(),
-                             [](TcpConnection* c) { return c->state() != TcpConnection::State::Ready; });
-  if (!pending) {
-    it->second.dialing = false;
-    retryLater(node);
-  }
+  keepDialing(node);
 }
 
 void TcpProvider::retryLater(const std::string& node) {
