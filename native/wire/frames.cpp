@@ -15,8 +15,9 @@ uint32_t get32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return le3
 uint64_t get64(const uint8_t* p) { uint64_t v; std::memcpy(&v, p, 8); return le64toh(v); }
 
 // The statuses a receiver refuses a put with (core/status.h); nothing else may come back.
+// 12 (Ambiguous): a put sent again that the receiver can no longer tell from its first delivery.
 bool isRefusal(uint16_t status) {
-  return status == 1 || status == 2 || status == 3 || status == 4 || status == 5 || status == 10;
+  return status == 1 || status == 2 || status == 3 || status == 4 || status == 5 || status == 10 || status == 12;
 }
 
 }  // namespace
@@ -82,6 +83,13 @@ DecodeResult decodeHeader(const uint8_t in[kHeaderBytes], FrameHeader* f) {
       bool statusOk = f->type == FrameType::Ack ? f->status == 0 : isRefusal(f->status);
       return plain && statusOk && f->vaddr == 0 && f->offset == 0 && f->len == 0 ? DecodeResult::Ok
                                                                                   : DecodeResult::Malformed;
+    }
+    case FrameType::Floor:
+    case FrameType::Window: {
+      bool named = f->type == FrameType::Floor || f->id != 0;
+      return plain && named && f->status == 0 && f->vaddr == 0 && f->offset == 0 && f->len == 0
+                 ? DecodeResult::Ok
+                 : DecodeResult::Malformed;
     }
     case FrameType::Ping:
     case FrameType::Pong:

@@ -8,7 +8,7 @@
 namespace rvma::wire {
 
 constexpr uint32_t kMagic = 0x414d5652;  // "RVMA" as bytes on the wire
-constexpr uint16_t kVersion = 2;  // 2: Window and Floor frames, Nack status 12 (providers/tcp/tcp_frames.h)
+constexpr uint16_t kVersion = 2;  // 2: Window and Floor frames, Nack status 12 (Ambiguous)
 constexpr size_t kHelloBytes = 32;       // followed by the node id
 constexpr size_t kMaxNodeIdBytes = 255;
 constexpr size_t kMaxAddressBytes = 255;
@@ -37,6 +37,8 @@ enum class FrameType : uint8_t {
   Pong = 5,   // keepalive answer
   Error = 6,  // protocol error text of len bytes follows; the sender closes
   RawWrite = 7,  // one-sided write of len bytes into registered region `vaddr` (its key)
+  Floor = 8,   // id: every put id below it that the sender sent here is settled (never sent again)
+  Window = 9,  // id: the receiver's name for the window of outcomes this connection's puts go into, nonzero
 };
 
 enum FrameFlags : uint8_t { kAppend = 1 };
@@ -67,7 +69,7 @@ DecodeResult decodeHelloFixed(const uint8_t in[kHelloBytes], Hello* h, size_t* n
 
 void encodeHeader(const FrameHeader& f, uint8_t out[kHeaderBytes]);
 // Rejects unknown types and any field the type does not use that is not zero, bad flags,
-// NACK statuses outside the known codes, and lengths over kMaxFrameBytes.
+// NACK statuses outside the known codes, a Window without a name, and lengths over kMaxFrameBytes.
 DecodeResult decodeHeader(const uint8_t in[kHeaderBytes], FrameHeader* f);
 
 void encodePartExt(const PartExt& e, uint8_t out[kPartExtBytes]);

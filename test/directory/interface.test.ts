@@ -2,9 +2,9 @@
 // (record, names) is visible to the others, changes arrive as watch events, and a second
 // incarnation of a live node is refused.
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { Directory, MemoryDirectory, MemoryDirectoryHub, NodeRecord, RedisDirectory } from '../../registry';
 import { RedisServer, WatchReader, describeRedis, redisAvailability, startRedis } from '../helpers/redis';
+import { codeOf, nodeRecord } from '../helpers/directory';
 
 // Nothing here waits for a lease to lapse (see redis-processes and redis-lifecycle for
 // that), so leases are long enough that a stalled machine cannot lapse them mid-test.
@@ -16,32 +16,9 @@ const run = randomBytes(3).toString('hex');
 let counter = 0;
 const uniqueId = (label: string) => `${label}-${run}-${++counter}`;
 
-function makeRecord(nodeId: string, labels: string[] = [], overrides: Partial<NodeRecord> = {}): NodeRecord {
-  return {
-    nodeId,
-    incarnation: randomBytes(8).toString('hex'),
-    addresses: { tcp: 'tcp://127.0.0.1:4100' },
-    host: hostname(),
-    // A live pid: MemoryDirectory lets a registration replace a record only if it was seeded
-    // by a launcher or its process is gone.
-    pid: process.pid,
-    capabilities: ['loopback', 'tcp'],
-    labels,
-    startTime: Date.now(),
-    ...overrides,
-  };
-}
 
 const byId = (a: NodeRecord, b: NodeRecord) => a.nodeId.localeCompare(b.nodeId);
 
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'resolved';
-  } catch (error) {
-    return (error as { code?: string }).code ?? `no code: ${String(error)}`;
-  }
-}
 
 interface Backend {
   name: string;
@@ -117,8 +94,8 @@ function interfaceSuite(backend: Backend): void {
 
   test('register, resolveNode, resolveLabel and list show every registered node', async () => {
     const [a, b, observer] = [await make(), await make(), await make()];
-    const ra = makeRecord(uniqueId('a'), ['/job:worker/replica:0/task:0']);
-    const rb = makeRecord(uniqueId('b'), ['/job:ps/replica:0/task:0', 'gpu']);
+    const ra = nodeRecord(uniqueId('a'), { labels: ['/job:worker/replica:0/task:0'] });
+    const rb = nodeRecord(uniqueId('b'), { labels: ['/job:ps/replica:0/task:0', 'gpu'] });
     await a.register(ra);
     await b.register(rb);
 
@@ -135,8 +112,8 @@ function interfaceSuite(backend: Backend): void {
 
   test('bindName, resolveName and unbindName', async () => {
     const [a, b, observer] = [await make(), await make(), await make()];
-    const ra = makeRecord(uniqueId('a'));
-    const rb = makeRecord(uniqueId('b'));
+    const ra = nodeRecord(uniqueId('a'));
+    const rb = nodeRecord(uniqueId('b'));
     await a.register(ra);
     await b.register(rb);
     const inbox = uniqueId('inbox');
@@ -171,8 +148,8 @@ function interfaceSuite(backend: Backend): void {
 
   test('two nodes that happen to share an incarnation number cannot take or unbind each other\'s names', async () => {
     const [a, b, observer] = [await make(), await make(), await make()];
-    const ra = makeRecord(uniqueId('a'));
-    const rb = makeRecord(uniqueId('b'), [], { incarnation: ra.incarnation });
+    const ra = nodeRecord(uniqueId('a'));
+    const rb = nodeRecord(uniqueId('b'), { incarnation: ra.incarnation });
     await a.register(ra);
     await b.register(rb);
     const name = uniqueId('inbox');
@@ -185,8 +162,8 @@ function interfaceSuite(backend: Backend): void {
 
   test('names vanish when their node deregisters or closes, and can then be bound by others', async () => {
     const [a, b, c, observer] = [await make(), await make(), await make(), await make()];
-    const ra = makeRecord(uniqueId('a'));
-    const rb = makeRecord(uniqueId('b'));
+    const ra = nodeRecord(uniqueId('a'));
+    const rb = nodeRecord(uniqueId('b'));
     await a.register(ra);
     await b.register(rb);
     const [n1, n2, n3] = [uniqueId('n1'), uniqueId('n2'), uniqueId('n3')];
@@ -206,7 +183,7 @@ function interfaceSuite(backend: Backend): void {
     expect(await observer.resolveName(n3)).toBeUndefined();
     expect(await observer.list()).toEqual([]);
 
-    const rc = makeRecord(uniqueId('c'));
+    const rc = nodeRecord(uniqueId('c'));
     await c.register(rc);
     await c.bindName(n1, 0x10003n);
     expect(await observer.resolveName(n1)).toMatchObject({ nodeId: rc.nodeId, vaddr: 0x10003n });
@@ -215,7 +192,7 @@ function interfaceSuite(backend: Backend): void {
   test('watch() yields join, update (labels changed) and leave', async () => {
     const [watcher, a] = [await make(), await make()];
     const reader = await watchFrom(watcher);
-    const ra = makeRecord(uniqueId('a'), ['/job:worker/replica:0/task:0']);
+    const ra = nodeRecord(uniqueId('a'), { labels: ['/job:worker/replica:0/task:0'] });
 
     await a.register(ra);
     const join = await reader.event('join', ra.nodeId, ra.incarnation, EVENT_TIMEOUT_MS);
@@ -241,11 +218,11 @@ function interfaceSuite(backend: Backend): void {
   test('watch() reports a restarted node (new incarnation) as leave of the old, join of the new', async () => {
     const [watcher, first, second] = [await make(), await make(), await make()];
     const reader = await watchFrom(watcher);
-    const old = makeRecord(uniqueId('restarting'));
+    const old = nodeRecord(uniqueId('restarting'));
     await first.register(old);
     await reader.event('join', old.nodeId, old.incarnation, EVENT_TIMEOUT_MS);
     await first.close();
-    const renewed = makeRecord(old.nodeId);
+    const renewed = nodeRecord(old.nodeId);
     await second.register(renewed);
     await reader.event('leave', old.nodeId, old.incarnation, EVENT_TIMEOUT_MS);
     const join = await reader.event('join', old.nodeId, renewed.incarnation, EVENT_TIMEOUT_MS);
@@ -254,9 +231,9 @@ function interfaceSuite(backend: Backend): void {
 
   test('an impostor (same node id, other incarnation) is refused while the first is alive', async () => {
     const [owner, impostor, observer] = [await make(), await make(), await make()];
-    const real = makeRecord(uniqueId('contested'), ['/job:worker/replica:0/task:3']);
+    const real = nodeRecord(uniqueId('contested'), { labels: ['/job:worker/replica:0/task:3'] });
     await owner.register(real);
-    const fake = makeRecord(real.nodeId, ['/job:worker/replica:0/task:4']);
+    const fake = nodeRecord(real.nodeId, { labels: ['/job:worker/replica:0/task:4'] });
 
     await expect(impostor.register(fake)).rejects.toMatchObject({ code: 'ERR_RVMA_DIRECTORY_CONFLICT' });
     expect(await observer.resolveNode(real.nodeId)).toEqual(real);
@@ -278,7 +255,7 @@ function interfaceSuite(backend: Backend): void {
   test('bindName before register (and after deregister) rejects with ERR_RVMA_NOT_REGISTERED', async () => {
     const a = await make();
     expect(await codeOf(a.bindName(uniqueId('early'), 0x10000n))).toBe('ERR_RVMA_NOT_REGISTERED');
-    const ra = makeRecord(uniqueId('a'));
+    const ra = nodeRecord(uniqueId('a'));
     await a.register(ra);
     await a.bindName(uniqueId('ok'), 0x10000n);
     await a.deregister();
@@ -315,7 +292,7 @@ function interfaceSuite(backend: Backend): void {
     await expect(iterator.next()).resolves.toEqual({ value: undefined, done: true });
     // The directory still works and other watches still get events.
     const reader = await watchFrom(watcher);
-    const ra = makeRecord(uniqueId('after-abort'));
+    const ra = nodeRecord(uniqueId('after-abort'));
     const a = await make();
     await a.register(ra);
     await reader.event('join', ra.nodeId, ra.incarnation, EVENT_TIMEOUT_MS);
@@ -327,7 +304,7 @@ function interfaceSuite(backend: Backend): void {
     const pending = iterator.next();
     await watcher.close();
     await expect(pending).resolves.toMatchObject({ done: true });
-    expect(await codeOf(watcher.register(makeRecord(uniqueId('x'))))).toBe('ERR_RVMA_CLOSED');
+    expect(await codeOf(watcher.register(nodeRecord(uniqueId('x'))))).toBe('ERR_RVMA_CLOSED');
     expect(() => watcher.watch()).toThrow(expect.objectContaining({ code: 'ERR_RVMA_CLOSED' }));
     await watcher.close(); // idempotent
   });

@@ -3,34 +3,14 @@
 // for another live process is as much its owner's as a local one.
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
-import { MemoryDirectory, MemoryDirectoryHub, NodeRecord, RegistrationLostInfo } from '../../registry';
+import { MemoryDirectory, MemoryDirectoryHub, RegistrationLostInfo } from '../../registry';
+import { codeOf, nodeRecord } from '../helpers/directory';
 
 const run = randomBytes(3).toString('hex');
 let counter = 0;
 const uniqueId = (label: string) => `${label}-${run}-${++counter}`;
 
-function makeRecord(nodeId: string, pid: number): NodeRecord {
-  return {
-    nodeId,
-    incarnation: randomBytes(8).toString('hex'),
-    addresses: { tcp: 'tcp://127.0.0.1:4100' },
-    host: hostname(),
-    pid,
-    capabilities: ['tcp'],
-    labels: [],
-    startTime: Date.now(),
-  };
-}
 
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'resolved';
-  } catch (error) {
-    return (error as { code?: string }).code ?? `no code: ${String(error)}`;
-  }
-}
 
 /** Another live process: a record may name it as its owner. */
 const live: ChildProcess[] = [];
@@ -60,10 +40,10 @@ describe('MemoryDirectory: who may replace a record', () => {
     const owner = await otherProcess();
     const hub = new MemoryDirectoryHub();
     const [first, second] = [new MemoryDirectory(hub), new MemoryDirectory(hub)];
-    const record = makeRecord(uniqueId('shared'), owner.pid!);
+    const record = nodeRecord(uniqueId('shared'), { pid: owner.pid! });
     await first.register(record);
 
-    expect(await codeOf(second.register(makeRecord(record.nodeId, process.pid)))).toBe('ERR_RVMA_DIRECTORY_CONFLICT');
+    expect(await codeOf(second.register(nodeRecord(record.nodeId, { pid: process.pid })))).toBe('ERR_RVMA_DIRECTORY_CONFLICT');
     expect(await second.resolveNode(record.nodeId)).toEqual(record);
   });
 
@@ -71,7 +51,7 @@ describe('MemoryDirectory: who may replace a record', () => {
     const owner = await otherProcess();
     const hub = new MemoryDirectoryHub();
     const [first, second] = [new MemoryDirectory(hub), new MemoryDirectory(hub)];
-    const record = makeRecord(uniqueId('orphan'), owner.pid!);
+    const record = nodeRecord(uniqueId('orphan'), { pid: owner.pid! });
     await first.register(record);
     await first.bindName(uniqueId('inbox'), 0x10000n);
     const lost: RegistrationLostInfo[] = [];
@@ -79,7 +59,7 @@ describe('MemoryDirectory: who may replace a record', () => {
 
     owner.kill('SIGKILL');
     await ended(owner); // reaped: its pid no longer exists
-    const successor = makeRecord(record.nodeId, process.pid);
+    const successor = nodeRecord(record.nodeId, { pid: process.pid });
     await second.register(successor);
 
     expect(await second.resolveNode(record.nodeId)).toEqual(successor);
@@ -89,12 +69,12 @@ describe('MemoryDirectory: who may replace a record', () => {
 
   test('a record seeded by a launcher is replaced by a registration, even while its process lives', async () => {
     const seededOwner = await otherProcess();
-    const added = makeRecord(uniqueId('added'), seededOwner.pid!);
-    const constructed = makeRecord(uniqueId('constructed'), seededOwner.pid!);
+    const added = nodeRecord(uniqueId('added'), { pid: seededOwner.pid! });
+    const constructed = nodeRecord(uniqueId('constructed'), { pid: seededOwner.pid! });
     const hub = new MemoryDirectoryHub([constructed]);
     hub.add([added]);
     for (const seeded of [added, constructed]) {
-      const local = makeRecord(seeded.nodeId, process.pid);
+      const local = nodeRecord(seeded.nodeId, { pid: process.pid });
       await new MemoryDirectory(hub).register(local);
       expect(await new MemoryDirectory(hub).resolveNode(seeded.nodeId)).toEqual(local);
     }
@@ -104,10 +84,10 @@ describe('MemoryDirectory: who may replace a record', () => {
     const owner = await otherProcess();
     const hub = new MemoryDirectoryHub();
     const directory = new MemoryDirectory(hub);
-    const record = makeRecord(uniqueId('registered'), owner.pid!);
+    const record = nodeRecord(uniqueId('registered'), { pid: owner.pid! });
     await directory.register(record);
 
-    hub.add([makeRecord(record.nodeId, owner.pid!)]);
+    hub.add([nodeRecord(record.nodeId, { pid: owner.pid! })]);
     expect(await directory.resolveNode(record.nodeId)).toEqual(record);
     hub.remove(record.nodeId);
     expect(await directory.resolveNode(record.nodeId)).toEqual(record);

@@ -2,12 +2,12 @@
 // (registrations and names come back by themselves, watchers keep working), commands during
 // an outage, and a Redis that cannot be reached at connect time (a clear error, not a hang).
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import * as net from 'node:net';
 import Redis from 'ioredis';
 import { Endpoint } from '../../src';
-import { NodeRecord, RedisDirectory, RegistrationLostInfo } from '../../registry';
+import { RedisDirectory, RegistrationLostInfo } from '../../registry';
 import { RedisServer, WatchReader, canRestartRedis, describeRedis, freePort, pollFor, startRedis } from '../helpers/redis';
+import { codeOf, nodeRecord } from '../helpers/directory';
 
 const TTL_MS = 600;
 const WATCH_INTERVAL_MS = 150;
@@ -21,27 +21,7 @@ const run = randomBytes(3).toString('hex');
 let counter = 0;
 const uniqueId = (label: string) => `${label}-${run}-${++counter}`;
 
-function makeRecord(nodeId: string, labels: string[] = []): NodeRecord {
-  return {
-    nodeId,
-    incarnation: randomBytes(8).toString('hex'),
-    addresses: { tcp: 'tcp://127.0.0.1:4100' },
-    host: hostname(),
-    pid: process.pid,
-    capabilities: ['tcp'],
-    labels,
-    startTime: Date.now(),
-  };
-}
 
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'resolved';
-  } catch (error) {
-    return (error as { code?: string }).code ?? `no code: ${String(error)}`;
-  }
-}
 
 describeRedis('RedisDirectory leases, restarts and outages', () => {
   let server: RedisServer;
@@ -78,7 +58,7 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
     const node = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, heartbeatMs: 100 });
     cleanup.push(() => node.close());
     const observer = await connect();
-    const record = makeRecord(uniqueId('steady'));
+    const record = nodeRecord(uniqueId('steady'));
     await node.register(record);
     const name = uniqueId('inbox');
     await node.bindName(name, 0x10000n);
@@ -116,7 +96,7 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
     'after a Redis restart a registered node re-registers and rebinds by itself, and a watcher still sees joins',
     async () => {
       const [node, watcher] = [await connect(OUTLIVES_OUTAGE_MS), await connect()];
-      const record = makeRecord(uniqueId('survivor'), ['/job:worker/replica:0/task:0']);
+      const record = nodeRecord(uniqueId('survivor'), { labels: ['/job:worker/replica:0/task:0'] });
       await node.register(record);
       const name = uniqueId('inbox');
       await node.bindName(name, 0x12345n);
@@ -131,7 +111,7 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
 
       // A node that registers after the restart is seen by the watcher started before it.
       const late = await connect();
-      const lateRecord = makeRecord(uniqueId('late'));
+      const lateRecord = nodeRecord(uniqueId('late'));
       await late.register(lateRecord);
       const join = await reader.event('join', lateRecord.nodeId, lateRecord.incarnation, RECOVER_WITHIN_MS);
       expect(join.node).toEqual(lateRecord);
@@ -150,7 +130,7 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
     'while Redis is down, calls reject with ERR_RVMA_DIRECTORY_UNAVAILABLE (no hang); they work again once it is back',
     async () => {
       const node = await connect(OUTLIVES_OUTAGE_MS);
-      const record = makeRecord(uniqueId('outage'));
+      const record = nodeRecord(uniqueId('outage'));
       await node.register(record);
       await server.stop();
       try {

@@ -1,10 +1,10 @@
 // RedisDirectory decides who owns a name from what Redis holds, in one atomic step, never from
 // the caller's local view: that view goes stale whenever a lease lapses and another node binds.
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import Redis from 'ioredis';
-import { NodeRecord, RedisDirectory } from '../../registry';
+import { RedisDirectory } from '../../registry';
 import { RedisServer, describeRedis, startRedis } from '../helpers/redis';
+import { codeOf, nodeRecord } from '../helpers/directory';
 
 const TTL_MS = 5000; // long: nothing in this file may lapse
 
@@ -12,27 +12,7 @@ const run = randomBytes(3).toString('hex');
 let counter = 0;
 const uniqueId = (label: string) => `${label}-${run}-${++counter}`;
 
-function makeRecord(nodeId: string): NodeRecord {
-  return {
-    nodeId,
-    incarnation: randomBytes(8).toString('hex'),
-    addresses: { tcp: 'tcp://127.0.0.1:4100' },
-    host: hostname(),
-    pid: process.pid,
-    capabilities: ['tcp'],
-    labels: [],
-    startTime: Date.now(),
-  };
-}
 
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'resolved';
-  } catch (error) {
-    return (error as { code?: string }).code ?? `no code: ${String(error)}`;
-  }
-}
 
 describeRedis('RedisDirectory name ownership', () => {
   let server: RedisServer;
@@ -60,8 +40,8 @@ describeRedis('RedisDirectory name ownership', () => {
 
   test('unbindName of a name this node bound earlier but another live node holds now is refused, and the name stays', async () => {
     const [a, b] = [await connect(), await connect()];
-    const ra = makeRecord(uniqueId('a'));
-    const rb = makeRecord(uniqueId('b'));
+    const ra = nodeRecord(uniqueId('a'));
+    const rb = nodeRecord(uniqueId('b'));
     await a.register(ra);
     await b.register(rb);
     const name = uniqueId('inbox');
@@ -85,7 +65,7 @@ describeRedis('RedisDirectory name ownership', () => {
 
   test('unbindName of a name whose binding already lapsed resolves, and this node can bind it again', async () => {
     const a = await connect();
-    const ra = makeRecord(uniqueId('a'));
+    const ra = nodeRecord(uniqueId('a'));
     await a.register(ra);
     const name = uniqueId('inbox');
     await a.bindName(name, 0x10000n);

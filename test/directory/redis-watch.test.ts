@@ -4,8 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import * as net from 'node:net';
-import { NodeRecord, RedisDirectory } from '../../registry';
+import { RedisDirectory } from '../../registry';
 import { RedisServer, WatchReader, describeRedis, startRedis } from '../helpers/redis';
+import { nodeRecord } from '../helpers/directory';
 
 const TTL_MS = 5000; // long: nothing in this file may lapse
 const WATCH_INTERVAL_MS = 150;
@@ -16,18 +17,6 @@ const run = randomBytes(3).toString('hex');
 let counter = 0;
 const uniqueId = (label: string) => `${label}-${run}-${++counter}`;
 
-function makeRecord(nodeId: string): NodeRecord {
-  return {
-    nodeId,
-    incarnation: randomBytes(8).toString('hex'),
-    addresses: { tcp: 'tcp://127.0.0.1:4100' },
-    host: hostname(),
-    pid: process.pid,
-    capabilities: ['tcp'],
-    labels: [],
-    startTime: Date.now(),
-  };
-}
 
 /**
  * A TCP proxy to Redis that delays every reply by `delayMs` on command connections, but
@@ -109,7 +98,7 @@ describeRedis('RedisDirectory watch() over a slow link', () => {
     const expected: string[] = [];
     const unexpected: string[] = [];
     for (let i = 0; i < 2; i++) {
-      const record = makeRecord(nodeId);
+      const record = nodeRecord(nodeId);
       await node.register(record);
       await reader.event('join', nodeId, record.incarnation, 5000);
       expected.push(`join:${nodeId}`);

@@ -1,12 +1,10 @@
-// libFuzzer harness: the tcp wire decoders (native/wire, and the frames protocol version 2
-// adds in native/providers/tcp/tcp_frames.h, the decoder connections run). Whatever decodes must be exactly
+// libFuzzer harness: the tcp wire decoders (native/wire). Whatever decodes must be exactly
 // what an encoder writes (canonical: one byte string per value), keep every invariant the
 // connection relies on, and a part extension that decodes must lie inside its put.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
-#include "native/providers/tcp/tcp_frames.h"
 #include "native/wire/frames.h"
 
 using namespace rvma::wire;
@@ -33,7 +31,7 @@ void helloFrom(const uint8_t* data, size_t size) {
 void frameFrom(const uint8_t* data, size_t size) {
   if (size < kHeaderBytes) return;
   FrameHeader f;
-  if (rvma::tcpwire::decodeHeader(data, &f) != DecodeResult::Ok) return;
+  if (decodeHeader(data, &f) != DecodeResult::Ok) return;
   uint8_t again[kHeaderBytes];
   encodeHeader(f, again);
   require(std::memcmp(again, data, kHeaderBytes) == 0);
@@ -47,10 +45,10 @@ void frameFrom(const uint8_t* data, size_t size) {
     case FrameType::Nack:
       require(f.len == 0 && f.vaddr == 0 && f.parts == 0 && (f.type == FrameType::Ack) == (f.status == 0));
       break;
-    case rvma::tcpwire::kFloor:
-    case rvma::tcpwire::kWindow:
+    case FrameType::Floor:
+    case FrameType::Window:
       require(f.len == 0 && f.vaddr == 0 && f.offset == 0 && f.flags == 0 && f.parts == 0 && f.status == 0);
-      require(f.type == rvma::tcpwire::kFloor || f.id != 0);
+      require(f.type == FrameType::Floor || f.id != 0);
       break;
     case FrameType::Error:
       require(f.len <= kMaxErrorTextBytes);

@@ -108,11 +108,13 @@ void TcpConnection::sendPut(OutPut p) {
   flush();
 }
 
-void TcpConnection::sendFloor(uint64_t floor) { sendControl(tcpwire::kFloor, floor); }
+void TcpConnection::sendFloor(uint64_t floor) { sendControl(wire::FrameType::Floor, floor); }
 
 void TcpConnection::sendControl(wire::FrameType type, uint64_t id) {
   TxItem item;
-  tcpwire::encodeControl(type, id, item.head);
+  wire::FrameHeader f{type};
+  f.id = id;
+  wire::encodeHeader(f, item.head);
   item.headLen = wire::kHeaderBytes;
   tx_.push_back(std::move(item));
   flush();
@@ -293,7 +295,7 @@ bool TcpConnection::process() {
       }
       case Rx::Header: {
         if (avail < wire::kHeaderBytes) return true;
-        auto r = tcpwire::decodeHeader(p, &hdr_);
+        auto r = wire::decodeHeader(p, &hdr_);
         if (r != wire::DecodeResult::Ok) {
           protocolFail(std::string("bad frame: ") + wire::describe(r));
           return false;
@@ -356,7 +358,7 @@ bool TcpConnection::onHello() {
   rx_ = Rx::Header;
   state_ = State::Ready;
   window_ = owner_.attachSender(peer_.nodeId, peer_.incarnation);
-  sendControl(tcpwire::kWindow, window_->id());
+  sendControl(wire::FrameType::Window, window_->id());
   if (state_ == State::Dead) return false;
   owner_.onHandshake(this);
   if (state_ == State::Dead) return false;
@@ -365,19 +367,6 @@ bool TcpConnection::onHello() {
 }
 
 bool TcpConnection::onHeader() {
-  if (hdr_.type == tcpwire::kFloor) {
-    owner_.onFloor(window_, hdr_.id);
-    return state_ != State::Dead;
-  }
-  if (hdr_.type == tcpwire::kWindow) {
-    if (peerWindow_ != 0) {
-      protocolFail("a second window on one connection");
-      return false;
-    }
-    peerWindow_ = hdr_.id;
-    startWaiting();
-    return state_ != State::Dead;
-  }
   switch (hdr_.type) {
     case wire::FrameType::Put:
       if (hdr_.parts) {
@@ -398,6 +387,17 @@ bool TcpConnection::onHeader() {
       answer(hdr_.id, hdr_.type == wire::FrameType::Ack ? Status::Ok : Status(hdr_.status));
       return state_ != State::Dead;
     }
+    case wire::FrameType::Floor:
+      owner_.onFloor(window_, hdr_.id);
+      return state_ != State::Dead;
+    case wire::FrameType::Window:
+      if (peerWindow_ != 0) {
+        protocolFail("a second window on one connection");
+        return false;
+      }
+      peerWindow_ = hdr_.id;
+      startWaiting();
+      return state_ != State::Dead;
     case wire::FrameType::Ping: {
       wire::FrameHeader pong{wire::FrameType::Pong};
       sendFrame(pong);
@@ -542,12 +542,7 @@ void TcpConnection::placeStaged(const uint8_t* p) {
   rxStart_ += len;
   remaining_ = 0;
   rx_ = Rx::Header;
-  Reservation r;
-  Status s = owner_.ctx().table.reserve(hdr_.vaddr, Placement{true, 0}, len, &r);
-  if (ok(s)) {
-    if (len) std::memcpy(r.dst, p, len);
-    owner_.ctx().table.commit(r);
-  }
+  Status s = owner_.ctx().table.deliver(hdr_.vaddr, Placement{true, 0}, p, len);
   window_->settle(hdr_.id, s);
   sendAnswer(hdr_.id, s);
 }

@@ -13,7 +13,6 @@
 #include "../../wire/frames.h"
 #include "../provider.h"
 #include "put_window.h"
-#include "tcp_frames.h"
 #include "tcp_put.h"
 
 namespace rvma {
