@@ -4,6 +4,7 @@
 
 #include "providers/loopback/loopback_fabric.h"
 #include "providers/loopback/loopback_provider.h"
+#include "providers/shm/shm_provider.h"
 #include "providers/tcp/tcp_provider.h"
 #ifdef RVMA_HAVE_VERBS
 #include "providers/verbs/verbs_provider.h"
@@ -28,16 +29,16 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
   std::shared_ptr<Engine> engine(new Engine(options));
   if (options.progress == ProgressMode::Loop) engine->progress_.usePoller(poller);
   ProviderContext ctx{options.nodeId, *engine->table_, engine->regions_, *engine, engine->progress_};
+  const std::string& only = options.provider;
+  const bool automatic = only == "auto";
   // Verbs only when asked for: opening a device costs memory and fails without one.
   std::unique_ptr<Provider> verbs;
-  if (options.provider == "verbs" || !options.verbs.listen.empty()) {
+  if (only == "verbs" || !options.verbs.listen.empty()) {
     Status refused = Status::InvalidArgument;
 #ifdef RVMA_HAVE_VERBS
     auto v = std::make_unique<VerbsProvider>(ctx, options.verbs, engine->incarnation_);
     if (v->open(error, &refused)) {
-      engine->verbsAddress_ = v->boundAddress();
-      engine->verbs_ = v.get();
-      v->start();  // before the worker exists, like tcp below
+      v->start();
       verbs = std::move(v);
     }
 #else
@@ -49,10 +50,21 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
       return nullptr;
     }
   }
-  auto tcp = std::make_unique<TcpProvider>(ctx, engine->options_.tcp, engine->incarnation_);
-  if (!tcp->listen(error)) {
-    *status = Status::InvalidArgument;
-    return nullptr;
+  std::unique_ptr<ShmProvider> shm;
+  if (options.shm.enabled && (automatic || only == "shm")) {
+    shm = std::make_unique<ShmProvider>(ctx, options.shm, engine->incarnation_);
+    if (!shm->listen(error)) {
+      *status = Status::InvalidArgument;
+      return nullptr;
+    }
+  }
+  std::unique_ptr<TcpProvider> tcp;
+  if (automatic || only == "tcp") {
+    tcp = std::make_unique<TcpProvider>(ctx, engine->options_.tcp, engine->incarnation_);
+    if (!tcp->listen(error)) {
+      *status = Status::InvalidArgument;
+      return nullptr;
+    }
   }
   // Aliasing pointer: a peer holding the table keeps the whole engine (and its sink) alive.
   std::shared_ptr<MailboxTable> table(engine, engine->table_.get());
@@ -61,15 +73,18 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
     *error = "node id \"" + options.nodeId + "\" is already used by an open endpoint in this process";
     return nullptr;
   }
-  // In-process peers first: loopback wins for any node it reaches.
-  if (options.provider == "auto" || options.provider == "loopback") {
-    engine->providers_.push_back(std::make_unique<LoopbackProvider>(ctx));
-  }
+  // Routing order: in-process peers first, then the same host, then the network. Each starts
+  // before the worker exists, so no race on its registrations.
+  if (automatic || only == "loopback") engine->providers_.push_back(std::make_unique<LoopbackProvider>(ctx));
   if (verbs) engine->providers_.push_back(std::move(verbs));
-  engine->tcp_ = tcp.get();
-  if (options.provider == "auto" || options.provider == "tcp") engine->providers_.push_back(std::move(tcp));
-  else engine->tcpHolder_ = std::move(tcp);  // accepts nothing, carries no puts
-  engine->tcp_->start();  // before the worker exists, so no race on its registrations
+  if (shm) {
+    shm->start();
+    engine->providers_.push_back(std::move(shm));
+  }
+  if (tcp) {
+    tcp->start();
+    engine->providers_.push_back(std::move(tcp));
+  }
   engine->progress_.start();
   *status = Status::Ok;
   return engine;
@@ -91,9 +106,20 @@ bool Engine::fallBackToTcp(const std::string& why) {
   return true;
 }
 
-std::string Engine::listenAddress() const {
-  std::string tcp = tcp_ ? tcp_->boundAddress() : std::string();
-  return tcp.empty() ? verbsAddress_ : tcp;
+std::vector<std::pair<std::string, std::string>> Engine::listenAddresses() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& p : providers_) {
+    std::string address = p->boundAddress();
+    if (!address.empty()) out.emplace_back(p->name(), std::move(address));
+  }
+  return out;
+}
+
+std::vector<PeerInfo> Engine::peers() const {
+  std::vector<PeerInfo> out;
+  if (closed_) return out;
+  for (const auto& p : providers_) p->describePeers(&out);
+  return out;
 }
 
 Status Engine::put(PutRequest req) {
@@ -113,23 +139,15 @@ Status Engine::put(PutRequest req) {
 
 Status Engine::connect(uint64_t requestId, const std::string& address) {
   if (closed_) return Status::Closed;
-  std::string host;
-  uint16_t port;
-  if (address.compare(0, 7, "rdma://") == 0) {
-#ifdef RVMA_HAVE_VERBS
-    if (!parseRdmaAddress(address, &host, &port)) return Status::InvalidArgument;
-    if (VerbsProvider* verbs = verbs_) {
-      progress_.submit([verbs, requestId, address] { verbs->connect(requestId, address); });
-      return Status::Ok;
-    }
-#endif
-    return Status::NoPeer;
+  for (auto& provider : providers_) {
+    Status s = provider->dialable(address);
+    if (s == Status::NoPeer) continue;
+    if (!ok(s)) return s;
+    Provider* p = provider.get();
+    progress_.submit([p, requestId, address] { p->connect(requestId, address); });
+    return Status::Ok;
   }
-  if (options_.provider == "loopback" || options_.provider == "verbs") return Status::NoPeer;  // no tcp
-  if (!parseTcpAddress(address, &host, &port)) return Status::InvalidArgument;
-  TcpProvider* tcp = tcp_;
-  progress_.submit([tcp, requestId, address] { tcp->connect(requestId, address); });
-  return Status::Ok;
+  return Status::NoPeer;
 }
 
 Status Engine::deregisterRegion(uint64_t key, bool* released) {
@@ -143,23 +161,18 @@ Status Engine::deregisterRegion(uint64_t key, bool* released) {
 }
 
 void Engine::forgetMemory(uint64_t memory) {
-#ifdef RVMA_HAVE_VERBS
-  if (VerbsProvider* verbs = verbs_; verbs && !closed_) progress_.submit([verbs, memory] { verbs->memoryGone(memory); });
-#endif
+  if (closed_) return;
+  for (auto& provider : providers_) {
+    Provider* p = provider.get();
+    progress_.submit([p, memory] { p->memoryGone(memory); });
+  }
 }
 
 bool Engine::registrationStats(uint64_t out[4]) const {
-#ifdef RVMA_HAVE_VERBS
-  if (!verbs_) return false;
-  const auto& c = verbs_->registrationCounters();
-  out[0] = c.registered;
-  out[1] = c.reused;
-  out[2] = c.evicted;
-  out[3] = c.cachedBytes;
-  return true;
-#else
+  for (const auto& p : providers_) {
+    if (p->registrationStats(out)) return true;
+  }
   return false;
-#endif
 }
 
 void Engine::dispatch(uint64_t token, uint32_t epollEvents) {

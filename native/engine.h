@@ -15,13 +15,11 @@
 #include "core/region_table.h"
 #include "progress.h"
 #include "providers/provider.h"
+#include "providers/shm/shm_options.h"
 #include "providers/tcp/tcp_options.h"
 #include "providers/verbs/verbs_options.h"
 
 namespace rvma {
-
-class TcpProvider;
-class VerbsProvider;
 
 enum class EventKind : uint32_t {
   Completion = 1,
@@ -50,9 +48,10 @@ struct EventBatch {
 struct EngineOptions {
   std::string nodeId;
   ProgressMode progress = ProgressMode::Loop;
-  std::string provider = "auto";  // "auto" | "loopback" | "tcp" | "verbs": which transports puts may use
+  std::string provider = "auto";  // "auto" | "loopback" | "tcp" | "shm" | "verbs": which transports puts may use
   TcpOptions tcp;
   VerbsOptions verbs;  // used when provider is "verbs" or verbs.listen is set
+  ShmOptions shm;      // used when shm.enabled
 };
 
 class Engine final : public EventSink, public std::enable_shared_from_this<Engine> {
@@ -67,7 +66,10 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   MailboxTable& table() { return *table_; }
   RegionTable& regions() { return regions_; }
   const std::string& nodeId() const { return options_.nodeId; }
-  std::string listenAddress() const;
+  // Where each provider that accepts peers listens: (provider name, address).
+  std::vector<std::pair<std::string, std::string>> listenAddresses() const;
+  // The peers each provider is connected to (JS thread).
+  std::vector<PeerInfo> peers() const;
   // Why provider 'auto' runs tcp where verbs was asked for (an rdma:// listen); "" otherwise.
   const std::string& verbsFallback() const { return verbsFallback_; }
   uint64_t incarnation() const { return incarnation_; }
@@ -112,11 +114,8 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   std::shared_ptr<MailboxTable> table_;
   RegionTable regions_;
   Progress progress_;
+  // In routing order: the first that reaches a peer carries its puts.
   std::vector<std::unique_ptr<Provider>> providers_;
-  TcpProvider* tcp_ = nullptr;
-  VerbsProvider* verbs_ = nullptr;
-  std::unique_ptr<Provider> tcpHolder_;
-  std::string verbsAddress_;
   std::string verbsFallback_;
   std::mutex eventsMu_;
   EventBatch pending_;

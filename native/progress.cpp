@@ -5,6 +5,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <system_error>
@@ -159,9 +160,9 @@ int Progress::wait(int timeoutMs) {
 }
 
 void Progress::busyPoll(uint32_t us, std::function<int()> poll, std::function<void()> beforeSleep) {
-  busyPollUs_ = us;
-  busyPoll_ = std::move(poll);
-  beforeSleep_ = std::move(beforeSleep);
+  busyPollUs_ = std::max(busyPollUs_, us);
+  busyPolls_.push_back(std::move(poll));
+  beforeSleeps_.push_back(std::move(beforeSleep));
 }
 
 bool Progress::stopping() {
@@ -173,11 +174,13 @@ void Progress::run() {
   using Clock = std::chrono::steady_clock;
   const auto window = std::chrono::microseconds(busyPollUs_);
   while (!stopping()) {
-    if (beforeSleep_) beforeSleep_();
+    for (auto& beforeSleep : beforeSleeps_) beforeSleep();
     wait(-1);
-    if (!busyPoll_) continue;
+    if (busyPolls_.empty()) continue;
     for (auto until = Clock::now() + window; Clock::now() < until && !stopping();) {
-      if (busyPoll_() + wait(0) > 0) until = Clock::now() + window;
+      int work = wait(0);
+      for (auto& poll : busyPolls_) work += poll();
+      if (work > 0) until = Clock::now() + window;
     }
   }
 }

@@ -55,7 +55,8 @@ class Progress {
   // wake-up; returns the work it found) and checking the epoll set without blocking; work
   // found restarts the window. Saves the sleep and wake-up (tens of µs) when the next message
   // follows soon, at the cost of a busy CPU meanwhile. beforeSleep() runs before each sleep,
-  // so that the provider can ask for a wake-up again. Set before start().
+  // so that the provider can ask for a wake-up again. Set before start(); each provider that
+  // busy-polls adds its own pair, and the longest window wins.
   void busyPoll(uint32_t us, std::function<int()> poll, std::function<void()> beforeSleep);
 
   // Loop mode: hand fd watching to the event loop (before anything is added), or take it
@@ -81,8 +82,8 @@ class Progress {
   ExternalPoller* poller_ = nullptr;
   std::vector<int> timerFds_;
   uint32_t busyPollUs_ = 0;
-  std::function<int()> busyPoll_;
-  std::function<void()> beforeSleep_;
+  std::vector<std::function<int()>> busyPolls_;
+  std::vector<std::function<void()>> beforeSleeps_;
   uint64_t nextToken_ = 2;  // 1 is the wake-up eventfd
 };
 

@@ -6,9 +6,14 @@ export interface NodeRecord {
   nodeId: string;
   /** The endpoint's incarnation (hex u64), new at every start: tells a restarted node apart. */
   incarnation: string;
-  /** Address per provider, e.g. { tcp: 'tcp://10.0.0.7:4100' }. */
+  /** Address per provider, e.g. { tcp: 'tcp://10.0.0.7:4100', shm: 'shm://rvma-4242-...' }. */
   addresses: Record<string, string>;
   host: string;
+  /**
+   * Boot id and network namespace of the node's host: nodes with the same one reach each
+   * other over shared memory (the 'shm' address). Absent where unknown.
+   */
+  hostId?: string;
   pid: number;
   /** Providers this node can use. */
   capabilities: string[];

@@ -2,6 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TcpOptions } from './mailbox/endpoint-options';
+import type { ShmOptions } from './mailbox/shm-options';
 import type { VerbsOptions } from './mailbox/verbs-options';
 import { RvmaError } from './mailbox/errors';
 
@@ -53,7 +54,10 @@ export interface NativeEndpoint {
   deregisterRegion(key: bigint): number;
   /** 0: accepted (a Connected event follows), otherwise the refusal status. */
   connect(requestId: number, address: string): number;
-  listenAddress(): string;
+  /** Where each provider that accepts peers listens: { tcp?, rdma?, shm? } (by provider name: 'verbs' for rdma). */
+  listenAddresses(): Record<string, string>;
+  /** [nodeId, provider, detail] per connected peer. */
+  peers(): [string, string, string][];
   /** Why provider 'auto' runs tcp where an rdma:// listen asked for verbs; '' otherwise. */
   verbsFallback(): string;
   incarnation(): bigint;
@@ -65,7 +69,13 @@ export interface NativeEndpoint {
 }
 
 /** What the constructor reads: the public tcp options plus the transport choice and the verbs group. */
-export type NativeTcpOptions = TcpOptions & { provider?: string; listen?: string; verbs?: VerbsOptions };
+export type NativeTcpOptions = TcpOptions & {
+  provider?: string;
+  listen?: string;
+  verbs?: VerbsOptions;
+  /** Present: the shm provider runs (under `name`, or one of its own). */
+  shm?: Omit<ShmOptions, 'enabled'> & { name?: string };
+};
 
 export interface NativeCapabilities {
   providers: string[];

@@ -44,8 +44,9 @@ Napi::Value Capabilities(const Napi::CallbackInfo& info) {
   Napi::Array providers = Napi::Array::New(env);
   providers.Set(0u, "loopback");
   providers.Set(1u, "tcp");
+  providers.Set(2u, "shm");
 #ifdef RVMA_HAVE_VERBS
-  providers.Set(2u, "verbs");
+  providers.Set(3u, "verbs");
 #endif
   caps.Set("providers", providers);
 #ifdef RVMA_HAVE_RDMA_CORE

@@ -30,7 +30,8 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::RegistrationStats>("registrationStats"),
                          InstanceMethod<&EndpointWrap::RegisterRegion>("registerRegion"),
                          InstanceMethod<&EndpointWrap::DeregisterRegion>("deregisterRegion"),
-                         InstanceMethod<&EndpointWrap::ListenAddress>("listenAddress"),
+                         InstanceMethod<&EndpointWrap::ListenAddresses>("listenAddresses"),
+                         InstanceMethod<&EndpointWrap::Peers>("peers"),
                          InstanceMethod<&EndpointWrap::VerbsFallback>("verbsFallback"),
                          InstanceMethod<&EndpointWrap::Incarnation>("incarnation"),
                          InstanceMethod<&EndpointWrap::CompletionPage>("completionPage"),
@@ -66,6 +67,20 @@ bool readVerbsOptions(const Napi::Value& value, VerbsOptions* verbs) {
          readNumber(o, "busyPollUs", &verbs->busyPollUs);
 }
 
+bool readShmOptions(const Napi::Value& value, ShmOptions* shm) {
+  if (value.IsUndefined()) return true;
+  if (!value.IsObject()) return false;
+  Napi::Object o = value.As<Napi::Object>();
+  shm->enabled = true;
+  Napi::Value name = o.Get("name");
+  if (name.IsString()) shm->name = name.As<Napi::String>().Utf8Value();
+  Napi::Value cma = o.Get("cma");
+  if (cma.IsBoolean()) shm->cma = cma.As<Napi::Boolean>().Value();
+  return readNumber(o, "ringBytes", &shm->ringBytes) && readNumber(o, "eagerMaxBytes", &shm->eagerMaxBytes) &&
+         readNumber(o, "maxPutBytes", &shm->maxPutBytes) && readNumber(o, "connectTimeoutMs", &shm->connectTimeoutMs) &&
+         readNumber(o, "busyPollUs", &shm->busyPollUs);
+}
+
 bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
   TcpOptions* tcp = &engine->tcp;
   auto num = [&](const char* key, auto* out) { return readNumber(o, key, out); };
@@ -81,9 +96,12 @@ bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
   Napi::Value listen = o.Get("listen");
   if (listen.IsString()) {
     std::string address = listen.As<Napi::String>().Utf8Value();
-    (address.compare(0, 7, "rdma://") == 0 ? engine->verbs.listen : tcp->listen) = address;
+    // An shm:// listen arrives as shm.name.
+    if (address.compare(0, 6, "shm://") != 0) {
+      (address.compare(0, 7, "rdma://") == 0 ? engine->verbs.listen : tcp->listen) = address;
+    }
   }
-  return readVerbsOptions(o.Get("verbs"), &engine->verbs) && num("maxPutBytes", &tcp->maxPutBytes) &&
+  return readVerbsOptions(o.Get("verbs"), &engine->verbs) && readShmOptions(o.Get("shm"), &engine->shm) && num("maxPutBytes", &tcp->maxPutBytes) &&
          num("maxInflightBytes", &tcp->maxInflightBytes) &&
          num("keepaliveMs", &tcp->keepaliveMs) && num("peerTimeoutMs", &tcp->peerTimeoutMs) &&
          num("connectTimeoutMs", &tcp->connectTimeoutMs) && num("stripes", &tcp->stripes) &&
@@ -265,8 +283,29 @@ Napi::Value EndpointWrap::Incarnation(const Napi::CallbackInfo& info) {
   return Napi::BigInt::New(info.Env(), engine_ ? engine_->incarnation() : uint64_t(0));
 }
 
-Napi::Value EndpointWrap::ListenAddress(const Napi::CallbackInfo& info) {
-  return Napi::String::New(info.Env(), engine_ ? engine_->listenAddress() : std::string());
+// listenAddresses() -> { [provider]: address } for the providers that accept peers
+Napi::Value EndpointWrap::ListenAddresses(const Napi::CallbackInfo& info) {
+  Napi::Object out = Napi::Object::New(info.Env());
+  if (engine_) {
+    for (const auto& [provider, address] : engine_->listenAddresses()) out.Set(provider, address);
+  }
+  return out;
+}
+
+// peers() -> [nodeId, provider, detail][] for the peers the providers are connected to
+Napi::Value EndpointWrap::Peers(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Array out = Napi::Array::New(env);
+  if (!engine_) return out;
+  uint32_t i = 0;
+  for (const PeerInfo& p : engine_->peers()) {
+    Napi::Array row = Napi::Array::New(env, 3);
+    row.Set(0u, p.node);
+    row.Set(1u, p.provider);
+    row.Set(2u, p.detail);
+    out.Set(i++, row);
+  }
+  return out;
 }
 
 // verbsFallback() -> why provider 'auto' runs tcp instead of verbs, or ''

@@ -28,7 +28,8 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value RegistrationStats(const Napi::CallbackInfo& info);
   Napi::Value RegisterRegion(const Napi::CallbackInfo& info);
   Napi::Value DeregisterRegion(const Napi::CallbackInfo& info);
-  Napi::Value ListenAddress(const Napi::CallbackInfo& info);
+  Napi::Value ListenAddresses(const Napi::CallbackInfo& info);
+  Napi::Value Peers(const Napi::CallbackInfo& info);
   Napi::Value VerbsFallback(const Napi::CallbackInfo& info);
   Napi::Value Incarnation(const Napi::CallbackInfo& info);
   Napi::Value CompletionPage(const Napi::CallbackInfo& info);

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "../core/event_sink.h"
 #include "../core/mailbox.h"
@@ -36,6 +37,13 @@ struct ProviderContext {
   Progress& progress;
 };
 
+// A connected peer as a provider describes it (Endpoint.peers()).
+struct PeerInfo {
+  std::string node;
+  std::string provider;
+  std::string detail;  // shm: "cma" (large puts pulled by the peer) or "copy" (through the ring)
+};
+
 class Provider {
  public:
   virtual ~Provider() = default;
@@ -50,6 +58,17 @@ class Provider {
   // JS memory named by PutRequest::memory / PostedBuffer::memory was collected (progress
   // context): a provider that keeps registrations of it drops them.
   virtual void memoryGone(uint64_t memory) {}
+  // Whether connect() takes this address: NoPeer when it is not this provider's scheme,
+  // InvalidArgument when it is but malformed, Ok when it will dial it.
+  virtual Status dialable(const std::string& address) const { return Status::NoPeer; }
+  // Progress context; ends in exactly one events.connected(requestId, ...).
+  virtual void connect(uint64_t requestId, const std::string& address) {}
+  // Where peers dial this provider ("" when it accepts nothing).
+  virtual std::string boundAddress() const { return std::string(); }
+  // JS thread: the peers this provider is connected to now.
+  virtual void describePeers(std::vector<PeerInfo>* out) {}
+  // The memory registration cache's counters (registered, reused, evicted, cachedBytes).
+  virtual bool registrationStats(uint64_t out[4]) const { return false; }
   virtual void close() = 0;
 };
 

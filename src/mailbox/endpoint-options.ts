@@ -3,11 +3,12 @@ import { randomBytes } from 'node:crypto';
 import type { Directory } from '../../registry/directory';
 import { EpochType } from './mailbox';
 import { checkBoolean, checkInteger, checkOneOf, checkOptions, checkString, checkU64, invalid } from './validate';
+import { ShmOptions, parseShmOptions } from './shm-options';
 import { VerbsOptions, parseVerbsOptions } from './verbs-options';
 import { checkWaitOptions } from './wait';
 
 export type ProgressMode = 'loop' | 'thread';
-export type ProviderName = 'auto' | 'loopback' | 'tcp' | 'verbs';
+export type ProviderName = 'auto' | 'loopback' | 'tcp' | 'shm' | 'verbs';
 
 export interface TcpOptions {
   /** Largest put a peer may send us; larger ones are refused with ERR_RVMA_TOO_LARGE. Default 4 GiB. */
@@ -54,19 +55,25 @@ export interface EndpointOptions {
   /** 'loop': work runs on the JS thread (lowest latency). 'thread': on a native progress thread. */
   progress?: ProgressMode;
   /**
-   * Transports puts may use. 'auto': loopback for endpoints in this process, tcp for others
-   * (and verbs for 'rdma://' peers when listen is an 'rdma://' address).
-   * 'tcp': tcp even in-process. 'loopback': in-process only (no listening).
+   * Transports puts may use. 'auto': loopback for endpoints in this process, shared memory
+   * (shm) for other processes on this host, tcp for the rest (and verbs for 'rdma://' peers
+   * when listen is an 'rdma://' address).
+   * 'tcp': tcp even in-process or on one host. 'shm': shared memory only (same host, even
+   * in-process). 'loopback': in-process only (no listening).
    * 'verbs': RDMA only (rdma-core), even in-process; needs a device with an ACTIVE port
    * (see Endpoint.capabilities), else create rejects with ERR_RVMA_INVALID_ARGUMENT.
    */
   provider?: ProviderName;
   /**
-   * Accept connections at 'tcp://HOST:PORT', or at 'rdma://IP:PORT' (verbs; IP must be on an
-   * RDMA device's netdev). Port 0: any free port; see endpoint.address.
+   * Accept connections at 'tcp://HOST:PORT', at 'rdma://IP:PORT' (verbs; IP must be on an
+   * RDMA device's netdev), or at 'shm://NAME' (a same-host name: 1..100 of [A-Za-z0-9._-]).
+   * Port 0: any free port; see endpoint.address. With provider 'auto' or 'shm' the endpoint
+   * also accepts same-host peers under a name of its own (endpoint.addresses.shm).
    */
   listen?: string;
   tcp?: TcpOptions;
+  /** Shared-memory provider settings (see ShmOptions). */
+  shm?: ShmOptions;
   /** Verbs provider settings (see VerbsOptions). */
   verbs?: VerbsOptions;
   /**
@@ -115,7 +122,8 @@ export const RESERVED_VADDR_MAX = 0xffffn;
 /** openDynamicMailbox hands out vaddrs from here up. */
 export const DYNAMIC_VADDR_BASE = 1n << 63n;
 export const MAX_BUFFERS_LIMIT = 1 << 20;
-const MAX_NODE_ID_BYTES = 255; // the handshake carries it in at most that many bytes
+const MAX_NODE_ID_BYTES = 255;
+const SHM_NAME = /^[A-Za-z0-9._-]{1,100}$/; // the handshake carries it in at most that many bytes
 const MAX_MS = 2 ** 31 - 1;
 const TCP_KEYS = [
   'maxPutBytes',
@@ -136,6 +144,8 @@ export interface CreateSettings {
   listen: string | undefined;
   tcp: TcpOptions;
   verbs: VerbsOptions;
+  /** undefined: the shm provider does not run. */
+  shm: (Omit<ShmOptions, 'enabled'> & { name?: string }) | undefined;
   labels: string[];
   directory: Directory | undefined;
 }
@@ -150,6 +160,7 @@ export function parseCreateOptions(options: unknown): CreateSettings {
     'listen',
     'tcp',
     'verbs',
+    'shm',
     'directory',
     'labels',
   ]);
@@ -158,10 +169,19 @@ export function parseCreateOptions(options: unknown): CreateSettings {
     throw invalid(call, `nodeId must be at most ${MAX_NODE_ID_BYTES} bytes of UTF-8`);
   }
   const progress = checkOneOf<ProgressMode>(call, 'progress', o.progress ?? 'loop', ['loop', 'thread']);
-  const provider = checkOneOf<ProviderName>(call, 'provider', o.provider ?? 'auto', ['auto', 'loopback', 'tcp', 'verbs']);
+  const provider = checkOneOf<ProviderName>(call, 'provider', o.provider ?? 'auto', ['auto', 'loopback', 'tcp', 'shm', 'verbs']);
   const listen = o.listen === undefined ? undefined : checkString(call, 'listen', o.listen);
-  if (listen !== undefined && !listen.startsWith('tcp://') && !listen.startsWith('rdma://')) {
-    throw invalid(call, `listen must look like "tcp://HOST:PORT" or "rdma://IP:PORT", got "${listen}"`);
+  if (listen !== undefined && !listen.startsWith('tcp://') && !listen.startsWith('rdma://') && !listen.startsWith('shm://')) {
+    throw invalid(call, `listen must look like "tcp://HOST:PORT", "rdma://IP:PORT" or "shm://NAME", got "${listen}"`);
+  }
+  if (listen?.startsWith('shm://') && !SHM_NAME.test(listen.slice(6))) {
+    throw invalid(call, `listen "${listen}": an shm name is 1..100 characters of [A-Za-z0-9._-]`);
+  }
+  if (listen?.startsWith('shm://') && provider !== 'auto' && provider !== 'shm') {
+    throw invalid(call, 'an "shm://" listen address needs provider "shm" or "auto"');
+  }
+  if (provider === 'shm' && listen !== undefined && !listen.startsWith('shm://')) {
+    throw invalid(call, `provider "shm" listens at "shm://NAME", not "${listen}"`);
   }
   if (listen !== undefined && provider === 'loopback') throw invalid(call, 'listen needs a network provider, not "loopback"');
   if (listen?.startsWith('rdma://') && provider === 'tcp') throw invalid(call, 'an "rdma://" listen address needs provider "verbs" or "auto"');
@@ -181,6 +201,14 @@ export function parseCreateOptions(options: unknown): CreateSettings {
   const verbs = parseVerbsOptions(call, o.verbs);
   // Loop progress polls on the JS thread: spinning there would stall the application.
   if (verbs.busyPollUs && progress !== 'thread') throw invalid(call, "verbs.busyPollUs needs progress: 'thread'");
+  const shmOptions = parseShmOptions(call, o.shm);
+  if (provider === 'shm' && shmOptions.enabled === false) throw invalid(call, 'provider "shm" needs shm.enabled');
+  if (shmOptions.busyPollUs && progress !== 'thread') throw invalid(call, "shm.busyPollUs needs progress: 'thread'");
+  const runsShm = (provider === 'auto' || provider === 'shm') && shmOptions.enabled !== false;
+  if (listen?.startsWith('shm://') && !runsShm) throw invalid(call, 'an "shm://" listen address needs shm.enabled');
+  const shmNative: Omit<ShmOptions, 'enabled'> = { ...shmOptions };
+  delete (shmNative as ShmOptions).enabled;
+  const shm = runsShm ? { ...shmNative, name: listen?.startsWith('shm://') ? listen.slice(6) : undefined } : undefined;
   const labels = o.labels === undefined ? [] : o.labels;
   if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string' && l.length > 0)) {
     throw invalid(call, 'labels must be an array of non-empty strings');
@@ -188,7 +216,7 @@ export function parseCreateOptions(options: unknown): CreateSettings {
   if (o.directory !== undefined && (typeof o.directory !== 'object' || typeof o.directory.register !== 'function')) {
     throw invalid(call, 'directory must implement the Directory interface');
   }
-  return { nodeId, progress, provider, listen, tcp, verbs, labels, directory: o.directory };
+  return { nodeId, progress, provider, listen, tcp, verbs, shm, labels, directory: o.directory };
 }
 
 /** A put's options, checked, with offset and append resolved. */

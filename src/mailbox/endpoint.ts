@@ -24,6 +24,7 @@ import {
   parseCreateOptions,
   parsePutOptions,
 } from './endpoint-options';
+import { hostIdentity } from './host-identity';
 import { Resolver, Route, RoutePolicy, routeOf } from './resolver';
 import {
   U64_MAX,
@@ -49,6 +50,20 @@ export type {
   PutOptions,
   TcpOptions,
 } from './endpoint-options';
+export type { ShmOptions } from './shm-options';
+
+/** A peer this endpoint is connected to, and how (see Endpoint.peers). */
+export interface PeerInfo {
+  nodeId: string;
+  /** 'tcp', 'shm' or 'verbs'. */
+  provider: string;
+  /**
+   * shm: 'cma' when this endpoint's large puts are pulled by the peer straight from our memory
+   * (process_vm_readv), 'copy' when they go through the shared ring in chunks (CMA refused or
+   * disabled). '' otherwise.
+   */
+  detail: string;
+}
 
 // Endpoints with something pending stay reachable even if the application dropped them:
 // their promises must settle. Idle ones may be collected (the native side then closes).
@@ -102,10 +117,10 @@ export class Endpoint extends EventEmitter {
 
   /** Creates an endpoint. Rejects with ERR_RVMA_INVALID_ARGUMENT on bad options or a busy listen address. */
   static async create(options?: EndpointOptions): Promise<Endpoint> {
-    const { nodeId, progress, provider, listen, tcp, verbs, labels, directory: given } = parseCreateOptions(options);
+    const { nodeId, progress, provider, listen, tcp, verbs, shm, labels, directory: given } = parseCreateOptions(options);
     const ownsDirectory = given === undefined;
     const directory = given ?? new MemoryDirectory();
-    const endpoint = new Endpoint(nodeId, progress, { ...tcp, listen, provider, verbs }, directory, ownsDirectory);
+    const endpoint = new Endpoint(nodeId, progress, { ...tcp, listen, provider, verbs, shm }, directory, ownsDirectory);
     endpoint.labels = Object.freeze([...labels]);
     try {
       await directory.register(endpoint.record(labels));
@@ -142,11 +157,18 @@ export class Endpoint extends EventEmitter {
   private isRegistered = false;
   private unfollow: (() => void) | undefined;
   /**
-   * Where peers can dial this endpoint ('tcp://HOST:PORT' or 'rdma://HOST:PORT', the port as
-   * bound), or '' if it does not listen. A wildcard listen (0.0.0.0, [::]) means nothing to
-   * other hosts, so it is reported with this host's name, as the directory record carries it.
+   * Where peers can dial this endpoint as its listen option asked ('tcp://HOST:PORT',
+   * 'rdma://HOST:PORT' with the port as bound, or 'shm://NAME'), or '' if it was given none.
+   * A wildcard listen (0.0.0.0, [::]) means nothing to other hosts, so it is reported with this
+   * host's name, as the directory record carries it.
    */
   readonly address: string;
+  /**
+   * Every address this endpoint accepts peers at, by kind ({ tcp?, rdma?, shm? }), as the
+   * directory record publishes them: with provider 'auto' an endpoint also accepts same-host
+   * peers at an shm:// name of its own.
+   */
+  readonly addresses: Readonly<Record<string, string>>;
   /** The listening socket's own address as bound, wildcard host included; '' if it does not listen. */
   readonly boundAddress: string;
   /**
@@ -187,6 +209,7 @@ export class Endpoint extends EventEmitter {
     this.routing = {
       loopback: tcp.provider === 'auto' || tcp.provider === 'loopback',
       rdma: tcp.provider === 'verbs' || (!!tcp.listen?.startsWith('rdma://') && !this.verbsFallback),
+      shm: tcp.shm !== undefined,
     };
     this.resolver = new Resolver(directory, this.routing);
     this.memory = this.routing.rdma
@@ -194,8 +217,14 @@ export class Endpoint extends EventEmitter {
           if (!this.isClosed) this.handle.forgetMemory(id);
         })
       : undefined;
-    this.boundAddress = this.handle.listenAddress();
+    const listening = this.handle.listenAddresses();
+    this.boundAddress = tcp.listen?.startsWith('shm://') ? listening.shm : listening.tcp || listening.verbs || '';
     this.address = publishable(this.boundAddress);
+    const addresses: Record<string, string> = {};
+    if (listening.tcp) addresses.tcp = publishable(listening.tcp);
+    if (listening.verbs) addresses.rdma = publishable(listening.verbs);
+    if (listening.shm) addresses.shm = listening.shm;
+    this.addresses = Object.freeze(addresses);
     this.nativeIncarnation = this.handle.incarnation();
     this.incarnationHex = this.handle.incarnation().toString(16).padStart(16, '0');
     this.host = {
@@ -276,8 +305,9 @@ export class Endpoint extends EventEmitter {
     return {
       nodeId: this.nodeId,
       incarnation: this.incarnationHex,
-      addresses: !this.address ? {} : { [this.address.startsWith('rdma://') ? 'rdma' : 'tcp']: this.address },
+      addresses: { ...this.addresses },
       host: hostname(),
+      hostId: hostIdentity(),
       pid: process.pid,
       capabilities: Endpoint.capabilities.providers,
       labels,
@@ -303,6 +333,15 @@ export class Endpoint extends EventEmitter {
     if (!this.registered || info.nodeId !== this.nodeId || info.incarnation !== this.incarnationHex) return;
     this.isRegistered = false;
     this.emit('registrationLost', info);
+  }
+
+  /**
+   * The peers this endpoint's transports are connected to, and which transport each uses
+   * (in-process peers over loopback are not listed).
+   */
+  peers(): PeerInfo[] {
+    if (this.isClosed) return [];
+    return this.handle.peers().map(([nodeId, provider, detail]) => ({ nodeId, provider, detail }));
   }
 
   /** Mailboxes open on this endpoint, as the native table counts them. */
@@ -478,7 +517,8 @@ export class Endpoint extends EventEmitter {
   }
 
   /**
-   * Opens (or reuses) a connection to the endpoint listening at address ('tcp://HOST:PORT', or 'rdma://IP:PORT' over verbs)
+   * Opens (or reuses) a connection to the endpoint listening at address ('tcp://HOST:PORT',
+   * 'rdma://IP:PORT' over verbs, or 'shm://NAME' on this host)
    * and resolves with its node id, which put() then accepts as a target. Puts may also name
    * the address directly; they connect on first use.
    */
@@ -486,8 +526,8 @@ export class Endpoint extends EventEmitter {
     const call = 'Endpoint.connect';
     try {
       checkString(call, 'address', address);
-      if (!address.startsWith('tcp://') && !address.startsWith('rdma://')) {
-        throw invalid(call, `address must look like "tcp://HOST:PORT" or "rdma://IP:PORT", got "${address}"`);
+      if (!address.startsWith('tcp://') && !address.startsWith('rdma://') && !address.startsWith('shm://')) {
+        throw invalid(call, `address must look like "tcp://HOST:PORT", "rdma://IP:PORT" or "shm://NAME", got "${address}"`);
       }
       const o = parseWaitOptions(call, options);
       this.assertOpen(call);

@@ -4,11 +4,13 @@ export type {
   EndpointOptions,
   MailboxOptions,
   ProgressMode,
+  PeerInfo,
   PeerLostInfo,
   ProtocolErrorInfo,
   ProviderName,
   PutOptions,
   RegistrationStats,
+  ShmOptions,
   TcpOptions,
 } from './endpoint';
 export type { VerbsOptions } from './verbs-options';

@@ -2,6 +2,7 @@
 // the native side routes on, through the directory, with a cache keyed by the node's incarnation.
 import { hostname } from 'node:os';
 import type { Directory, NodeRecord } from '../../registry/directory';
+import { hostIdentity } from './host-identity';
 
 /** Where a put goes: a native peer string and, when known, the incarnation it must reach. */
 export interface Route {
@@ -15,6 +16,8 @@ export interface RoutePolicy {
   loopback: boolean;
   /** The endpoint runs the verbs provider, so a published rdma:// address is used. */
   rdma: boolean;
+  /** The endpoint runs the shm provider, so a same-host peer's shm:// address is used. */
+  shm: boolean;
 }
 
 const host = hostname();
@@ -31,7 +34,7 @@ export class Resolver {
   route(target: string): Route | Promise<Route> {
     const cached = this.cache.get(target);
     if (cached) return cached;
-    if (target.startsWith('tcp://') || target.startsWith('rdma://')) {
+    if (target.startsWith('tcp://') || target.startsWith('rdma://') || target.startsWith('shm://')) {
       const direct = { peer: target };
       this.cache.set(target, direct);
       return direct;
@@ -53,8 +56,11 @@ export class Resolver {
 
 export function routeOf(record: NodeRecord, policy: RoutePolicy): Route {
   const incarnation = BigInt(`0x${record.incarnation}`);
-  const { rdma, tcp } = record.addresses;
-  // In this process the loopback provider reaches it by node id; elsewhere, its address.
+  const { rdma, tcp, shm } = record.addresses;
+  // In this process the loopback provider reaches it by node id; on this host, shared memory;
+  // elsewhere, its network address.
   if (policy.loopback && record.pid === process.pid && record.host === host) return { peer: record.nodeId, incarnation };
+  const here = hostIdentity();
+  if (policy.shm && shm && here !== undefined && record.hostId === here) return { peer: shm, incarnation };
   return { peer: (policy.rdma && rdma) || tcp || record.nodeId, incarnation };
 }

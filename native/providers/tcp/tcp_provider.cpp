@@ -135,6 +135,18 @@ void TcpProvider::adopt(int fd, const std::string& from) {
   conns_.back()->start(nowMs());
 }
 
+Status TcpProvider::dialable(const std::string& address) const {
+  if (!isAddress(address)) return Status::NoPeer;
+  std::string host;
+  uint16_t port;
+  return parseTcpAddress(address, &host, &port) ? Status::Ok : Status::InvalidArgument;
+}
+
+void TcpProvider::describePeers(std::vector<PeerInfo>* out) {
+  std::lock_guard<std::mutex> lock(knownMu_);
+  for (const std::string& node : known_) out->push_back(PeerInfo{node, "tcp", ""});
+}
+
 bool TcpProvider::reaches(const std::string& peer) {
   if (isAddress(peer)) return true;
   std::lock_guard<std::mutex> lock(knownMu_);

@@ -31,14 +31,16 @@ class TcpProvider final : public Provider {
 
   // Binds the listen address (if any) before progress starts. Error text on failure.
   bool listen(std::string* error);
-  const std::string& boundAddress() const { return bound_; }
+  std::string boundAddress() const override { return bound_; }
   void start();  // registers the listener and the keepalive timer (progress context)
 
   const char* name() const override { return "tcp"; }
   bool reaches(const std::string& peer) override;
   bool supportsRaw() const override { return true; }
   void put(const PutRequest& req) override;
-  void connect(uint64_t requestId, const std::string& address);  // progress context
+  Status dialable(const std::string& address) const override;
+  void connect(uint64_t requestId, const std::string& address) override;
+  void describePeers(std::vector<PeerInfo>* out) override;
   // Takes a connected stream socket as if it had been accepted (progress context): the
   // libFuzzer harness feeds connections through socketpairs this way.
   void adopt(int fd, const std::string& from);

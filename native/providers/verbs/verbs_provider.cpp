@@ -243,6 +243,21 @@ void VerbsProvider::put(const PutRequest& req) {
   conn->put(req);
 }
 
+Status VerbsProvider::dialable(const std::string& address) const {
+  if (address.compare(0, 7, "rdma://") != 0) return Status::NoPeer;
+  std::string host;
+  uint16_t port;
+  return parseRdmaAddress(address, &host, &port) ? Status::Ok : Status::InvalidArgument;
+}
+
+bool VerbsProvider::registrationStats(uint64_t out[4]) const {
+  out[0] = counters_.registered;
+  out[1] = counters_.reused;
+  out[2] = counters_.evicted;
+  out[3] = counters_.cachedBytes;
+  return true;
+}
+
 void VerbsProvider::connect(uint64_t requestId, const std::string& address) {
   reap();
   Status status = Status::NoPeer;

@@ -32,7 +32,7 @@ class VerbsProvider final : public Provider {
   // Finds a device with an active port, opens the CM channel and (if asked) listens. False
   // with *error, and *status Registration when the kernel refused the receive buffers.
   bool open(std::string* error, Status* status);
-  const std::string& boundAddress() const { return bound_; }
+  std::string boundAddress() const override { return bound_; }
   uint16_t listenPort() const { return listenPort_; }  // 0: accepts nothing
   void start();  // registers the channel fds and the keepalive timer with progress (before the worker starts)
 
@@ -44,7 +44,9 @@ class VerbsProvider final : public Provider {
   void memoryGone(uint64_t memory) override;
   void close() override;
   // Connects (or reuses the connection) to an rdma:// address; a Connected event follows.
-  void connect(uint64_t requestId, const std::string& address);
+  Status dialable(const std::string& address) const override;
+  void connect(uint64_t requestId, const std::string& address) override;
+  bool registrationStats(uint64_t out[4]) const override;
 
   // For connections.
   ProviderContext& ctx() { return ctx_; }

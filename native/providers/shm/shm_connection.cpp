@@ -1,0 +1,520 @@
+#include "shm_connection.h"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "shm_provider.h"
+
+namespace rvma {
+
+using namespace shm;
+
+namespace {
+
+// Records handled per pump before others get a turn (the eventfd is kicked to come back).
+constexpr int kReceiveBudget = 1024;
+// Answers not yet in the ring beyond which the peer's puts wait: it is not reading its ring.
+constexpr size_t kMaxQueuedAcks = 4096;
+constexpr size_t kMaxHelloBytes = kHelloFixedBytes + kMaxNodeIdBytes;
+
+}  // namespace
+
+ShmConnection::ShmConnection(ShmProvider& owner, int sock, bool dialer, std::string address)
+    : owner_(owner), sock_(sock), dialer_(dialer), address_(std::move(address)),
+      state_(dialer ? State::AwaitAccept : State::AwaitOffer) {}
+
+ShmConnection::~ShmConnection() {
+  if (state_ != State::Dead) release();
+}
+
+// Cancels a half-placed put and closes every fd; the segment is unmapped with the object.
+void ShmConnection::release() {
+  cancelIncoming();
+  auto& progress = owner_.ctx().progress;
+  if (sockToken_) progress.remove(sockToken_, sock_);
+  if (wakeToken_) progress.remove(wakeToken_, wakeFd_);
+  sockToken_ = wakeToken_ = 0;
+  ::close(sock_);  // the peer's socket sees the close at once
+  if (wakeFd_ >= 0) ::close(wakeFd_);
+  if (peerWakeFd_ >= 0) ::close(peerWakeFd_);
+  wakeFd_ = peerWakeFd_ = -1;
+}
+
+Hello ShmConnection::hello(HelloKind kind, uint32_t flags) const {
+  Hello h;
+  h.kind = kind;
+  h.flags = flags;
+  h.incarnation = owner_.incarnation();
+  h.ringBytes = kind == HelloKind::Offer ? ringBytes_ : 0;
+  h.probeAddress = owner_.probeAddress();
+  h.probeValue = owner_.probeValue();
+  h.nodeId = owner_.ctx().nodeId;
+  return h;
+}
+
+void ShmConnection::start(uint64_t nowMs) {
+  deadlineMs_ = nowMs + owner_.options().connectTimeoutMs;
+  sockToken_ = owner_.ctx().progress.add(sock_, EPOLLIN | EPOLLRDHUP, [this](uint32_t e) { onSocket(e); });
+  if (!dialer_) return;
+  ringBytes_ = owner_.options().ringBytes;
+  std::string error;
+  int wakeDialer = makeEventFd(), wakeAcceptor = makeEventFd();
+  if (!segment_.create(segmentBytes(ringBytes_), &error) || wakeDialer < 0 || wakeAcceptor < 0) {
+    if (wakeDialer >= 0) ::close(wakeDialer);
+    if (wakeAcceptor >= 0) ::close(wakeAcceptor);
+    fail(Status::NoPeer, error.empty() ? "cannot create eventfds" : error, false);
+    return;
+  }
+  wakeFd_ = wakeDialer;
+  peerWakeFd_ = wakeAcceptor;
+  attachRings(kFromAcceptor, kFromDialer);
+  // Both consumers start asleep: the first records of either side kick.
+  storeFlag(&inControl_->consumerSleeping, 1);
+  storeFlag(&outControl_->consumerSleeping, 1);
+  const int fds[3] = {segment_.fd(), wakeDialer, wakeAcceptor};
+  if (!sendMessage(sock_, encodeHello(hello(HelloKind::Offer, 0)), fds, 3)) {
+    fail(Status::NoPeer, std::string("cannot send the shm offer: ") + std::strerror(errno), false);
+    return;
+  }
+  segment_.closeFd();  // the mapping is enough
+}
+
+void ShmConnection::attachRings(int inbound, int outbound) {
+  uint8_t* base = segment_.base();
+  inControl_ = reinterpret_cast<RingControl*>(base + controlOffset(inbound));
+  outControl_ = reinterpret_cast<RingControl*>(base + controlOffset(outbound));
+  const uint64_t maxInline = ringBytes_ / 4;
+  in_ = RingReader(inControl_, base + ringOffset(inbound, ringBytes_), ringBytes_, maxInline);
+  out_ = RingWriter(outControl_, base + ringOffset(outbound, ringBytes_), ringBytes_);
+}
+
+void ShmConnection::onSocket(uint32_t events) {
+  uint8_t buf[kMaxHelloBytes];
+  for (;;) {
+    if (state_ == State::Dead) return;
+    std::vector<int> fds;
+    ssize_t n = receiveMessage(sock_, buf, sizeof buf, &fds);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    bool good = n > 0 && size_t(n) <= sizeof buf;
+    if (good && state_ == State::AwaitOffer) {
+      good = onOffer(buf, size_t(n), fds);
+    } else {
+      for (int fd : fds) ::close(fd);  // only an offer carries fds
+      if (n <= 0) {
+        bool wasReady = state_ == State::Ready;
+        fail(wasReady ? Status::PeerLost : Status::NoPeer, "the peer closed its shm connection", false);
+        return;
+      }
+      if (!good) {
+        fail(Status::PeerLost, "shm: a handshake message longer than any hello", true);
+        return;
+      }
+      if (state_ == State::AwaitAccept) good = onAccept(buf, size_t(n));
+      else if (state_ == State::AwaitConfirm) good = onConfirm(buf, size_t(n));
+      else {
+        fail(Status::PeerLost, "shm: a message on the socket after the handshake", true);
+        return;
+      }
+    }
+    if (!good) return;  // failed
+  }
+  if (state_ != State::Dead && (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))) {
+    fail(state_ == State::Ready ? Status::PeerLost : Status::NoPeer, "the peer closed its shm connection", false);
+  }
+}
+
+// Who the peer is, by the kernel (pid) and by its hello (node id, incarnation).
+bool ShmConnection::adoptPeer(const Hello& h) {
+  uid_t uid;
+  if (!peerCredentials(sock_, &peerPid_, &uid)) {
+    fail(Status::NoPeer, "shm: cannot tell which process is at the other end", false);
+    return false;
+  }
+  if (!expectedNode_.empty() && h.nodeId != expectedNode_) {
+    fail(Status::NoPeer, "shm: node \"" + h.nodeId + "\" answers where \"" + expectedNode_ + "\" was", false);
+    return false;
+  }
+  peer_ = h;
+  weCanPull_ = probe(h);
+  return true;
+}
+
+// Reading the peer's probe word is what a far put needs: permission to read its memory.
+bool ShmConnection::probe(const Hello& h) const {
+  if (!owner_.options().cma) return false;
+  uint64_t value = 0;
+  return pull(peerPid_, reinterpret_cast<uint8_t*>(&value), h.probeAddress, sizeof value) == Pull::Ok &&
+         value == h.probeValue;
+}
+
+bool ShmConnection::onOffer(const uint8_t* p, size_t len, std::vector<int>& fds) {
+  Hello h;
+  std::string why = decodeHello(p, len, HelloKind::Offer, &h);
+  if (why.empty() && (fds.size() != 3 || !isEventFd(fds[1]) || !isEventFd(fds[2]))) {
+    why = "shm hello: an offer needs a memfd and two eventfds";
+  }
+  if (why.empty()) {
+    ringBytes_ = h.ringBytes;
+    int segment = fds[0];
+    fds.erase(fds.begin());
+    segment_.adopt(segment, segmentBytes(ringBytes_), &why);
+    segment_.closeFd();  // the mapping is enough
+  }
+  if (!why.empty()) {
+    for (int fd : fds) ::close(fd);
+    fail(Status::NoPeer, why, true);
+    return false;
+  }
+  peerWakeFd_ = fds[0];
+  wakeFd_ = fds[1];
+  attachRings(kFromDialer, kFromAcceptor);
+  if (!adoptPeer(h)) return false;
+  if (!sendMessage(sock_, encodeHello(hello(HelloKind::Accept, weCanPull_ ? kHelloFlagCanPull : 0)))) {
+    fail(Status::NoPeer, "cannot answer the shm offer", false);
+    return false;
+  }
+  state_ = State::AwaitConfirm;
+  return true;
+}
+
+bool ShmConnection::onAccept(const uint8_t* p, size_t len) {
+  Hello h;
+  std::string why = decodeHello(p, len, HelloKind::Accept, &h);
+  if (!why.empty()) {
+    fail(Status::NoPeer, why, true);
+    return false;
+  }
+  if (!adoptPeer(h)) return false;
+  peerPulls_ = owner_.options().cma && (h.flags & kHelloFlagCanPull) != 0;  // cma: false keeps CMA off both ways
+  if (!sendMessage(sock_, encodeHello(hello(HelloKind::Confirm, weCanPull_ ? kHelloFlagCanPull : 0)))) {
+    fail(Status::NoPeer, "cannot confirm the shm connection", false);
+    return false;
+  }
+  becomeReady();
+  return state_ != State::Dead;
+}
+
+bool ShmConnection::onConfirm(const uint8_t* p, size_t len) {
+  Hello h;
+  std::string why = decodeHello(p, len, HelloKind::Confirm, &h);
+  if (why.empty() && (h.nodeId != peer_.nodeId || h.incarnation != peer_.incarnation)) {
+    why = "shm hello: the confirmation names another node than the offer";
+  }
+  if (!why.empty()) {
+    fail(Status::NoPeer, why, true);
+    return false;
+  }
+  peerPulls_ = owner_.options().cma && (h.flags & kHelloFlagCanPull) != 0;  // cma: false keeps CMA off both ways
+  becomeReady();
+  return state_ != State::Dead;
+}
+
+void ShmConnection::becomeReady() {
+  state_ = State::Ready;
+  // Puts queued for an incarnation of the node other than the one that answered.
+  for (auto it = queued_.begin(); it != queued_.end();) {
+    if (it->req.incarnation && it->req.incarnation != peer_.incarnation) {
+      owner_.ctx().events.putDone(it->req.id, Status::PeerLost);
+      it = queued_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  wakeToken_ = owner_.ctx().progress.add(wakeFd_, EPOLLIN, [this](uint32_t) {
+    drainEventFd(wakeFd_);
+    pump();
+  });
+  owner_.onReady(this);
+  if (state_ == State::Ready) pump();  // records that came before we watched the eventfd
+}
+
+void ShmConnection::tick(uint64_t nowMs) {
+  if (state_ != State::Ready && state_ != State::Dead && nowMs >= deadlineMs_) {
+    fail(Status::NoPeer, "the shm handshake did not complete in time", false);
+  }
+}
+
+void ShmConnection::put(const PutRequest& req) {
+  if (state_ == State::Ready && req.incarnation && req.incarnation != peer_.incarnation) {
+    owner_.ctx().events.putDone(req.id, Status::PeerLost);
+    return;
+  }
+  queued_.push_back(Outgoing{req});
+  if (state_ == State::Ready) pump();
+}
+
+int ShmConnection::poll() {
+  if (state_ != State::Ready || !in_.pending()) return 0;
+  storeFlag(&inControl_->consumerSleeping, 0);  // spinning: the peer need not kick
+  pump();
+  return 1;
+}
+
+void ShmConnection::beforeSleep() {
+  if (state_ != State::Ready) return;
+  storeFlag(&inControl_->consumerSleeping, 1);
+  fullFence();
+  if (in_.pending()) kick(wakeFd_);  // came in before the flag was seen: wake ourselves
+}
+
+bool ShmConnection::pump() {
+  int work = 0;
+  bool more = receive(&work);
+  if (state_ == State::Dead) return false;
+  if (!transmit(&work)) return false;
+  // A receive that stopped at its budget, or for room for our answers, comes back.
+  if (more) kick(wakeFd_);
+  return true;
+}
+
+// Returns true when records are left for a later turn.
+bool ShmConnection::receive(int* work) {
+  for (int i = 0; i < kReceiveBudget; i++) {
+    if (acks_.size() >= kMaxQueuedAcks) {
+      // Our answers wait for room in the peer's ring: they go first, then we read on.
+      if (!transmit(work) || acks_.size() >= kMaxQueuedAcks) break;
+    }
+    Record r;
+    std::string why;
+    RingReader::Next next = in_.next(&r, &why);
+    if (next == RingReader::Next::Empty) break;
+    if (next == RingReader::Next::Corrupt) {
+      fail(Status::PeerLost, why, true);
+      return false;
+    }
+    if (!handle(r)) return false;
+    in_.consume(r);
+    (*work)++;
+  }
+  if (in_.publish()) {
+    fullFence();
+    if (loadFlag(&inControl_->producerWaiting)) kick(peerWakeFd_);
+  }
+  return in_.pending() && acks_.size() < kMaxQueuedAcks;
+}
+
+bool ShmConnection::handle(const Record& r) {
+  if (r.type == RecordType::Ack) return onAck(r.ack);
+  if (r.put.id != expectedWireId_) {
+    fail(Status::PeerLost, "shm ring: put " + std::to_string(r.put.id) + " out of order", true);
+    return false;
+  }
+  if (r.type == RecordType::ChunkPut) return placeChunk(r);
+  if (incoming_.active) {
+    fail(Status::PeerLost, "shm ring: a put inside another put's chunks", true);
+    return false;
+  }
+  bool fatal = false;
+  Status s = place(r, &fatal);
+  if (fatal) return false;
+  expectedWireId_++;
+  answer(r.put.id, s);
+  return true;
+}
+
+// An inline or far put, placed whole: reserve, copy (or pull), commit.
+Status ShmConnection::place(const Record& r, bool* fatal) {
+  const PutRecord& p = r.put;
+  if (p.len > owner_.options().maxPutBytes) return Status::TooLarge;
+  if (r.type == RecordType::FarPut && !weCanPull_) {
+    fail(Status::PeerLost, "shm ring: a far put to a receiver that said it cannot pull", true);
+    *fatal = true;
+    return Status::PeerLost;
+  }
+  Reservation res;
+  RegionReservation raw;
+  const bool isRaw = (p.flags & kFlagRaw) != 0;
+  Status s = isRaw ? owner_.ctx().regions.reserve(p.vaddr, p.offset, p.len, &raw)
+                   : owner_.ctx().table.reserve(p.vaddr, Placement{(p.flags & kFlagAppend) != 0, p.offset}, p.len, &res);
+  if (!ok(s)) return s;
+  uint8_t* dst = isRaw ? raw.dst : res.dst;
+  Pull pulled = Pull::Ok;
+  if (r.type == RecordType::Put) {
+    if (p.len) std::memcpy(dst, r.payload, p.len);
+  } else {
+    pulled = pull(peerPid_, dst, r.src, p.len);
+  }
+  if (pulled != Pull::Ok) {
+    if (isRaw) owner_.ctx().regions.cancel(raw);
+    else owner_.ctx().table.cancel(res);
+    if (pulled == Pull::PeerGone) fail(Status::PeerLost, "the peer process is gone", false);
+    else fail(Status::PeerLost, "shm ring: a far put names memory the sender cannot lend", true);
+    *fatal = true;
+    return Status::PeerLost;
+  }
+  if (isRaw) owner_.ctx().regions.commit(raw);
+  else owner_.ctx().table.commit(res);
+  return Status::Ok;
+}
+
+// Chunks of one put arrive in order; the first reserves the whole range, the last commits.
+// A refused put's chunks are read and dropped, and it is answered after its last one.
+bool ShmConnection::placeChunk(const Record& r) {
+  const PutRecord& p = r.put;
+  Incoming& in = incoming_;
+  if (!in.active) {
+    if (r.chunkOffset != 0) {
+      fail(Status::PeerLost, "shm ring: a put's chunks do not start at 0", true);
+      return false;
+    }
+    in = Incoming{};
+    in.active = true;
+    in.put = p;
+    const bool isRaw = (p.flags & kFlagRaw) != 0;
+    if (p.len > owner_.options().maxPutBytes) in.status = Status::TooLarge;
+    else if (isRaw) in.status = owner_.ctx().regions.reserve(p.vaddr, p.offset, p.len, &in.raw);
+    else in.status = owner_.ctx().table.reserve(p.vaddr, Placement{(p.flags & kFlagAppend) != 0, p.offset}, p.len, &in.res);
+  } else if (std::memcmp(&p, &in.put, sizeof p) != 0 || r.chunkOffset != in.next) {
+    fail(Status::PeerLost, "shm ring: a chunk that does not continue its put", true);
+    return false;
+  }
+  if (ok(in.status)) {
+    uint8_t* dst = (p.flags & kFlagRaw) ? in.raw.dst : in.res.dst;
+    std::memcpy(dst + r.chunkOffset, r.payload, r.chunkLen);
+  }
+  in.next = r.chunkOffset + r.chunkLen;
+  if (in.next < p.len) return true;
+  if (ok(in.status)) {
+    if (p.flags & kFlagRaw) owner_.ctx().regions.commit(in.raw);
+    else owner_.ctx().table.commit(in.res);
+  }
+  Status s = in.status;
+  in = Incoming{};
+  expectedWireId_++;
+  answer(p.id, s);
+  return true;
+}
+
+void ShmConnection::cancelIncoming() {
+  if (!incoming_.active) return;
+  if (ok(incoming_.status)) {
+    if (incoming_.put.flags & kFlagRaw) owner_.ctx().regions.cancel(incoming_.raw);
+    else owner_.ctx().table.cancel(incoming_.res);
+  }
+  incoming_ = Incoming{};
+}
+
+bool ShmConnection::onAck(const AckRecord& a) {
+  if (pending_.empty() || pending_.front().wireId != a.id || a.status > uint32_t(Status::Ambiguous)) {
+    fail(Status::PeerLost, "shm ring: an answer to no put of ours (" + std::to_string(a.id) + ")", true);
+    return false;
+  }
+  uint64_t request = pending_.front().requestId;
+  pending_.pop_front();
+  owner_.ctx().events.putDone(request, Status(a.status));
+  return true;
+}
+
+// Answers first, then puts, as far as the ring has room; a kick if the peer sleeps. Blocked,
+// it asks the peer for a kick once room frees up, then tries once more (the peer may have made
+// room before it saw the flag).
+bool ShmConnection::transmit(int* work) {
+  bool corrupt = false;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    while (!acks_.empty()) {
+      uint8_t* at = out_.claim(sizeof(AckRecord), &corrupt);
+      if (!at) break;
+      std::memcpy(at, &acks_.front(), sizeof(AckRecord));
+      out_.commit(sizeof(AckRecord));
+      acks_.pop_front();
+    }
+    while (!corrupt && acks_.empty() && !queued_.empty()) {
+      if (!writePut(queued_.front(), &corrupt)) break;
+      queued_.pop_front();
+      (*work)++;
+    }
+    if (corrupt) {
+      fail(Status::PeerLost, "shm ring: the consumer's head is not within the ring", true);
+      return false;
+    }
+    const bool blocked = !acks_.empty() || !queued_.empty();
+    if (!blocked || attempt == 1) {
+      if (!blocked) storeFlag(&outControl_->producerWaiting, 0);
+      break;
+    }
+    storeFlag(&outControl_->producerWaiting, 1);
+    fullFence();
+  }
+  if (out_.publish()) {
+    fullFence();
+    if (loadFlag(&outControl_->consumerSleeping)) kick(peerWakeFd_);
+  }
+  return true;
+}
+
+// As much of o as fits; true when all of it is in the ring.
+bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
+  const PutRequest& req = o.req;
+  const uint64_t maxInline = ringBytes_ / 4;
+  PutRecord head{};
+  head.flags = (req.where.append ? kFlagAppend : 0) | (req.raw ? kFlagRaw : 0);
+  head.vaddr = req.vaddr;
+  head.offset = req.where.append ? 0 : req.where.offset;
+  head.len = req.len;
+  auto begin = [&] {
+    if (o.wireId == 0) {
+      o.wireId = nextWireId_++;
+      pending_.push_back(Pending{o.wireId, req.id});
+    }
+    head.id = o.wireId;
+  };
+  const bool inline_ = req.len <= std::min(owner_.options().eagerMaxBytes, maxInline);
+  if (inline_ || peerPulls_) {
+    const uint64_t bytes = inline_ ? roundUp8(sizeof(PutRecord) + req.len) : sizeof(FarPutRecord);
+    uint8_t* at = out_.claim(bytes, corrupt);
+    if (!at) return false;
+    begin();
+    head.prefix = RecordPrefix{uint32_t(inline_ ? RecordType::Put : RecordType::FarPut), uint32_t(bytes)};
+    if (inline_) {
+      std::memcpy(at, &head, sizeof head);
+      if (req.len) std::memcpy(at + sizeof head, req.data, req.len);
+    } else {
+      FarPutRecord far{head, reinterpret_cast<uint64_t>(req.data)};
+      std::memcpy(at, &far, sizeof far);
+    }
+    out_.commit(bytes);
+    return true;
+  }
+  // Chunks of up to a quarter ring each, as room allows.
+  while (o.sent < req.len) {
+    const uint64_t len = std::min(maxInline, req.len - o.sent);
+    const uint64_t bytes = roundUp8(sizeof(ChunkPutRecord) + len);
+    uint8_t* at = out_.claim(bytes, corrupt);
+    if (!at) return false;
+    begin();
+    head.prefix = RecordPrefix{uint32_t(RecordType::ChunkPut), uint32_t(bytes)};
+    ChunkPutRecord chunk{head, o.sent, len};
+    std::memcpy(at, &chunk, sizeof chunk);
+    std::memcpy(at + sizeof chunk, req.data + o.sent, len);
+    out_.commit(bytes);
+    o.sent += len;
+  }
+  return true;
+}
+
+void ShmConnection::fail(Status status, const std::string& why, bool protocolError) {
+  if (state_ == State::Dead) return;
+  const bool wasReady = state_ == State::Ready;
+  state_ = State::Dead;
+  release();
+  // Sent puts were sent to a ready peer: it is lost. One never sent was aimed at a node
+  // known before (by incarnation, or dialed again to reach it) when that node is gone.
+  auto& events = owner_.ctx().events;
+  for (const Pending& p : pending_) events.putDone(p.requestId, status);
+  for (const Outgoing& o : queued_) {
+    if (o.wireId != 0) continue;  // a partly written one is in pending_
+    bool gone = status == Status::NoPeer && (o.req.incarnation != 0 || !expectedNode_.empty());
+    events.putDone(o.req.id, gone ? Status::PeerLost : status);
+  }
+  pending_.clear();
+  queued_.clear();
+  acks_.clear();
+  if (protocolError) events.protocolError(peer_.nodeId.empty() ? "shm peer" : peer_.nodeId, why);
+  owner_.onDead(this, wasReady, status, why);
+}
+
+}  // namespace rvma

@@ -1,0 +1,135 @@
+// One shm connection to a peer process on this host: the handshake on a unix socket, then
+// puts through the shared segment's rings. Small puts travel inline; larger ones are pulled
+// by the receiver straight from the sender's memory into the mailbox buffer
+// (process_vm_readv), or copied through the ring in chunks where the receiver cannot pull.
+// The socket stays open only to tell either side at once when the other is gone.
+// Lives on the progress context only.
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "../../core/mailbox.h"
+#include "../../core/region_table.h"
+#include "../provider.h"
+#include "shm_channel.h"
+#include "shm_hello.h"
+#include "shm_ring.h"
+
+namespace rvma {
+
+class ShmProvider;
+
+class ShmConnection {
+ public:
+  enum class State { AwaitAccept, AwaitOffer, AwaitConfirm, Ready, Dead };
+
+  ShmConnection(ShmProvider& owner, int sock, bool dialer, std::string address);
+  ~ShmConnection();
+  ShmConnection(const ShmConnection&) = delete;
+  ShmConnection& operator=(const ShmConnection&) = delete;
+
+  // Registers with progress; a dialer creates the segment and sends its offer.
+  void start(uint64_t nowMs);
+  // Sends req (queued until the handshake completed). Its outcome is reported exactly once.
+  void put(const PutRequest& req);
+  void tick(uint64_t nowMs);  // the handshake's deadline
+  // Closes everything; puts not answered fail with `status`, a half-placed put is cancelled.
+  void fail(Status status, const std::string& why, bool protocolError);
+
+  // Busy polling: handles what the rings hold without a wake-up; the work found.
+  int poll();
+  // About to sleep: asks the peer for a kick, then looks once more.
+  void beforeSleep();
+
+  State state() const { return state_; }
+  bool dialer() const { return dialer_; }
+  const std::string& peerNodeId() const { return peer_.nodeId; }
+  uint64_t peerIncarnation() const { return peer_.incarnation; }
+  const std::string& address() const { return address_; }
+  // Large puts to this peer are pulled by it (else chunked through the ring).
+  bool peerPulls() const { return peerPulls_; }
+  std::vector<uint64_t>& connectRequests() { return connectRequests_; }
+  void expectNode(const std::string& node) { expectedNode_ = node; }
+  const std::string& expectedNode() const { return expectedNode_; }
+
+ private:
+  struct Pending {
+    uint64_t wireId;
+    uint64_t requestId;
+  };
+  // A put being written into the ring: chunked ones take several records.
+  struct Outgoing {
+    PutRequest req;
+    uint64_t wireId = 0;
+    uint64_t sent = 0;  // chunked: payload bytes already in the ring
+  };
+  // The put whose chunks are arriving.
+  struct Incoming {
+    bool active = false;
+    shm::PutRecord put{};
+    uint64_t next = 0;  // the offset its next chunk must have
+    Status status = Status::Ok;
+    Reservation res;
+    RegionReservation raw;
+  };
+
+  void onSocket(uint32_t events);
+  bool onOffer(const uint8_t* p, size_t len, std::vector<int>& fds);
+  bool onAccept(const uint8_t* p, size_t len);
+  bool onConfirm(const uint8_t* p, size_t len);
+  bool adoptPeer(const shm::Hello& h);
+  bool probe(const shm::Hello& h) const;
+  void attachRings(int inbound, int outbound);
+  void becomeReady();
+  shm::Hello hello(shm::HelloKind kind, uint32_t flags) const;
+
+  // Receives, answers and transmits until nothing is left (or a budget is spent); then the
+  // kicks the peer asked for. False once the connection failed.
+  bool pump();
+  bool receive(int* work);
+  bool handle(const shm::Record& r);
+  Status place(const shm::Record& r, bool* fatal);
+  bool placeChunk(const shm::Record& r);
+  bool transmit(int* work);
+  bool writePut(Outgoing& o, bool* corrupt);
+  bool onAck(const shm::AckRecord& a);
+  void answer(uint64_t wireId, Status status) { acks_.push_back(shm::AckRecord{{uint32_t(shm::RecordType::Ack), sizeof(shm::AckRecord)}, uint32_t(status), 0, wireId}); }
+  void cancelIncoming();
+  void release();
+
+  ShmProvider& owner_;
+  int sock_;
+  uint64_t sockToken_ = 0;
+  bool dialer_;
+  std::string address_;
+  State state_;
+  shm::Hello peer_;
+  pid_t peerPid_ = 0;
+  bool peerPulls_ = false;  // the peer read our probe
+  bool weCanPull_ = false;  // we read the peer's probe
+  uint64_t deadlineMs_ = 0;
+  std::vector<uint64_t> connectRequests_;
+  std::string expectedNode_;
+
+  shm::Segment segment_;
+  uint64_t ringBytes_ = 0;
+  int wakeFd_ = -1, peerWakeFd_ = -1;
+  uint64_t wakeToken_ = 0;
+  shm::RingControl* inControl_ = nullptr;
+  shm::RingControl* outControl_ = nullptr;
+  shm::RingReader in_;
+  shm::RingWriter out_;
+
+  std::deque<Outgoing> queued_;   // not (fully) in the ring yet
+  std::deque<Pending> pending_;   // in the ring, not answered yet, in ring order
+  std::deque<shm::AckRecord> acks_;    // our answers not in the ring yet
+  uint64_t nextWireId_ = 1;
+  uint64_t expectedWireId_ = 1;   // of the peer's next put
+  Incoming incoming_;
+};
+
+}  // namespace rvma

@@ -1,0 +1,32 @@
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace rvma {
+
+struct ShmOptions {
+  bool enabled = false;            // run the provider: accept and dial shm:// peers
+  std::string name;                // the abstract socket name listened on; "" picks one
+  bool cma = true;                 // pull large puts with process_vm_readv where the peer permits it
+  uint64_t ringBytes = 1ull << 20;       // each direction's ring (a power of two)
+  uint64_t eagerMaxBytes = 16ull << 10;  // larger puts are pulled by the receiver (or chunked)
+  uint64_t maxPutBytes = 1ull << 32;     // larger puts are refused (TooLarge)
+  uint32_t connectTimeoutMs = 5000;
+  uint32_t busyPollUs = 0;               // thread progress: poll the rings this long before sleeping
+};
+
+// "shm://NAME" -> NAME; false unless NAME is 1..100 characters of [A-Za-z0-9._-].
+inline bool parseShmAddress(const std::string& address, std::string* name) {
+  if (address.compare(0, 6, "shm://") != 0) return false;
+  std::string n = address.substr(6);
+  if (n.empty() || n.size() > 100) return false;
+  for (char c : n) {
+    bool okChar = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                  c == '-';
+    if (!okChar) return false;
+  }
+  *name = n;
+  return true;
+}
+
+}  // namespace rvma

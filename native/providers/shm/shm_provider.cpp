@@ -1,0 +1,225 @@
+#include "shm_provider.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+namespace rvma {
+
+namespace {
+
+bool isAddress(const std::string& peer) { return peer.compare(0, 6, "shm://") == 0; }
+
+uint64_t randomWord() {
+  std::random_device rd;
+  uint64_t v = (uint64_t(rd()) << 32) ^ rd();
+  return v ? v : 1;
+}
+
+}  // namespace
+
+ShmProvider::ShmProvider(ProviderContext ctx, ShmOptions options, uint64_t incarnation)
+    : ctx_(std::move(ctx)), options_(std::move(options)), incarnation_(incarnation), probe_(randomWord()) {}
+
+ShmProvider::~ShmProvider() { close(); }
+
+uint64_t ShmProvider::nowMs() {
+  using namespace std::chrono;
+  return uint64_t(duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count());
+}
+
+bool ShmProvider::listen(std::string* error) {
+  std::string name = options_.name;
+  if (name.empty()) {
+    char buf[48];
+    snprintf(buf, sizeof buf, "rvma-%d-%016llx", int(getpid()), static_cast<unsigned long long>(randomWord()));
+    name = buf;
+  }
+  listenFd_ = shm::listenAbstract(name, error);
+  if (listenFd_ < 0) return false;
+  bound_ = "shm://" + name;
+  return true;
+}
+
+void ShmProvider::start() {
+  if (listenFd_ >= 0) listenToken_ = ctx_.progress.add(listenFd_, EPOLLIN, [this](uint32_t) { onAccept(); });
+  ctx_.progress.every(100, [this] {
+    dead_.clear();
+    uint64_t now = nowMs();
+    std::vector<ShmConnection*> live;  // tick() may kill one, which leaves conns_
+    for (auto& c : conns_) live.push_back(c.get());
+    for (ShmConnection* c : live) c->tick(now);
+  });
+  if (ctx_.progress.mode() == ProgressMode::Thread && options_.busyPollUs) {
+    ctx_.progress.busyPoll(options_.busyPollUs, [this] { return pollAll(); }, [this] { beforeSleepAll(); });
+  }
+}
+
+int ShmProvider::pollAll() {
+  int work = 0;
+  std::vector<ShmConnection*> live;
+  for (auto& c : conns_) live.push_back(c.get());
+  for (ShmConnection* c : live) work += c->poll();
+  return work;
+}
+
+void ShmProvider::beforeSleepAll() {
+  for (auto& c : conns_) c->beforeSleep();
+}
+
+void ShmProvider::onAccept() {
+  for (;;) {
+    int fd = accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;  // EAGAIN, or a transient error: the next readiness retries
+    conns_.push_back(std::make_unique<ShmConnection>(*this, fd, false, std::string()));
+    conns_.back()->start(nowMs());
+  }
+}
+
+bool ShmProvider::reaches(const std::string& peer) {
+  if (isAddress(peer)) return true;
+  std::lock_guard<std::mutex> lock(knownMu_);
+  return known_.count(peer) > 0;
+}
+
+Status ShmProvider::dialable(const std::string& address) const {
+  if (!isAddress(address)) return Status::NoPeer;
+  std::string name;
+  return parseShmAddress(address, &name) ? Status::Ok : Status::InvalidArgument;
+}
+
+ShmConnection* ShmProvider::dial(const std::string& address, Status* status) {
+  auto it = byAddress_.find(address);
+  if (it != byAddress_.end()) return it->second;
+  std::string name;
+  if (!parseShmAddress(address, &name)) {
+    *status = Status::InvalidArgument;
+    return nullptr;
+  }
+  int fd = shm::dialAbstract(name);
+  if (fd < 0) {
+    *status = Status::NoPeer;
+    return nullptr;
+  }
+  conns_.push_back(std::make_unique<ShmConnection>(*this, fd, true, address));
+  ShmConnection* conn = conns_.back().get();
+  byAddress_[address] = conn;
+  conn->start(nowMs());
+  return conn->state() == ShmConnection::State::Dead ? nullptr : conn;
+}
+
+ShmConnection* ShmProvider::route(const std::string& peer, Status* status) {
+  if (isAddress(peer)) return dial(peer, status);
+  auto it = byNode_.find(peer);
+  if (it != byNode_.end() && !it->second.empty()) return it->second.front();
+  // Dialed before, and that connection died: the node may still listen there.
+  auto addr = addressOfNode_.find(peer);
+  if (addr != addressOfNode_.end()) {
+    ShmConnection* conn = dial(addr->second, status);
+    if (conn && conn->state() != ShmConnection::State::Ready) conn->expectNode(peer);
+    if (conn && conn->state() == ShmConnection::State::Ready && conn->peerNodeId() != peer) {
+      *status = Status::PeerLost;  // another node answers there now: ours is gone
+      return nullptr;
+    }
+    if (conn) return conn;
+    *status = Status::PeerLost;
+    return nullptr;
+  }
+  *status = Status::NoPeer;
+  return nullptr;
+}
+
+void ShmProvider::put(const PutRequest& req) {
+  Status status = Status::NoPeer;
+  ShmConnection* conn = route(req.peer, &status);
+  if (!conn) {
+    ctx_.events.putDone(req.id, status == Status::NoPeer && req.incarnation ? Status::PeerLost : status);
+    return;
+  }
+  conn->put(req);
+}
+
+void ShmProvider::connect(uint64_t requestId, const std::string& address) {
+  Status status = Status::NoPeer;
+  ShmConnection* conn = dial(address, &status);
+  if (!conn) {
+    ctx_.events.connected(requestId, status, "cannot connect to " + address + ": nothing listens there");
+    return;
+  }
+  if (conn->state() == ShmConnection::State::Ready) {
+    ctx_.events.connected(requestId, Status::Ok, conn->peerNodeId());
+    return;
+  }
+  conn->connectRequests().push_back(requestId);
+}
+
+void ShmProvider::onReady(ShmConnection* conn) {
+  const std::string& node = conn->peerNodeId();
+  byNode_[node].push_back(conn);
+  if (conn->dialer()) addressOfNode_[node] = conn->address();
+  {
+    // Known before connect() resolves: under thread progress JS may put by node id at once.
+    std::lock_guard<std::mutex> lock(knownMu_);
+    known_[node] = conn->peerPulls();
+  }
+  for (uint64_t request : conn->connectRequests()) ctx_.events.connected(request, Status::Ok, node);
+  conn->connectRequests().clear();
+}
+
+void ShmProvider::onDead(ShmConnection* conn, bool wasReady, Status status, const std::string& why) {
+  const std::string node = conn->peerNodeId();
+  if (wasReady) {
+    auto it = byNode_.find(node);
+    if (it != byNode_.end()) {
+      auto& list = it->second;
+      list.erase(std::remove(list.begin(), list.end(), conn), list.end());
+      if (list.empty()) {
+        byNode_.erase(it);
+        std::lock_guard<std::mutex> lock(knownMu_);
+        known_.erase(node);
+      } else {
+        std::lock_guard<std::mutex> lock(knownMu_);
+        known_[node] = list.front()->peerPulls();
+      }
+    }
+  }
+  auto addr = byAddress_.find(conn->address());
+  if (addr != byAddress_.end() && addr->second == conn) byAddress_.erase(addr);
+  for (uint64_t request : conn->connectRequests()) {
+    ctx_.events.connected(request, status == Status::Closed ? Status::Closed : Status::NoPeer,
+                          "cannot connect to " + conn->address() + ": " + why);
+  }
+  conn->connectRequests().clear();
+  if (wasReady && status != Status::Closed) ctx_.events.peerLost(node, conn->peerIncarnation());
+  auto it = std::find_if(conns_.begin(), conns_.end(), [conn](auto& c) { return c.get() == conn; });
+  if (it != conns_.end()) {
+    dead_.push_back(std::move(*it));  // conn stays valid until the next tick
+    conns_.erase(it);
+  }
+}
+
+void ShmProvider::describePeers(std::vector<PeerInfo>* out) {
+  std::lock_guard<std::mutex> lock(knownMu_);
+  for (const auto& [node, pulled] : known_) out->push_back(PeerInfo{node, "shm", pulled ? "cma" : "copy"});
+}
+
+void ShmProvider::close() {
+  if (closing_) return;
+  closing_ = true;
+  if (listenFd_ >= 0) {
+    ctx_.progress.remove(listenToken_, listenFd_);
+    ::close(listenFd_);
+    listenFd_ = -1;
+  }
+  std::vector<ShmConnection*> live;
+  for (auto& c : conns_) live.push_back(c.get());
+  for (ShmConnection* c : live) c->fail(Status::Closed, "endpoint closed", false);
+  conns_.clear();
+  dead_.clear();
+}
+
+}  // namespace rvma

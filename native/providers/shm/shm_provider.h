@@ -1,0 +1,74 @@
+// Same-host transport: an abstract unix socket to accept peers on, and per peer one
+// ShmConnection whose shared segment carries the puts. Reached by "shm://NAME" addresses and,
+// once connected, by node id. The JS thread only asks reaches() and peers() (locked);
+// everything else runs on the progress context.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../provider.h"
+#include "shm_connection.h"
+#include "shm_options.h"
+
+namespace rvma {
+
+class ShmProvider final : public Provider {
+ public:
+  ShmProvider(ProviderContext ctx, ShmOptions options, uint64_t incarnation);
+  ~ShmProvider() override;
+
+  // Binds the abstract socket before progress starts. Error text on failure.
+  bool listen(std::string* error);
+  void start();  // registers the listener and the handshake timer (progress context)
+
+  const char* name() const override { return "shm"; }
+  bool reaches(const std::string& peer) override;
+  bool supportsRaw() const override { return true; }
+  void put(const PutRequest& req) override;
+  Status dialable(const std::string& address) const override;
+  void connect(uint64_t requestId, const std::string& address) override;
+  std::string boundAddress() const override { return bound_; }
+  void describePeers(std::vector<PeerInfo>* out) override;
+  void close() override;
+
+  // For connections.
+  ProviderContext& ctx() { return ctx_; }
+  const ShmOptions& options() const { return options_; }
+  uint64_t incarnation() const { return incarnation_; }
+  uint64_t probeAddress() const { return reinterpret_cast<uint64_t>(&probe_); }
+  uint64_t probeValue() const { return probe_; }
+  void onReady(ShmConnection* conn);
+  // conn died (its puts are reported already): it leaves every route.
+  void onDead(ShmConnection* conn, bool wasReady, Status status, const std::string& why);
+  static uint64_t nowMs();
+
+ private:
+  void onAccept();
+  ShmConnection* dial(const std::string& address, Status* status);
+  ShmConnection* route(const std::string& peer, Status* status);
+  int pollAll();
+  void beforeSleepAll();
+
+  ProviderContext ctx_;
+  ShmOptions options_;
+  uint64_t incarnation_;
+  uint64_t probe_;  // a value peers read from our memory to learn whether they may (see probe())
+  int listenFd_ = -1;
+  uint64_t listenToken_ = 0;
+  std::string bound_;
+  bool closing_ = false;
+  std::vector<std::unique_ptr<ShmConnection>> conns_;
+  std::vector<std::unique_ptr<ShmConnection>> dead_;  // freed on the next tick
+  std::unordered_map<std::string, std::vector<ShmConnection*>> byNode_;  // ready ones
+  std::unordered_map<std::string, ShmConnection*> byAddress_;            // dialed, live
+  std::unordered_map<std::string, std::string> addressOfNode_;           // where we dialed a node
+
+  std::mutex knownMu_;
+  std::unordered_map<std::string, bool> known_;  // node ids reachable now -> their large puts are pulled
+};
+
+}  // namespace rvma

@@ -1,0 +1,58 @@
+// The shm provider's options (Endpoint.create's `shm` group): types, limits, checks.
+import { checkBoolean, checkInteger, checkOptions, invalid } from './validate';
+
+export interface ShmOptions {
+  /**
+   * Run the shared-memory provider (with provider 'auto' or 'shm'): accept same-host peers
+   * on an abstract unix socket, published in the directory, and reach same-host peers
+   * through it. Default true.
+   */
+  enabled?: boolean;
+  /**
+   * Let the receiver pull large puts straight from the sender's memory (process_vm_readv).
+   * Where the kernel refuses it (another user, ptrace restrictions, a container without the
+   * capability), or with false, large puts are copied through the shared ring in chunks.
+   * See endpoint.peers(). Default true.
+   */
+  cma?: boolean;
+  /** Bytes of each direction's shared ring per connection: a power of two, 64 KiB..256 MiB. Default 1 MiB. */
+  ringBytes?: number;
+  /** Puts up to this size travel inline through the ring; larger ones are pulled. At most ringBytes / 4. Default 16 KiB. */
+  eagerMaxBytes?: number;
+  /** Largest put a peer may send us; larger ones are refused with ERR_RVMA_TOO_LARGE. Default 4 GiB. */
+  maxPutBytes?: number;
+  /** Connection setup (the unix-socket handshake) limit. Default 5000 ms. */
+  connectTimeoutMs?: number;
+  /**
+   * With progress 'thread': after handling anything, keep polling the rings this many more
+   * microseconds before sleeping, so that a message following soon needs no wake-up; a CPU
+   * stays busy meanwhile (0..100000). Default 0: never.
+   */
+  busyPollUs?: number;
+}
+
+const MAX_MS = 2 ** 31 - 1;
+const NUMBERS: Partial<Record<keyof ShmOptions, [number, number]>> = {
+  ringBytes: [64 << 10, 256 << 20],
+  eagerMaxBytes: [0, 64 << 20],
+  maxPutBytes: [1, Number.MAX_SAFE_INTEGER],
+  connectTimeoutMs: [1, MAX_MS],
+  busyPollUs: [0, 100_000],
+};
+const KEYS: (keyof ShmOptions)[] = ['enabled', 'cma', ...(Object.keys(NUMBERS) as (keyof ShmOptions)[])];
+
+/** Checks the `shm` group of Endpoint.create's options (defaults stay native). */
+export function parseShmOptions(call: string, options: unknown): ShmOptions {
+  const o = checkOptions<ShmOptions>(`${call} shm`, options, KEYS);
+  if (o.enabled !== undefined) checkBoolean(call, 'shm.enabled', o.enabled);
+  if (o.cma !== undefined) checkBoolean(call, 'shm.cma', o.cma);
+  for (const [key, [min, max]] of Object.entries(NUMBERS) as [keyof ShmOptions, [number, number]][]) {
+    if (o[key] !== undefined) checkInteger(call, `shm.${key}`, o[key], min, max);
+  }
+  const ring = o.ringBytes ?? 1 << 20;
+  if ((ring & (ring - 1)) !== 0) throw invalid(call, `shm.ringBytes must be a power of two, got ${ring}`);
+  if ((o.eagerMaxBytes ?? 16 << 10) > ring / 4) {
+    throw invalid(call, `shm.eagerMaxBytes must be at most shm.ringBytes / 4 (${ring / 4})`);
+  }
+  return o;
+}
