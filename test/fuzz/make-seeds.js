@@ -182,7 +182,49 @@ const verbs = {
   eager: withState(true, 2, eager(40)),
 };
 
-const sets = { fuzz_frames: frames, fuzz_tcp_stream: streams, fuzz_verbs_messages: verbs };
+// --- shm rings and hellos (test/fuzz/fuzz_shm.cpp's operations; native/providers/shm) ---
+const le = (n, bytes) => {
+  const b = Buffer.alloc(bytes);
+  for (let i = 0; i < bytes; i++) b[i] = Number((BigInt(n) >> BigInt(8 * i)) & 0xffn);
+  return b;
+};
+// op 1: kind byte (record type = kind % 5), flags, mailbox choice (0 bytes box, 1 ops box, 2 region), offset (2 bytes)
+const record = (kind, flags, box, offset, ...rest) => Buffer.concat([Buffer.from([1, kind, flags, box]), le(offset, 2), ...rest]);
+const shmPut = (box, offset, payload, flags = 0) => record(0, flags, box, offset, le(payload.length, 2), payload);
+const shmFar = (box, len, srcOffset) => record(1, 0, 0 + box, 0, le(len - 1, 3), le(srcOffset, 2));
+const shmChunk = (box, len, chunkLen) => record(2, 0, box, 0, le(len - 1, 3), le(chunkLen - 1, 2), fill(chunkLen, 3));
+const shmAck = (status) => Buffer.concat([Buffer.from([1, 3, 0, 0]), le(0, 2), Buffer.from([status])]);
+const SHM = { run: Buffer.from([5]), consume: Buffer.from([3]), own: Buffer.from([4]), hangUp: Buffer.from([6]) };
+const shmSession = (setup, ...ops) => Buffer.concat([Buffer.from([setup]), ...ops]);
+function shmHello(kind, nodeId, ringBytes) {
+  const b = Buffer.alloc(48);
+  b.writeUInt32LE(0x48535652, 0);
+  b.writeUInt16LE(1, 4);
+  b.writeUInt16LE(kind, 6);
+  b.writeUInt32LE(kind === 1 ? 0 : 1, 8);
+  b.writeUInt32LE(Buffer.byteLength(nodeId), 12);
+  b.writeBigUInt64LE(5n, 16);
+  b.writeBigUInt64LE(BigInt(ringBytes), 24);
+  b.writeBigUInt64LE(0x7f0000001000n, 32);
+  b.writeBigUInt64LE(42n, 40);
+  return Buffer.concat([Buffer.from([0x80]), b, Buffer.from(nodeId)]);
+}
+const shm = {
+  puts: shmSession(3, shmPut(0, 0, fill(100, 1)), shmPut(0, 100, fill(156, 2)), SHM.run),
+  appends: shmSession(3, shmPut(1, 0, fill(10, 1), 1), shmPut(1, 0, fill(20, 2), 1), shmPut(1, 0, fill(30, 3), 1), SHM.run),
+  raw: shmSession(3, shmPut(2, 10, fill(64, 5), 2), SHM.run),
+  far: shmSession(1, shmFar(1, 4000, 16), SHM.run),
+  farPastEnd: shmSession(1, shmFar(1, 12000, 8000), SHM.run),
+  chunks: shmSession(0, shmChunk(1, 6000, 4096), record(2, 0, 1, 0, le(5999, 3), le(1903, 2), fill(1904, 4)), SHM.run),
+  chunkThenHangUp: shmSession(0, shmChunk(1, 6000, 4096), SHM.run, SHM.hangUp),
+  answers: shmSession(2, SHM.own, SHM.own, SHM.run, SHM.consume, shmAck(0), shmAck(2), SHM.run),
+  refusals: shmSession(3, shmPut(3, 0, fill(8, 1)), shmPut(0, 250, fill(8, 2)), SHM.run),
+  helloOffer: shmHello(1, 'node-a', 1 << 20),
+  helloAccept: shmHello(2, 'node-b', 0),
+  helloConfirm: shmHello(3, 'node-a', 0),
+};
+
+const sets = { fuzz_frames: frames, fuzz_tcp_stream: streams, fuzz_verbs_messages: verbs, fuzz_shm: shm };
 for (const [harness, seeds] of Object.entries(sets)) {
   const dir = path.join(root, harness);
   fs.rmSync(dir, { recursive: true, force: true });

@@ -16,7 +16,8 @@ const verbsUsable = Endpoint.capabilities.devices.some((d) => d.activePorts > 0)
     expect(receiver.address).toMatch(/^tcp:\/\/127\.0\.0\.1:[1-9]\d*$/);
     expect(receiver.verbsFallback).toMatch(/verbs is unavailable \(.*(RDMA device|no verbs provider).*\): using tcp/);
     expect(receiver.registrationStats()).toBeUndefined();
-    expect((await receiver.directory.resolveNode(receiver.nodeId))?.addresses).toEqual({ tcp: receiver.address });
+    expect((await receiver.directory.resolveNode(receiver.nodeId))?.addresses).toEqual({ tcp: receiver.address, shm: receiver.addresses.shm });
+    expect(receiver.addresses.shm).toMatch(/^shm:\/\/rvma-/);
 
     const mailbox = receiver.openMailbox(VADDR);
     mailbox.post(5);

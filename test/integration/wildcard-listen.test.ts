@@ -12,7 +12,8 @@ describe('a wildcard tcp listen', () => {
     const bound = /^tcp:\/\/0\.0\.0\.0:([1-9]\d*)$/.exec(receiver.boundAddress);
     expect(bound).not.toBeNull();
     expect(receiver.address).toBe(`tcp://${hostname()}:${bound![1]}`);
-    expect((await receiver.directory.resolveNode(receiver.nodeId))?.addresses).toEqual({ tcp: receiver.address });
+    expect((await receiver.directory.resolveNode(receiver.nodeId))?.addresses).toEqual({ tcp: receiver.address, shm: receiver.addresses.shm });
+    expect(receiver.addresses.shm).toMatch(/^shm:\/\/rvma-/);
 
     const mailbox = receiver.openMailbox(VADDR);
     mailbox.post(5);

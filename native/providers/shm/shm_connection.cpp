@@ -368,7 +368,8 @@ bool ShmConnection::placeChunk(const Record& r) {
     if (p.len > owner_.options().maxPutBytes) in.status = Status::TooLarge;
     else if (isRaw) in.status = owner_.ctx().regions.reserve(p.vaddr, p.offset, p.len, &in.raw);
     else in.status = owner_.ctx().table.reserve(p.vaddr, Placement{(p.flags & kFlagAppend) != 0, p.offset}, p.len, &in.res);
-  } else if (std::memcmp(&p, &in.put, sizeof p) != 0 || r.chunkOffset != in.next) {
+  } else if (p.id != in.put.id || p.flags != in.put.flags || p.vaddr != in.put.vaddr || p.offset != in.put.offset ||
+             p.len != in.put.len || r.chunkOffset != in.next) {
     fail(Status::PeerLost, "shm ring: a chunk that does not continue its put", true);
     return false;
   }

@@ -1,0 +1,408 @@
+// libFuzzer harness: the shm provider's receive path driven by a hostile peer. The harness
+// dials a real ShmProvider (loop progress, driven by hand on this thread), completes the
+// handshake with a segment of its own, then writes whatever the input says into the ring the
+// provider reads and into the words it shares (tails, heads, flags), answers or mangles the
+// provider's own puts, and hangs up. A second mode feeds the input to the hello decoder.
+//
+// Input: byte 0: bit 7 set: the rest is a hello message (decoded as each kind; whatever
+// decodes must re-encode to the same bytes). Else bit 0: the provider may pull (CMA), bit 1:
+// we tell it we pull. Then operations, one byte each (kind = low 3 bits), with operands:
+//   0 raw bytes into the ring at our tail: next byte n, then 8 * (n % 64 + 1) bytes, published
+//   1 a well-formed record: next byte picks Put / FarPut / ChunkPut / Ack / Pad, then fields
+//   2 set our published tail to the next 8 bytes      3 consume the provider's ring (or mangle its head)
+//   4 the provider puts to us (16 bytes, ours to answer) 5 let the provider run
+//   6 hang up                                          7 scribble the next byte over a control word
+//
+// Checks: no byte lands outside a posted buffer or the region (canaries; ASan sees the rest),
+// every put of the provider's own is reported exactly once, no reservation outlives the
+// connection (the final closeAll would wait forever: libFuzzer reports the hang), and
+// whatever hello decodes re-encodes to the same bytes.
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "native/providers/shm/shm_channel.h"
+#include "native/providers/shm/shm_hello.h"
+#include "native/providers/shm/shm_provider.h"
+#include "native/providers/shm/shm_ring.h"
+
+using namespace rvma;
+using namespace rvma::shm;
+
+namespace {
+
+constexpr uint64_t kBytesBox = 0x10000;  // bytes epochs of 256-byte buffers
+constexpr uint64_t kOpsBox = 0x10001;    // ops epochs of 3 puts, 64 KiB buffers
+constexpr uint64_t kTheirBox = 0x20000;
+constexpr uint64_t kRing = kMinRingBytes;
+constexpr size_t kCanary = 64;
+constexpr size_t kMaxPosts = 64;
+constexpr uint64_t kMaxOwnPuts = 32;
+
+void require(bool holds) {
+  if (!holds) std::abort();
+}
+
+class Guarded {
+ public:
+  explicit Guarded(size_t size) : size_(size), mem_(size + 2 * kCanary, 0xa5) {}
+  uint8_t* data() { return mem_.data() + kCanary; }
+  size_t size() const { return size_; }
+  bool intact() const {
+    for (size_t i = 0; i < kCanary; i++) {
+      if (mem_[i] != 0xa5 || mem_[kCanary + size_ + i] != 0xa5) return false;
+    }
+    return true;
+  }
+
+ private:
+  size_t size_;
+  std::vector<uint8_t> mem_;
+};
+
+class Poller : public ExternalPoller {
+ public:
+  std::map<uint64_t, std::pair<int, uint32_t>> fds;
+  bool watch(uint64_t token, int fd, uint32_t events) override {
+    fds[token] = {fd, events};
+    return true;
+  }
+  void change(uint64_t token, uint32_t events) override { fds[token].second = events; }
+  void unwatch(uint64_t token) override { fds.erase(token); }
+};
+
+class Sink : public EventSink {
+ public:
+  std::map<uint64_t, int> answers;
+  uint64_t regionBytes = 0;
+  void completions(const std::vector<CompletionRecord>&) override {}
+  void mailboxReleased(uint32_t) override {}
+  void putDone(uint64_t putId, Status) override { answers[putId]++; }
+  void connected(uint64_t, Status, const std::string&) override {}
+  void peerLost(const std::string&, uint64_t) override {}
+  void rawWritten(uint32_t, uint64_t offset, uint64_t len) override { require(offset + len <= regionBytes); }
+  void regionReleased(uint32_t) override {}
+  void protocolError(const std::string&, const std::string&) override {}
+};
+
+// Whatever decodes re-encodes to the very bytes.
+void fuzzHello(const uint8_t* data, size_t size) {
+  for (HelloKind kind : {HelloKind::Offer, HelloKind::Accept, HelloKind::Confirm}) {
+    Hello h;
+    if (!decodeHello(data, size, kind, &h).empty()) continue;
+    std::vector<uint8_t> again = encodeHello(h);
+    require(again.size() == size && std::memcmp(again.data(), data, size) == 0);
+  }
+}
+
+class Input {
+ public:
+  Input(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
+  bool more() const { return p_ < end_; }
+  uint8_t byte() { return p_ < end_ ? *p_++ : 0; }
+  uint64_t word(size_t n = 8) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) v |= uint64_t(byte()) << (8 * i);
+    return v;
+  }
+  size_t take(uint8_t* out, size_t n) {
+    size_t k = std::min<size_t>(n, size_t(end_ - p_));
+    std::memcpy(out, p_, k);
+    std::memset(out + k, 0, n - k);
+    p_ += k;
+    return k;
+  }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+class Harness {
+ public:
+  Harness(bool cma) : table_(sink_), regions_(sink_), progress_(ProgressMode::Loop) {
+    progress_.usePoller(&poller_);
+    ShmOptions options;
+    options.enabled = true;
+    options.name = "rvma-fuzz-" + std::to_string(getpid());
+    options.cma = cma;
+    options.ringBytes = kRing;
+    options.eagerMaxBytes = 1024;
+    options.maxPutBytes = 1 << 20;
+    provider_ = std::make_unique<ShmProvider>(ProviderContext{"receiver", table_, regions_, sink_, progress_}, options, 7);
+    std::string error;
+    require(provider_->listen(&error));
+    provider_->start();
+    OpenedMailbox opened;
+    require(ok(table_.open(kBytesBox, MailboxConfig{EpochType::Bytes, 0, 4}, &opened)));
+    require(ok(table_.open(kOpsBox, MailboxConfig{EpochType::Ops, 3, 4}, &opened)));
+    for (int i = 0; i < 2; i++) post(kBytesBox, 256);
+    for (int i = 0; i < 2; i++) post(kOpsBox, 64 << 10);
+    region_ = std::make_unique<Guarded>(4096);
+    uint32_t id;
+    regions_.add(region_->data(), region_->size(), &regionKey_, &id);
+    sink_.regionBytes = region_->size();
+    for (size_t i = 0; i < sizeof source_; i++) source_[i] = uint8_t(i * 7);
+  }
+
+  // Dials the provider and completes the handshake as a well-behaved peer would.
+  bool connect(bool weClaimPull) {
+    sock_ = dialAbstract(provider_->boundAddress().substr(6));
+    require(sock_ >= 0);
+    run();  // accept
+    std::string error;
+    require(segment_.create(segmentBytes(kRing), &error));
+    wakeUs_ = makeEventFd();
+    wakeThem_ = makeEventFd();
+    base_ = segment_.base();
+    outControl_ = reinterpret_cast<RingControl*>(base_ + controlOffset(kFromDialer));
+    inControl_ = reinterpret_cast<RingControl*>(base_ + controlOffset(kFromAcceptor));
+    out_ = base_ + ringOffset(kFromDialer, kRing);
+    storeFlag(&outControl_->consumerSleeping, 1);
+    Hello offer;
+    offer.kind = HelloKind::Offer;
+    offer.incarnation = 99;
+    offer.ringBytes = kRing;
+    offer.probeAddress = reinterpret_cast<uint64_t>(&probe_);
+    offer.probeValue = probe_;
+    offer.nodeId = "peer";
+    const int fds[3] = {segment_.fd(), wakeUs_, wakeThem_};
+    require(sendMessage(sock_, encodeHello(offer), fds, 3));
+    run();
+    uint8_t buf[512];
+    std::vector<int> none;
+    ssize_t n = receiveMessage(sock_, buf, sizeof buf, &none);
+    Hello accept;
+    if (n <= 0 || !decodeHello(buf, size_t(n), HelloKind::Accept, &accept).empty()) return false;
+    Hello confirm = offer;
+    confirm.kind = HelloKind::Confirm;
+    confirm.ringBytes = 0;
+    confirm.flags = weClaimPull ? kHelloFlagCanPull : 0;
+    require(sendMessage(sock_, encodeHello(confirm)));
+    run();
+    return true;
+  }
+
+  void operate(Input& in) {
+    while (in.more() && sock_ >= 0) {
+      uint8_t op = in.byte();
+      switch (op & 7) {
+        case 0: {
+          size_t n = 8 * (in.byte() % 64 + 1);
+          std::vector<uint8_t> bytes(n);
+          in.take(bytes.data(), n);
+          append(bytes.data(), n);
+          break;
+        }
+        case 1:
+          wellFormed(in);
+          break;
+        case 2:
+          tail_ = in.word();
+          storeRelease(&outControl_->tail, tail_);
+          kick(wakeThem_);
+          break;
+        case 3:
+          if (op & 8) storeRelease(&inControl_->head, in.word());
+          else storeRelease(&inControl_->head, loadAcquire(&inControl_->tail));
+          kick(wakeThem_);
+          break;
+        case 4:
+          ownPut();
+          break;
+        case 5:
+          run();
+          break;
+        case 6:
+          ::close(sock_);
+          sock_ = -1;
+          break;
+        case 7: {
+          uint8_t* words = base_ + (in.byte() % 4) * 64 + (in.byte() % 2) * sizeof(RingControl);
+          *words = in.byte();
+          kick(wakeThem_);
+          break;
+        }
+      }
+    }
+    run();
+  }
+
+  void finish() {
+    if (sock_ >= 0) ::close(sock_);
+    run();
+    provider_->close();
+    for (auto& [id, count] : sink_.answers) require(count == 1);
+    require(sink_.answers.size() == ownPuts_);
+    table_.closeAll();  // hangs if a reservation outlived its connection
+    for (auto& b : posted_) require(b->intact());
+    require(region_->intact());
+    if (wakeUs_ >= 0) ::close(wakeUs_);
+    if (wakeThem_ >= 0) ::close(wakeThem_);
+  }
+
+ private:
+  void post(uint64_t vaddr, size_t size) {
+    if (posted_.size() >= kMaxPosts) return;
+    posted_.push_back(std::make_unique<Guarded>(size));
+    uint64_t index;
+    table_.post(vaddr, posted_.back()->data(), size, 0, 0, &index);
+  }
+
+  void run() {
+    for (int round = 0; round < 8; round++) {
+      std::vector<pollfd> fds;
+      std::vector<uint64_t> tokens;
+      for (auto& [token, fd] : poller_.fds) {
+        fds.push_back(pollfd{fd.first, short(POLLIN), 0});
+        tokens.push_back(token);
+      }
+      if (fds.empty() || ::poll(fds.data(), fds.size(), 0) <= 0) return;
+      for (size_t i = 0; i < fds.size(); i++) {
+        if (!fds[i].revents) continue;
+        uint32_t events = (fds[i].revents & POLLIN ? EPOLLIN : 0) | (fds[i].revents & POLLHUP ? EPOLLHUP : 0);
+        progress_.dispatch(tokens[i], events);
+      }
+      // Re-post what retired, so that later puts find buffers.
+      post(kBytesBox, 256);
+      post(kOpsBox, 64 << 10);
+    }
+  }
+
+  // Bytes at our tail as they are (they need not fit the ring's end: the provider must say no).
+  void append(const uint8_t* bytes, size_t n) {
+    uint64_t pos = tail_ % kRing;
+    size_t first = std::min<uint64_t>(n, kRing - pos);
+    std::memcpy(out_ + pos, bytes, first);
+    std::memcpy(out_, bytes + first, n - first);
+    tail_ += n;
+    storeRelease(&outControl_->tail, tail_);
+    kick(wakeThem_);
+  }
+
+  void wellFormed(Input& in) {
+    uint8_t kind = in.byte();
+    PutRecord put{};
+    put.flags = in.byte() % 4;
+    put.id = kind & 0x80 ? in.word() : nextPutId_;
+    const uint8_t box = in.byte();
+    put.vaddr = box % 4 == 0 ? kBytesBox : box % 4 == 1 ? kOpsBox : box % 4 == 2 ? regionKey_ : in.word();
+    put.offset = in.word(2);
+    if (put.flags & kFlagAppend) put.offset = 0;
+    std::vector<uint8_t> record;
+    auto emit = [&](const void* head, size_t headBytes, size_t payload) {
+      record.assign(roundUp8(headBytes + payload), 0);
+      std::memcpy(record.data(), head, headBytes);
+      in.take(record.data() + headBytes, payload);
+    };
+    switch (kind % 5) {
+      case 0: {  // Put
+        put.len = in.word(2) % 1100;
+        put.prefix = {uint32_t(RecordType::Put), uint32_t(roundUp8(sizeof put + put.len))};
+        emit(&put, sizeof put, put.len);
+        nextPutId_++;
+        break;
+      }
+      case 1: {  // FarPut from our own memory: sometimes past its end
+        FarPutRecord far{put, 0};
+        far.put.len = in.word(3) % (2 * sizeof source_) + 1;
+        far.src = reinterpret_cast<uint64_t>(source_) + in.word(2) % sizeof source_;
+        far.put.prefix = {uint32_t(RecordType::FarPut), sizeof far};
+        emit(&far, sizeof far, 0);
+        nextPutId_++;
+        break;
+      }
+      case 2: {  // one chunk
+        ChunkPutRecord chunk{put, 0, 0};
+        chunk.put.len = in.word(3) % (256 << 10) + 1;
+        chunk.chunkOffset = kind & 0x40 ? in.word(3) : chunkNext_;
+        chunk.chunkLen = std::min<uint64_t>(in.word(2) % 4096 + 1, chunk.put.len - std::min(chunk.put.len, chunk.chunkOffset));
+        if (chunk.chunkLen == 0) chunk.chunkLen = 1;
+        chunk.put.prefix = {uint32_t(RecordType::ChunkPut), uint32_t(roundUp8(sizeof chunk + chunk.chunkLen))};
+        emit(&chunk, sizeof chunk, chunk.chunkLen);
+        chunkNext_ = chunk.chunkOffset + chunk.chunkLen;
+        if (chunkNext_ >= chunk.put.len) {
+          chunkNext_ = 0;
+          nextPutId_++;
+        }
+        break;
+      }
+      case 3: {  // Ack of the provider's next put, or of any id
+        AckRecord ack{{uint32_t(RecordType::Ack), sizeof(AckRecord)}, uint32_t(in.byte() % 14), 0,
+                      kind & 0x40 ? in.word() : ++acked_};
+        emit(&ack, sizeof ack, 0);
+        break;
+      }
+      default: {  // Pad to the ring's end
+        RecordPrefix pad{uint32_t(RecordType::Pad), uint32_t(kRing - tail_ % kRing)};
+        emit(&pad, sizeof pad, 0);
+        record.resize(8);
+        append(record.data(), 8);
+        tail_ += pad.bytes - 8;
+        storeRelease(&outControl_->tail, tail_);
+        return;
+      }
+    }
+    // A record that would cross the ring's end goes behind a pad, as a producer writes it.
+    if (tail_ % kRing + record.size() > kRing) {
+      RecordPrefix pad{uint32_t(RecordType::Pad), uint32_t(kRing - tail_ % kRing)};
+      std::memcpy(out_ + tail_ % kRing, &pad, sizeof pad);
+      tail_ += pad.bytes;
+    }
+    append(record.data(), record.size());
+  }
+
+  void ownPut() {
+    if (ownPuts_ >= kMaxOwnPuts) return;
+    PutRequest req{};
+    req.id = ++ownPuts_;
+    req.peer = "peer";
+    req.vaddr = kTheirBox;
+    req.data = ownData_;
+    req.len = sizeof ownData_;
+    provider_->put(req);
+  }
+
+  Sink sink_;
+  MailboxTable table_;
+  RegionTable regions_;
+  Progress progress_;
+  Poller poller_;
+  std::unique_ptr<ShmProvider> provider_;
+  std::vector<std::unique_ptr<Guarded>> posted_;
+  std::unique_ptr<Guarded> region_;
+  uint64_t regionKey_ = 0;
+  Segment segment_;
+  uint8_t* base_ = nullptr;
+  uint8_t* out_ = nullptr;
+  RingControl* outControl_ = nullptr;
+  RingControl* inControl_ = nullptr;
+  int sock_ = -1, wakeUs_ = -1, wakeThem_ = -1;
+  uint64_t tail_ = 0, nextPutId_ = 1, chunkNext_ = 0, acked_ = 0;
+  uint64_t ownPuts_ = 0;
+  uint64_t probe_ = 0x5eed5eed5eed5eedull;
+  uint8_t source_[8192];
+  uint8_t ownData_[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  if (data[0] & 0x80) {
+    fuzzHello(data + 1, size - 1);
+    return 0;
+  }
+  Harness h((data[0] & 1) != 0);
+  Input in(data + 1, size - 1);
+  if (h.connect((data[0] & 2) != 0)) h.operate(in);
+  h.finish();
+  return 0;
+}
