@@ -86,6 +86,8 @@ async function main(): Promise<void> {
   const mismatches = stats.reduce((n, s) => n + s.mismatches, 0);
   const latencies = stats.flatMap((s) => s.latenciesMs).sort((a, b) => a - b);
   const sum = (key: string) => stats.reduce((n, s) => n + (s.counters[key] ?? 0), 0);
+  const transports = new Map<string, number>();
+  for (const s of stats) for (const [t, n] of Object.entries(s.transports)) transports.set(t, (transports.get(t) ?? 0) + n);
   const rows: [string, string][] = [
     ['steps', String(STEPS)],
     ['tensors received', String(tensors)],
@@ -96,6 +98,7 @@ async function main(): Promise<void> {
     ['requests / meta responses / re-requests', `${sum('requests')} / ${sum('metaResponses')} / ${sum('reRequests')}`],
     ['direct puts (cached meta)', String(sum('directPuts'))],
     ['byte mismatches', String(mismatches)],
+    ['connections between workers', [...transports].map(([t, n]) => `${t}: ${n}`).join(', ') || 'none'],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v}`);

@@ -23,6 +23,8 @@ export interface WorkerStats {
   mismatches: number;
   latenciesMs: number[];
   counters: Record<string, number>;
+  /** The worker's connections to other workers, by transport (endpoint.peers()). */
+  transports: Record<string, number>;
 }
 
 export type FromWorker =

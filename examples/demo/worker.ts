@@ -52,7 +52,7 @@ async function run(config: WorkerConfig): Promise<void> {
   const prev = (config.rank + config.workers - 1) % config.workers;
   const next = (config.rank + 1) % config.workers;
   const prevIncarnation = (await directory.resolveLabel(taskName(prev)))!.incarnation;
-  const stats: WorkerStats = { rank: config.rank, tensors: 0, bytes: 0, mismatches: 0, latenciesMs: [], counters: {} };
+  const stats: WorkerStats = { rank: config.rank, tensors: 0, bytes: 0, mismatches: 0, latenciesMs: [], counters: {}, transports: {} };
 
   for (let step = 1; step <= config.steps; step++) {
     const rendezvous = mgr.find(step);
@@ -76,6 +76,7 @@ async function run(config: WorkerConfig): Promise<void> {
     if (step > 2) mgr.cleanup(step - 2); // the next rank may still be reading step - 1
   }
   stats.counters = { ...mgr.counters };
+  for (const peer of endpoint.peers()) stats.transports[peer.provider] = (stats.transports[peer.provider] ?? 0) + 1;
   send({ type: 'done', stats });
   // Keep serving until the launcher, having every worker's result, stops us.
 }

@@ -1,5 +1,6 @@
 // The multi-process demo end to end: the launcher forks its workers, relays their
-// directory records, and checks every received byte. It must exit 0 with its verdict.
+// directory records, and checks every received byte. It must exit 0 with its verdict, and its
+// workers (processes of one host) must have used shared memory.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -33,5 +34,7 @@ test('npm start demo (16 steps): exits 0 and every tensor arrives byte for byte'
   expect(out).toMatch(/rvma demo: 3 workers, 16 steps/);
   expect(out).toMatch(/byte mismatches\s+0/);
   expect(out).toMatch(/tensors received\s+192/);
+  // Workers on one host reach each other over shared memory (each has its two ring neighbours).
+  expect(out).toMatch(/connections between workers\s+shm: 6\n/);
   expect(out).toContain('every tensor arrived byte for byte');
 }, LIMIT_MS + 10_000);
