@@ -1,6 +1,7 @@
 // Addon entry: the NativeEndpoint class and a few free functions.
 #include <malloc.h>
 #include <napi.h>
+#include <sys/mman.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -21,10 +22,15 @@ Napi::Value AllocBuffer(const Napi::CallbackInfo& info) {
   if (!(requested >= 0) || requested > double(1ull << 40)) return typeError(env, "allocBuffer: size out of range");
   size_t size = size_t(requested);
   void* mem = nullptr;
-  if (posix_memalign(&mem, 4096, size ? size : 1) != 0) {
+  // Large buffers on 2 MiB boundaries, as transparent huge pages where the kernel leaves that to
+  // us (THP "madvise"): copies into a 16 MiB buffer of 4 KiB pages ran at a third of the speed
+  // (3.5 against 11 GB/s here), from TLB misses.
+  const size_t huge = size_t(2) << 20;
+  if (posix_memalign(&mem, size >= huge ? huge : 4096, size ? size : 1) != 0) {
     Napi::Error::New(env, "out of memory allocating a buffer").ThrowAsJavaScriptException();
     return env.Undefined();
   }
+  if (size >= huge) madvise(mem, size, MADV_HUGEPAGE);
   std::memset(mem, 0, size);
   Napi::MemoryManagement::AdjustExternalMemory(env, int64_t(size));
   return Napi::ArrayBuffer::New(

@@ -390,6 +390,10 @@ bool ShmConnection::placeChunk(const Record& r) {
   return true;
 }
 
+void ShmConnection::answer(uint64_t wireId, Status status) {
+  acks_.push_back(AckRecord{{uint32_t(RecordType::Ack), sizeof(AckRecord)}, uint32_t(status), 0, wireId});
+}
+
 void ShmConnection::cancelIncoming() {
   if (!incoming_.active) return;
   if (ok(incoming_.status)) {

@@ -97,7 +97,7 @@ class ShmConnection {
   bool transmit(int* work);
   bool writePut(Outgoing& o, bool* corrupt);
   bool onAck(const shm::AckRecord& a);
-  void answer(uint64_t wireId, Status status) { acks_.push_back(shm::AckRecord{{uint32_t(shm::RecordType::Ack), sizeof(shm::AckRecord)}, uint32_t(status), 0, wireId}); }
+  void answer(uint64_t wireId, Status status);
   void cancelIncoming();
   void release();
 
