@@ -8,7 +8,8 @@
 // decodes must re-encode to the same bytes). Else bit 0: the provider may pull (CMA), bit 1:
 // we tell it we pull. Then operations, one byte each (kind = low 3 bits), with operands:
 //   0 raw bytes into the ring at our tail: next byte n, then 8 * (n % 64 + 1) bytes, published
-//   1 a well-formed record: next byte picks Put / FarPut / ChunkPut / Ack / Pad, then fields
+//   1 a well-formed record: next byte picks Put / FarPut / ChunkPut / Ack / Pad / RawNotice /
+//     RegionQuery / Revoke / RevokeAck, then fields
 //   2 set our published tail to the next 8 bytes      3 consume the provider's ring (or mangle its head)
 //   4 the provider puts to us (16 bytes, ours to answer) 5 let the provider run
 //   6 hang up                                          7 scribble the next byte over a control word
@@ -82,7 +83,10 @@ class Sink : public EventSink {
  public:
   std::map<uint64_t, int> answers;
   uint64_t regionBytes = 0;
-  void completions(const std::vector<CompletionRecord>&) override {}
+  std::vector<uint64_t> retired;  // vaddrs whose buffer retired
+  void completions(const std::vector<CompletionRecord>& records) override {
+    for (const auto& r : records) retired.push_back(r.vaddr);
+  }
   void mailboxReleased(uint32_t) override {}
   void putDone(uint64_t putId, Status) override { answers[putId]++; }
   void connected(uint64_t, Status, const std::string&) override {}
@@ -271,8 +275,8 @@ class Harness {
         progress_.dispatch(tokens[i], events);
       }
       // Re-post what retired, so that later puts find buffers.
-      post(kBytesBox, 256);
-      post(kOpsBox, 64 << 10);
+      for (uint64_t vaddr : sink_.retired) post(vaddr, vaddr == kBytesBox ? 256 : 64 << 10);
+      sink_.retired.clear();
     }
   }
 
@@ -302,7 +306,7 @@ class Harness {
       std::memcpy(record.data(), head, headBytes);
       in.take(record.data() + headBytes, payload);
     };
-    switch (kind % 5) {
+    switch (kind % 9) {
       case 0: {  // Put
         put.len = in.word(2) % 1100;
         put.prefix = {uint32_t(RecordType::Put), uint32_t(roundUp8(sizeof put + put.len))};
@@ -340,7 +344,23 @@ class Harness {
         emit(&ack, sizeof ack, 0);
         break;
       }
-      default: {  // Pad to the ring's end
+      case 5: {  // a raw-write notice, as if we had written the region ourselves
+        put.flags = kFlagRaw;
+        put.len = in.word(2);
+        put.prefix = {uint32_t(RecordType::RawNotice), sizeof put};
+        emit(&put, sizeof put, 0);
+        nextPutId_++;
+        break;
+      }
+      case 6:    // may we write the region (or another key)?
+      case 7:    // a revoke of a region of ours (we lent none)
+      case 8: {  // confirming a revoke it never sent
+        const RecordType types[] = {RecordType::RegionQuery, RecordType::Revoke, RecordType::RevokeAck};
+        KeyRecord key{{uint32_t(types[kind % 9 - 6]), sizeof(KeyRecord)}, 0, 0, box % 2 ? regionKey_ : put.vaddr};
+        emit(&key, sizeof key, 0);
+        break;
+      }
+      case 4: {  // Pad to the ring's end
         RecordPrefix pad{uint32_t(RecordType::Pad), uint32_t(kRing - tail_ % kRing)};
         emit(&pad, sizeof pad, 0);
         record.resize(8);

@@ -219,6 +219,7 @@ const shm = {
   chunkThenHangUp: shmSession(0, shmChunk(1, 6000, 4096), SHM.run, SHM.hangUp),
   answers: shmSession(2, SHM.own, SHM.own, SHM.run, SHM.consume, shmAck(0), shmAck(2), SHM.run),
   refusals: shmSession(3, shmPut(3, 0, fill(8, 1)), shmPut(0, 250, fill(8, 2)), SHM.run),
+  regionQuery: shmSession(3, Buffer.from([1, 6, 0, 1]), le(0, 2), SHM.run, SHM.consume, record(5, 2, 2, 0, le(64, 2)), SHM.run),
   helloOffer: shmHello(1, 'node-a', 1 << 20),
   helloAccept: shmHello(2, 'node-b', 0),
   helloConfirm: shmHello(3, 'node-a', 0),

@@ -195,4 +195,20 @@ Pull pull(pid_t pid, uint8_t* dst, uint64_t src, uint64_t len) {
   return Pull::Ok;
 }
 
+Pull push(pid_t pid, uint64_t dst, const uint8_t* src, uint64_t len) {
+  uint64_t done = 0;
+  while (done < len) {
+    iovec local{const_cast<uint8_t*>(src + done), size_t(len - done)};
+    iovec remote{reinterpret_cast<void*>(dst + done), size_t(len - done)};
+    ssize_t n = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+    if (n > 0) {
+      done += uint64_t(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && errno == ESRCH ? Pull::PeerGone : Pull::Refused;
+  }
+  return Pull::Ok;
+}
+
 }  // namespace rvma::shm

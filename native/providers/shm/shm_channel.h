@@ -58,5 +58,7 @@ enum class Pull { Ok, PeerGone, Refused };
 // Copies len bytes at src in process pid into dst (process_vm_readv, in pieces as the kernel
 // returns them). Refused: the address is not the peer's to lend, or CMA is not permitted.
 Pull pull(pid_t pid, uint8_t* dst, uint64_t src, uint64_t len);
+// The other way (process_vm_writev): len bytes from src here to dst in process pid.
+Pull push(pid_t pid, uint64_t dst, const uint8_t* src, uint64_t len);
 
 }  // namespace rvma::shm

@@ -23,9 +23,9 @@ constexpr size_t kMaxHelloBytes = kHelloFixedBytes + kMaxNodeIdBytes;
 
 }  // namespace
 
-ShmConnection::ShmConnection(ShmProvider& owner, int sock, bool dialer, std::string address)
+ShmConnection::ShmConnection(ShmProvider& owner, int sock, bool dialer, std::string address, uint64_t serial)
     : owner_(owner), sock_(sock), dialer_(dialer), address_(std::move(address)),
-      state_(dialer ? State::AwaitAccept : State::AwaitOffer) {}
+      state_(dialer ? State::AwaitAccept : State::AwaitOffer), serial_(serial) {}
 
 ShmConnection::~ShmConnection() {
   if (state_ != State::Dead) release();
@@ -220,6 +220,9 @@ void ShmConnection::becomeReady() {
     if (it->req.incarnation && it->req.incarnation != peer_.incarnation) {
       owner_.ctx().events.putDone(it->req.id, Status::PeerLost);
       it = queued_.erase(it);
+    } else if (it->req.raw && oneSided()) {
+      writeRaw(it->req);
+      it = queued_.erase(it);
     } else {
       ++it;
     }
@@ -243,7 +246,11 @@ void ShmConnection::put(const PutRequest& req) {
     owner_.ctx().events.putDone(req.id, Status::PeerLost);
     return;
   }
-  queued_.push_back(Outgoing{req});
+  if (state_ == State::Ready && req.raw && oneSided()) {
+    writeRaw(req);
+  } else {
+    queued_.push_back(Outgoing{req});
+  }
   if (state_ == State::Ready) pump();
 }
 
@@ -274,9 +281,9 @@ bool ShmConnection::pump() {
 // Returns true when records are left for a later turn.
 bool ShmConnection::receive(int* work) {
   for (int i = 0; i < kReceiveBudget; i++) {
-    if (acks_.size() >= kMaxQueuedAcks) {
+    if (controls_.size() >= kMaxQueuedAcks) {
       // Our answers wait for room in the peer's ring: they go first, then we read on.
-      if (!transmit(work) || acks_.size() >= kMaxQueuedAcks) break;
+      if (!transmit(work) || controls_.size() >= kMaxQueuedAcks) break;
     }
     Record r;
     std::string why;
@@ -294,11 +301,15 @@ bool ShmConnection::receive(int* work) {
     fullFence();
     if (loadFlag(&inControl_->producerWaiting)) kick(peerWakeFd_);
   }
-  return in_.pending() && acks_.size() < kMaxQueuedAcks;
+  return in_.pending() && controls_.size() < kMaxQueuedAcks;
 }
 
 bool ShmConnection::handle(const Record& r) {
   if (r.type == RecordType::Ack) return onAck(r.ack);
+  if (r.type == RecordType::RegionQuery || r.type == RecordType::RegionInfo || r.type == RecordType::Revoke ||
+      r.type == RecordType::RevokeAck) {
+    return onRegionRecord(r);
+  }
   if (r.put.id != expectedWireId_) {
     fail(Status::PeerLost, "shm ring: put " + std::to_string(r.put.id) + " out of order", true);
     return false;
@@ -335,6 +346,8 @@ Status ShmConnection::place(const Record& r, bool* fatal) {
   Pull pulled = Pull::Ok;
   if (r.type == RecordType::Put) {
     if (p.len) std::memcpy(dst, r.payload, p.len);
+  } else if (r.type == RecordType::RawNotice) {
+    // The writer put the bytes there itself: counted and reported, nothing to copy.
   } else {
     pulled = pull(peerPid_, dst, r.src, p.len);
   }
@@ -391,7 +404,101 @@ bool ShmConnection::placeChunk(const Record& r) {
 }
 
 void ShmConnection::answer(uint64_t wireId, Status status) {
-  acks_.push_back(AckRecord{{uint32_t(RecordType::Ack), sizeof(AckRecord)}, uint32_t(status), 0, wireId});
+  AckRecord ack{{uint32_t(RecordType::Ack), sizeof(AckRecord)}, uint32_t(status), 0, wireId};
+  control(&ack, sizeof ack);
+}
+
+void ShmConnection::control(const void* record, uint32_t size) {
+  Control c;
+  std::memcpy(c.bytes, record, size);
+  c.size = size;
+  controls_.push_back(c);
+}
+
+// A raw write to a region we may write: copied into it now, then its notice goes in order
+// with the puts (and is answered like one). The first write to a region asks for it.
+void ShmConnection::writeRaw(const PutRequest& req) {
+  auto& events = owner_.ctx().events;
+  auto it = lent_.find(req.vaddr);
+  if (it == lent_.end()) {
+    auto& waiting = asked_[req.vaddr];
+    waiting.push_back(req);
+    if (waiting.size() == 1) {
+      KeyRecord query{{uint32_t(RecordType::RegionQuery), sizeof(KeyRecord)}, 0, 0, req.vaddr};
+      control(&query, sizeof query);
+    }
+    return;
+  }
+  const Lent& region = it->second;
+  if (req.len > region.len) return events.putDone(req.id, Status::TooLarge);
+  if (req.where.offset > region.len || req.len > region.len - req.where.offset) {
+    return events.putDone(req.id, Status::OutOfBounds);
+  }
+  Pull pushed = push(peerPid_, region.address + req.where.offset, req.data, req.len);
+  if (pushed != Pull::Ok) {
+    events.putDone(req.id, Status::PeerLost);
+    if (pushed == Pull::PeerGone) fail(Status::PeerLost, "the peer process is gone", false);
+    else fail(Status::PeerLost, "shm: the region the peer lent is not writable", true);
+    return;
+  }
+  Outgoing notice{req};
+  notice.notice = true;
+  queued_.push_back(notice);
+}
+
+bool ShmConnection::onRegionRecord(const Record& r) {
+  auto& events = owner_.ctx().events;
+  switch (r.type) {
+    case RecordType::RegionQuery: {
+      RegionInfoRecord info{{{uint32_t(RecordType::RegionInfo), sizeof(RegionInfoRecord)}, 0, 0, r.key.key}, 0, 0};
+      RegionReservation pin;
+      Status s = owner_.options().cma ? owner_.loans().lend(r.key.key, serial_, &pin) : Status::InvalidArgument;
+      info.key.status = uint32_t(s);
+      if (ok(s)) {
+        info.address = reinterpret_cast<uint64_t>(pin.dst);
+        info.len = pin.len;
+      }
+      control(&info, sizeof info);
+      return true;
+    }
+    case RecordType::RegionInfo: {
+      const RegionInfoRecord& info = r.regionInfo;
+      auto waiting = asked_.find(info.key.key);
+      if (waiting == asked_.end()) {
+        fail(Status::PeerLost, "shm ring: a region answer to no question of ours", true);
+        return false;
+      }
+      std::vector<PutRequest> writes = std::move(waiting->second);
+      asked_.erase(waiting);
+      Status s = Status(info.key.status);
+      if (ok(s)) lent_[info.key.key] = Lent{info.address, info.len};
+      for (const PutRequest& req : writes) {
+        if (state_ == State::Dead) events.putDone(req.id, Status::PeerLost);
+        else if (ok(s)) writeRaw(req);
+        else events.putDone(req.id, s);
+      }
+      return state_ != State::Dead;
+    }
+    case RecordType::Revoke: {
+      lent_.erase(r.key.key);
+      KeyRecord done{{uint32_t(RecordType::RevokeAck), sizeof(KeyRecord)}, 0, 0, r.key.key};
+      control(&done, sizeof done);
+      return true;
+    }
+    default:  // RevokeAck
+      if (!owner_.loans().returned(r.key.key, serial_)) {
+        fail(Status::PeerLost, "shm ring: a revoke confirmed for a region not revoked", true);
+        return false;
+      }
+      return true;
+  }
+}
+
+void ShmConnection::revoke(uint64_t key) {
+  if (state_ != State::Ready) return;
+  KeyRecord revoke{{uint32_t(RecordType::Revoke), sizeof(KeyRecord)}, 0, 0, key};
+  control(&revoke, sizeof revoke);
+  pump();
 }
 
 void ShmConnection::cancelIncoming() {
@@ -420,14 +527,15 @@ bool ShmConnection::onAck(const AckRecord& a) {
 bool ShmConnection::transmit(int* work) {
   bool corrupt = false;
   for (int attempt = 0; attempt < 2; attempt++) {
-    while (!acks_.empty()) {
-      uint8_t* at = out_.claim(sizeof(AckRecord), &corrupt);
+    while (!controls_.empty()) {
+      const Control& c = controls_.front();
+      uint8_t* at = out_.claim(c.size, &corrupt);
       if (!at) break;
-      std::memcpy(at, &acks_.front(), sizeof(AckRecord));
-      out_.commit(sizeof(AckRecord));
-      acks_.pop_front();
+      std::memcpy(at, c.bytes, c.size);
+      out_.commit(c.size);
+      controls_.pop_front();
     }
-    while (!corrupt && acks_.empty() && !queued_.empty()) {
+    while (!corrupt && controls_.empty() && !queued_.empty()) {
       if (!writePut(queued_.front(), &corrupt)) break;
       queued_.pop_front();
       (*work)++;
@@ -436,7 +544,7 @@ bool ShmConnection::transmit(int* work) {
       fail(Status::PeerLost, "shm ring: the consumer's head is not within the ring", true);
       return false;
     }
-    const bool blocked = !acks_.empty() || !queued_.empty();
+    const bool blocked = !controls_.empty() || !queued_.empty();
     if (!blocked || attempt == 1) {
       if (!blocked) storeFlag(&outControl_->producerWaiting, 0);
       break;
@@ -460,6 +568,17 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
   head.vaddr = req.vaddr;
   head.offset = req.where.append ? 0 : req.where.offset;
   head.len = req.len;
+  if (o.notice) {
+    uint8_t* at = out_.claim(sizeof head, corrupt);
+    if (!at) return false;
+    o.wireId = nextWireId_++;
+    pending_.push_back(Pending{o.wireId, req.id});
+    head.id = o.wireId;
+    head.prefix = RecordPrefix{uint32_t(RecordType::RawNotice), sizeof head};
+    std::memcpy(at, &head, sizeof head);
+    out_.commit(sizeof head);
+    return true;
+  }
   auto begin = [&] {
     if (o.wireId == 0) {
       o.wireId = nextWireId_++;
@@ -515,9 +634,14 @@ void ShmConnection::fail(Status status, const std::string& why, bool protocolErr
     bool gone = status == Status::NoPeer && (o.req.incarnation != 0 || !expectedNode_.empty());
     events.putDone(o.req.id, gone ? Status::PeerLost : status);
   }
+  for (auto& [key, writes] : asked_) {
+    for (const PutRequest& req : writes) events.putDone(req.id, status);
+  }
+  asked_.clear();
   pending_.clear();
   queued_.clear();
-  acks_.clear();
+  controls_.clear();
+  lent_.clear();
   if (protocolError) events.protocolError(peer_.nodeId.empty() ? "shm peer" : peer_.nodeId, why);
   owner_.onDead(this, wasReady, status, why);
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "../../core/mailbox.h"
@@ -27,7 +28,8 @@ class ShmConnection {
  public:
   enum class State { AwaitAccept, AwaitOffer, AwaitConfirm, Ready, Dead };
 
-  ShmConnection(ShmProvider& owner, int sock, bool dialer, std::string address);
+  // serial: unique among the provider's connections (it names them as holders of lent regions).
+  ShmConnection(ShmProvider& owner, int sock, bool dialer, std::string address, uint64_t serial);
   ~ShmConnection();
   ShmConnection(const ShmConnection&) = delete;
   ShmConnection& operator=(const ShmConnection&) = delete;
@@ -40,12 +42,16 @@ class ShmConnection {
   // Closes everything; puts not answered fail with `status`, a half-placed put is cancelled.
   void fail(Status status, const std::string& why, bool protocolError);
 
+  // A region we lent this peer closed: it must confirm that it writes no more.
+  void revoke(uint64_t key);
+
   // Busy polling: handles what the rings hold without a wake-up; the work found.
   int poll();
   // About to sleep: asks the peer for a kick, then looks once more.
   void beforeSleep();
 
   State state() const { return state_; }
+  uint64_t serial() const { return serial_; }
   bool dialer() const { return dialer_; }
   const std::string& peerNodeId() const { return peer_.nodeId; }
   uint64_t peerIncarnation() const { return peer_.incarnation; }
@@ -65,7 +71,16 @@ class ShmConnection {
   struct Outgoing {
     PutRequest req;
     uint64_t wireId = 0;
-    uint64_t sent = 0;  // chunked: payload bytes already in the ring
+    uint64_t sent = 0;     // chunked: payload bytes already in the ring
+    bool notice = false;   // a one-sided raw write already made: only its RawNotice goes
+  };
+  // A record without a put id (answers, region records), waiting for room in the ring.
+  struct Control {
+    uint8_t bytes[sizeof(shm::RegionInfoRecord)];
+    uint32_t size;
+  };
+  struct Lent {
+    uint64_t address, len;
   };
   // The put whose chunks are arriving.
   struct Incoming {
@@ -97,7 +112,12 @@ class ShmConnection {
   bool transmit(int* work);
   bool writePut(Outgoing& o, bool* corrupt);
   bool onAck(const shm::AckRecord& a);
+  bool onRegionRecord(const shm::Record& r);
   void answer(uint64_t wireId, Status status);
+  void control(const void* record, uint32_t size);
+  // Raw writes straight into the peer's region, where both sides may reach the other's memory.
+  bool oneSided() const { return peerPulls_ && weCanPull_; }
+  void writeRaw(const PutRequest& req);
   void cancelIncoming();
   void release();
 
@@ -126,10 +146,13 @@ class ShmConnection {
 
   std::deque<Outgoing> queued_;   // not (fully) in the ring yet
   std::deque<Pending> pending_;   // in the ring, not answered yet, in ring order
-  std::deque<shm::AckRecord> acks_;    // our answers not in the ring yet
+  std::deque<Control> controls_;  // our answers and region records not in the ring yet
   uint64_t nextWireId_ = 1;
   uint64_t expectedWireId_ = 1;   // of the peer's next put
   Incoming incoming_;
+  uint64_t serial_;
+  std::unordered_map<uint64_t, Lent> lent_;                     // regions of the peer we may write
+  std::unordered_map<uint64_t, std::vector<PutRequest>> asked_;  // raw writes waiting for RegionInfo
 };
 
 }  // namespace rvma

@@ -38,6 +38,12 @@ enum class RecordType : uint32_t {
   FarPut = 3,    // payload in the sender's memory at `src`: the receiver pulls it (CMA)
   ChunkPut = 4,  // one piece of a put copied through the ring (where CMA is refused)
   Ack = 5,       // the outcome of put `id`
+  // One-sided raw writes (the writer copies into the peer's region with process_vm_writev):
+  RegionQuery = 6,  // may I write region `key`?
+  RegionInfo = 7,   // the answer: status, and the region's address and length in the owner's memory
+  RawNotice = 8,    // a PutRecord (kFlagRaw): bytes written at `offset`; answered by an Ack like a put
+  Revoke = 9,       // region `key` closed: write no more
+  RevokeAck = 10,   // no more writes to region `key` from here
 };
 
 constexpr uint32_t kFlagAppend = 1;
@@ -77,6 +83,20 @@ struct AckRecord {
   uint64_t id;
 };
 
+// RegionQuery, Revoke, RevokeAck.
+struct KeyRecord {
+  RecordPrefix prefix;
+  uint32_t status;  // 0
+  uint32_t reserved;
+  uint64_t key;
+};
+
+struct RegionInfoRecord {
+  KeyRecord key;  // status: Ok, or why the region is not lent
+  uint64_t address, len;
+};
+
+static_assert(sizeof(KeyRecord) == 24 && sizeof(RegionInfoRecord) == 40, "record layout");
 static_assert(sizeof(PutRecord) == 48 && sizeof(FarPutRecord) == 56 && sizeof(ChunkPutRecord) == 64 &&
                   sizeof(AckRecord) == 24,
               "record layout");

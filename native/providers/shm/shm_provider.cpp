@@ -23,7 +23,8 @@ uint64_t randomWord() {
 }  // namespace
 
 ShmProvider::ShmProvider(ProviderContext ctx, ShmOptions options, uint64_t incarnation)
-    : ctx_(std::move(ctx)), options_(std::move(options)), incarnation_(incarnation), probe_(randomWord()) {}
+    : ctx_(std::move(ctx)), options_(std::move(options)), incarnation_(incarnation), probe_(randomWord()),
+      loans_(ctx_.regions) {}
 
 ShmProvider::~ShmProvider() { close(); }
 
@@ -75,7 +76,7 @@ void ShmProvider::onAccept() {
   for (;;) {
     int fd = accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or a transient error: the next readiness retries
-    conns_.push_back(std::make_unique<ShmConnection>(*this, fd, false, std::string()));
+    conns_.push_back(std::make_unique<ShmConnection>(*this, fd, false, std::string(), nextSerial_++));
     conns_.back()->start(nowMs());
   }
 }
@@ -105,7 +106,7 @@ ShmConnection* ShmProvider::dial(const std::string& address, Status* status) {
     *status = Status::NoPeer;
     return nullptr;
   }
-  conns_.push_back(std::make_unique<ShmConnection>(*this, fd, true, address));
+  conns_.push_back(std::make_unique<ShmConnection>(*this, fd, true, address, nextSerial_++));
   ShmConnection* conn = conns_.back().get();
   byAddress_[address] = conn;
   conn->start(nowMs());
@@ -172,6 +173,7 @@ void ShmProvider::onReady(ShmConnection* conn) {
 
 void ShmProvider::onDead(ShmConnection* conn, bool wasReady, Status status, const std::string& why) {
   const std::string node = conn->peerNodeId();
+  loans_.holderGone(conn->serial());  // it writes nothing more
   if (wasReady) {
     auto it = byNode_.find(node);
     if (it != byNode_.end()) {
@@ -202,6 +204,16 @@ void ShmProvider::onDead(ShmConnection* conn, bool wasReady, Status status, cons
   }
 }
 
+void ShmProvider::regionClosed(uint64_t key) {
+  std::vector<ShmConnection*> holders;  // revoke() may kill one, which leaves conns_
+  for (uint64_t holder : loans_.revoke(key)) {
+    for (auto& c : conns_) {
+      if (c->serial() == holder) holders.push_back(c.get());
+    }
+  }
+  for (ShmConnection* c : holders) c->revoke(key);
+}
+
 void ShmProvider::describePeers(std::vector<PeerInfo>* out) {
   std::lock_guard<std::mutex> lock(knownMu_);
   for (const auto& [node, pulled] : known_) out->push_back(PeerInfo{node, "shm", pulled ? "cma" : "copy"});
@@ -220,6 +232,7 @@ void ShmProvider::close() {
   for (ShmConnection* c : live) c->fail(Status::Closed, "endpoint closed", false);
   conns_.clear();
   dead_.clear();
+  loans_.clear();
 }
 
 }  // namespace rvma

@@ -13,6 +13,7 @@
 #include "../provider.h"
 #include "shm_connection.h"
 #include "shm_options.h"
+#include "shm_regions.h"
 
 namespace rvma {
 
@@ -33,6 +34,7 @@ class ShmProvider final : public Provider {
   void connect(uint64_t requestId, const std::string& address) override;
   std::string boundAddress() const override { return bound_; }
   void describePeers(std::vector<PeerInfo>* out) override;
+  void regionClosed(uint64_t key) override;
   void close() override;
 
   // For connections.
@@ -41,6 +43,7 @@ class ShmProvider final : public Provider {
   uint64_t incarnation() const { return incarnation_; }
   uint64_t probeAddress() const { return reinterpret_cast<uint64_t>(&probe_); }
   uint64_t probeValue() const { return probe_; }
+  shm::RegionLoans& loans() { return loans_; }
   void onReady(ShmConnection* conn);
   // conn died (its puts are reported already): it leaves every route.
   void onDead(ShmConnection* conn, bool wasReady, Status status, const std::string& why);
@@ -66,6 +69,9 @@ class ShmProvider final : public Provider {
   std::unordered_map<std::string, std::vector<ShmConnection*>> byNode_;  // ready ones
   std::unordered_map<std::string, ShmConnection*> byAddress_;            // dialed, live
   std::unordered_map<std::string, std::string> addressOfNode_;           // where we dialed a node
+
+  uint64_t nextSerial_ = 1;
+  shm::RegionLoans loans_;  // our regions lent to peers, by connection serial
 
   std::mutex knownMu_;
   std::unordered_map<std::string, bool> known_;  // node ids reachable now -> their large puts are pulled

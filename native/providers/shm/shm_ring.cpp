@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "../../core/status.h"
+
 namespace rvma::shm {
 
 bool RingReader::loadTail(std::string* why) {
@@ -107,6 +109,32 @@ RingReader::Next RingReader::next(Record* out, std::string* why) {
         good = true;
         break;
       }
+      case RecordType::RawNotice:
+        if (!fixed(&out->put, sizeof(PutRecord)) || !checkPut(out->put)) break;
+        if (prefix.bytes != sizeof(PutRecord) || !(out->put.flags & kFlagRaw)) {
+          *why = "shm ring: a malformed raw-write notice";
+          break;
+        }
+        good = true;
+        break;
+      case RecordType::RegionQuery:
+      case RecordType::Revoke:
+      case RecordType::RevokeAck:
+        if (!fixed(&out->key, sizeof(KeyRecord)) || prefix.bytes != sizeof(KeyRecord) || out->key.status != 0 ||
+            out->key.reserved != 0) {
+          *why = "shm ring: a malformed region record";
+          break;
+        }
+        good = true;
+        break;
+      case RecordType::RegionInfo:
+        if (!fixed(&out->regionInfo, sizeof(RegionInfoRecord)) || prefix.bytes != sizeof(RegionInfoRecord) ||
+            out->regionInfo.key.reserved != 0 || out->regionInfo.key.status > uint32_t(Status::Ambiguous)) {
+          *why = "shm ring: a malformed region answer";
+          break;
+        }
+        good = true;
+        break;
       case RecordType::Ack:
         if (!fixed(&out->ack, sizeof(AckRecord)) || prefix.bytes != sizeof(AckRecord) || out->ack.reserved != 0) {
           *why = "shm ring: a malformed ack";

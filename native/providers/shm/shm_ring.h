@@ -14,10 +14,12 @@ namespace rvma::shm {
 struct Record {
   RecordType type{};
   uint32_t bytes = 0;
-  PutRecord put{};        // Put, FarPut, ChunkPut
+  PutRecord put{};        // Put, FarPut, ChunkPut, RawNotice
   uint64_t src = 0;       // FarPut
   uint64_t chunkOffset = 0, chunkLen = 0;  // ChunkPut
   AckRecord ack{};        // Ack
+  KeyRecord key{};        // RegionQuery, Revoke, RevokeAck
+  RegionInfoRecord regionInfo{};  // RegionInfo
   const uint8_t* payload = nullptr;  // Put, ChunkPut: bytes the peer may still change
   uint64_t payloadLen = 0;
 };
