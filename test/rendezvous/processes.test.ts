@@ -1,9 +1,10 @@
-// The rendezvous across real processes: each process has its own Endpoint listening on
-// TCP and its own MemoryDirectory, whose hub is seeded with the other processes' records
-// (as the demo's launcher does). Tensors go both ways with exact bytes; a sender killed
-// with SIGKILL while a recv waits on it fails that recv with ERR_RVMA_PEER_LOST.
+// The rendezvous across real processes, over tcp and over shm (the default between processes
+// of one host): each process has its own Endpoint listening on TCP and its own
+// MemoryDirectory, whose hub is seeded with the other processes' records (as the demo's
+// launcher does). Tensors go both ways with exact bytes; a sender killed with SIGKILL while a
+// recv waits on it fails that recv with ERR_RVMA_PEER_LOST.
 import { once } from 'node:events';
-import { Endpoint, MemoryDirectory, MemoryDirectoryHub, NodeRecord, RendezvousMgr, Tensor, createKey } from '../../src';
+import { Endpoint, EndpointOptions, MemoryDirectory, MemoryDirectoryHub, NodeRecord, RendezvousMgr, Tensor, createKey } from '../../src';
 import { Child, trackChildren } from '../helpers/children';
 import { expectRejects } from '../helpers/errors';
 import { device, task, uniqueJob } from '../helpers/rendezvous';
@@ -51,6 +52,13 @@ interface Local {
   record: NodeRecord;
 }
 
+// How each process's endpoint is made, per transport: records carry an shm address unless shm
+// is off, and auto then routes the processes of this host over it.
+const TRANSPORTS: [string, EndpointOptions][] = [
+  ['tcp', { shm: { enabled: false } }],
+  ['shm', {}],
+];
+
 let local: Local | undefined;
 afterEach(async () => {
   await local?.mgr.close();
@@ -59,10 +67,10 @@ afterEach(async () => {
 });
 
 /** This (test) process as one task: an endpoint on TCP with a directory of its own. */
-async function startLocal(taskName: string): Promise<Local> {
+async function startLocal(taskName: string, options: EndpointOptions): Promise<Local> {
   const hub = new MemoryDirectoryHub();
   const directory = new MemoryDirectory(hub);
-  const endpoint = await Endpoint.create({ labels: [taskName], listen: 'tcp://127.0.0.1:0', directory });
+  const endpoint = await Endpoint.create({ labels: [taskName], listen: 'tcp://127.0.0.1:0', directory, ...options });
   const mgr = RendezvousMgr.create(endpoint);
   local = { endpoint, mgr, hub, record: (await directory.resolveNode(endpoint.nodeId))! };
   return local;
@@ -74,8 +82,8 @@ interface Worker {
   task: string;
 }
 
-async function startWorker(label: string, taskName: string): Promise<Worker> {
-  const child = children.spawn(label, 'rendezvous-worker.js', [JSON.stringify({ task: taskName })]);
+async function startWorker(label: string, taskName: string, options: EndpointOptions): Promise<Worker> {
+  const child = children.spawn(label, 'rendezvous-worker.js', [JSON.stringify({ task: taskName, endpoint: options })]);
   const ready = await child.next('ready', 15_000);
   return { child, record: ready.record as NodeRecord, task: taskName };
 }
@@ -84,11 +92,11 @@ function keyFor(from: { task: string; incarnation: string }, to: string, name: s
   return createKey(device(from.task), from.incarnation, device(to), name);
 }
 
-describe('rendezvous between this process and a child process', () => {
+describe.each(TRANSPORTS)('rendezvous between this process and a child process (%s)', (transport, options) => {
   async function setUp() {
     const job = uniqueJob('proc');
-    const me = await startLocal(task(job, 0));
-    const worker = await startWorker('worker', task(job, 1));
+    const me = await startLocal(task(job, 0), options);
+    const worker = await startWorker('worker', task(job, 1), options);
     me.hub.add([worker.record]);
     await worker.child.request({ cmd: 'peers', records: [me.record, worker.record] });
     const meAsSender = { task: task(job, 0), incarnation: me.endpoint.incarnation };
@@ -122,6 +130,7 @@ describe('rendezvous between this process and a child process', () => {
         expect(tensors.digest(tensor)).toEqual(tensors.digest(tensors.makeTensor(all[i])));
       });
     }
+    expect(me.endpoint.peers()).toEqual([{ nodeId: worker.record.nodeId, provider: transport, detail: expect.any(String) }]);
     // Same shapes in step 2: every transfer in both directions went direct.
     const n = specs(0).length;
     expect(me.mgr.counters).toMatchObject({ requests: 2 * n, metaResponses: n, reRequests: n, directPuts: n, clonePuts: n, errors: 0 });
@@ -176,18 +185,18 @@ describe('rendezvous between this process and a child process', () => {
     // The parked request went with its peer: the tensor sent now waits for the next request.
     const t = tensors.makeTensor({ dtype: 'int32', shape: [64], seed: 5 });
     me.mgr.find(1).send(k, t);
-    const again = await startWorker('worker-2', worker.task);
+    const again = await startWorker('worker-2', worker.task, options);
     await again.child.request({ cmd: 'peers', records: [me.record] });
     const reply = await again.child.request({ cmd: 'recv', step: 1, key: k, timeout: WAIT.timeout }, 20_000);
     expect(reply.sha256).toBe(tensors.digest(t).sha256);
   }, 45_000);
 });
 
-describe('rendezvous between two child processes (this process only relays their records)', () => {
+describe.each(TRANSPORTS)('rendezvous between two child processes (%s; this process only relays their records)', (_, options) => {
   test('both directions, exact bytes', async () => {
     const job = uniqueJob('pair');
-    const a = await startWorker('a', task(job, 0));
-    const b = await startWorker('b', task(job, 1));
+    const a = await startWorker('a', task(job, 0), options);
+    const b = await startWorker('b', task(job, 1), options);
     const records = [a.record, b.record];
     await Promise.all([a.child.request({ cmd: 'peers', records }), b.child.request({ cmd: 'peers', records })]);
     const all = specs(500);
