@@ -13,6 +13,8 @@ export interface ProgramOptions {
   timeoutMs: number;
   /** Sees every complete stdout line as soon as it is printed. */
   onLine?: (line: string) => void;
+  /** The program's environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
 }
 
 const TAIL_LINES = 15;
@@ -22,7 +24,7 @@ function tail(text: string): string {
 }
 
 export function runProgram(command: string, args: string[], options: ProgramOptions): Program {
-  const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env });
   const name = [command, ...args].join(' ');
   let out = '';
   let err = '';

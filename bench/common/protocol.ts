@@ -1,6 +1,6 @@
 // What an orchestrator (run.ts) and its children (child.ts) say to each other over IPC, and
 // the shapes of scenarios, variants and measurements every benchmark shares.
-import type { ProgressMode, VerbsOptions } from '../../src';
+import type { ProgressMode, ShmOptions, VerbsOptions } from '../../src';
 
 /** One row of a result table: a transport and how it is configured. */
 export interface Variant<T extends string = string> {
@@ -11,6 +11,12 @@ export interface Variant<T extends string = string> {
   stripes?: number;
   /** verbs: provider options (a larger eager limit, no registration cache). */
   verbs?: VerbsOptions;
+  /** shm: provider options (busy polling). */
+  shm?: ShmOptions;
+  /** The provider, where one benchmark compares several (bench:shm: shm and tcp). */
+  provider?: 'shm' | 'tcp';
+  /** An external tool's extra command-line arguments (e.g. ucx_perftest's wait mode). */
+  args?: string[];
   /** Scenario ids this variant runs (all when absent). */
   only?: string[];
 }

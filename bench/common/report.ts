@@ -7,8 +7,10 @@ import { fixed, median, mibPerSecond, table } from './stats';
 export type Samples = Record<string, Record<string, Measurement[]>>;
 
 export interface TargetSpec {
-  /** Ratio of medians: the subject over this variant. */
+  /** Ratio of medians: the subject (or `of`) over this variant. */
   versus: string;
+  /** Another variant than the subject on the left of the ratio. */
+  of?: string;
   scenario: string;
   /** bandwidth ratios must reach min; round-trip time ratios must stay at or below max */
   min?: number;
@@ -24,8 +26,8 @@ export interface ReportSpec {
   subjectColumn: string;
   /** More variants whose same ratios are shown in extra columns, for information. */
   extra: { id: string; column: string }[];
-  /** Ratio rows: the subject over `versus` at `scenario`. */
-  ratios: { versus: string; scenario: string }[];
+  /** Ratio rows: the subject (or `of`) over `versus` at `scenario`. */
+  ratios: { versus: string; scenario: string; of?: string }[];
   targets: TargetSpec[];
   /** How a variant id reads in a ratio's name (default: the id). */
   names?: Record<string, string>;
@@ -36,7 +38,9 @@ export interface ReportSpec {
 export interface RatioRow {
   versus: string;
   scenario: string;
-  /** subject over `versus`, from medians: bandwidth ratio, or time ratio for rtt */
+  /** the variant over `versus`, when not the subject */
+  of?: string;
+  /** subject (or `of`) over `versus`, from medians: bandwidth ratio, or time ratio for rtt */
   value: number;
   target?: string;
   met?: boolean;
@@ -66,12 +70,13 @@ export function buildReport(spec: ReportSpec, samples: Samples): Report {
   }
   const ratio = (of: string, versus: string, scenario: string): number =>
     (medians[of]?.[scenario] ?? NaN) / (medians[versus]?.[scenario] ?? NaN);
-  const ratios = spec.ratios.map(({ versus, scenario }): RatioRow => {
-    const value = ratio(spec.subject, versus, scenario);
-    const target = spec.targets.find((t) => t.versus === versus && t.scenario === scenario);
+  const ratios = spec.ratios.map(({ versus, scenario, of }): RatioRow => {
+    const value = ratio(of ?? spec.subject, versus, scenario);
+    const target = spec.targets.find((t) => t.versus === versus && t.scenario === scenario && t.of === of);
     const extra: Record<string, number> = {};
     for (const e of spec.extra) extra[e.id] = ratio(e.id, versus, scenario);
     const row: RatioRow = { versus, scenario, value, extra };
+    if (of !== undefined) row.of = of;
     if (target) {
       row.target = target.min !== undefined ? `>= ${target.min.toFixed(2)}` : `<= ${target.max!.toFixed(2)}`;
       // Judged only where both sides were measured (filters, or failed measurements, leave gaps).
@@ -85,7 +90,7 @@ export function buildReport(spec: ReportSpec, samples: Samples): Report {
 function ratioName(spec: ReportSpec, r: RatioRow): string {
   const name = (id: string): string => spec.names?.[id] ?? id;
   const kind = spec.scenarios.find((s) => s.id === r.scenario)?.kind;
-  return `${name(spec.subject)}/${name(r.versus)}${kind === 'rtt' ? ' (time)' : ''}`;
+  return `${name(r.of ?? spec.subject)}/${name(r.versus)}${kind === 'rtt' ? ' (time)' : ''}`;
 }
 
 function scenarioLabel(spec: ReportSpec, id: string): string {
@@ -151,7 +156,8 @@ export function formatReport(spec: ReportSpec, samples: Samples, report: Report,
     table([head, ...rows]),
     ...(spec.notes ?? []),
     '',
-    `Ratios of medians (targets judged on ${subject}${spec.extra.length ? '; extra columns for information' : ''}):`,
+    `Ratios of medians (targets judged on ${subject}${spec.ratios.some((r) => r.of) ? ' or the variant the ratio names' : ''}` +
+      `${spec.extra.length ? '; extra columns for information' : ''}):`,
     table([['ratio', 'size', spec.subjectColumn, 'target', 'met', ...spec.extra.map((e) => e.column)], ...ratioRows]),
     '',
     'CPU time per operation, µs (sender + receiver, all threads, medians; less sensitive to other load than wall time):',

@@ -1,10 +1,10 @@
 // The perftest row: ib_write_lat (round trip) or ib_write_bw (bandwidth) at the scenario's
 // size and count, server and client both on the guest's rxe device, one pair per measurement.
 import { spawnSync } from 'node:child_process';
+import { waitListening } from '../common/listening';
 import { runProgram } from '../common/process';
 import { Measurement, Scenario } from '../common/protocol';
 import { ADDRESS, DEVICE, GID_INDEX } from './config';
-import { waitListening } from './listening';
 import { parseResultTable } from './perftest-output';
 
 const TIMEOUT_MS = 120_000;

@@ -1,29 +1,19 @@
 // npm run bench:tcp [-- --reps N] [--placement same|split|none] [--variants a,b] [--scenarios x,y]:
 // every variant and scenario (or the ones named), repeated and interleaved, then the table of
 // medians and ratios, saved to bench/results/.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { option, repetitions, selected } from '../common/args';
+import { repetitions, selected } from '../common/args';
+import { removeCompiled } from '../common/compile';
 import { conclude, startClock } from '../common/conclude';
 import { Pair } from '../common/pair';
+import { describePlacement, pin, placementMode, placementOf } from '../common/placement';
 import { Measurement, Scenario, Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { REPETITIONS, REPORT, SCENARIOS, VARIANTS } from './config';
-import { canPin, describePlacement, pin, PlacementMode, placementOf } from './placement';
 import { compileSockbench, runSockbench } from './sockbench';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHILD = path.join(__dirname, 'child.js');
-
-function placementMode(): PlacementMode {
-  const mode = option('--placement') ?? 'same';
-  if (mode !== 'same' && mode !== 'split' && mode !== 'none') throw new Error('--placement is same, split or none');
-  if (mode !== 'none' && !canPin()) {
-    console.log('taskset not usable: running unpinned');
-    return 'none';
-  }
-  return mode;
-}
 
 async function main(): Promise<void> {
   const reps = repetitions(REPETITIONS);
@@ -53,7 +43,7 @@ async function main(): Promise<void> {
     conclude({ root: ROOT, bench: 'tcp', spec: REPORT, reps, ...clock, ...measured, config });
   } finally {
     await Promise.all([...pairs.values()].map((p) => p.stop()));
-    if (typeof sockbench === 'string') fs.rmSync(path.dirname(sockbench), { recursive: true, force: true });
+    removeCompiled(sockbench);
   }
 }
 

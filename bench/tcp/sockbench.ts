@@ -1,26 +1,15 @@
 // The plain C socket baseline: compiles bench/c/sockbench.c with `cc -O2` into a temporary
 // directory and runs one receiver/sender pair of it per measurement.
-import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import { compileC } from '../common/compile';
+import { Placement, pinned } from '../common/placement';
 import { runProgram } from '../common/process';
 import { Measurement, Scenario } from '../common/protocol';
-import { Placement, pinned } from './placement';
 
 const TIMEOUT_MS = 30_000;
 
-/** The compiled program's path (remove its directory when done), or an Error saying why there is none. */
+/** The compiled program's path (remove it with removeCompiled), or an Error saying why there is none. */
 export function compileSockbench(root: string): string | Error {
-  const source = path.join(root, 'bench', 'c', 'sockbench.c');
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rvma-sockbench-')), 'sockbench');
-  try {
-    execFileSync('cc', ['-O2', '-o', out, source], { stdio: ['ignore', 'ignore', 'pipe'] });
-    return out;
-  } catch (error) {
-    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
-    return new Error(`cc -O2 ${source} failed${stderr ? `: ${stderr}` : ''}`);
-  }
+  return compileC(root, 'sockbench');
 }
 
 export async function runSockbench(bin: string, s: Scenario, placement: Placement | undefined): Promise<Measurement> {

@@ -296,12 +296,22 @@ bool ShmConnection::receive(int* work) {
     if (!handle(r)) return false;
     in_.consume(r);
     (*work)++;
+    // After a large put (or a chunk of one) its answer and the room it freed go out at once,
+    // so the sender refills while we pull the next: answering a batch only at its end ran
+    // four puts of 64 KiB in lock-step across CPUs.
+    if (r.type == RecordType::FarPut || r.type == RecordType::ChunkPut) {
+      releaseRoom();
+      if (!controls_.empty() && !transmit(work)) return false;
+    }
   }
-  if (in_.publish()) {
-    fullFence();
-    if (loadFlag(&inControl_->producerWaiting)) kick(peerWakeFd_);
-  }
+  releaseRoom();
   return in_.pending() && controls_.size() < kMaxQueuedAcks;
+}
+
+void ShmConnection::releaseRoom() {
+  if (!in_.publish()) return;
+  fullFence();
+  if (loadFlag(&inControl_->producerWaiting)) kick(peerWakeFd_);
 }
 
 bool ShmConnection::handle(const Record& r) {

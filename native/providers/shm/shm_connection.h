@@ -106,6 +106,7 @@ class ShmConnection {
   // kicks the peer asked for. False once the connection failed.
   bool pump();
   bool receive(int* work);
+  void releaseRoom();  // publishes what we consumed; a kick if the peer waits for room
   bool handle(const shm::Record& r);
   Status place(const shm::Record& r, bool* fatal);
   bool placeChunk(const shm::Record& r);

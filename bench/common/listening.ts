@@ -1,5 +1,5 @@
-// Waits until something listens on a local TCP port, read from /proc/net/tcp{,6}. perftest's
-// server prints its "waiting" banner before it listens (and into a buffered pipe), and its
+// Waits until something listens on a local TCP port, read from /proc/net/tcp{,6}. A tool's
+// server (perftest, ucx_perftest) prints its "waiting" banner into a buffered pipe, and its
 // client gives up at once when nobody listens yet, so the banner cannot say when to start it.
 import * as fs from 'node:fs';
 

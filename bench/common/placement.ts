@@ -1,9 +1,11 @@
-// CPU placement, the same for every variant. On these VMs a wake-up across vCPUs costs tens of
-// µs with millisecond tails, so unpinned runs are bimodal (the scheduler sometimes keeps the
-// pair on one CPU, sometimes not) and a split pair is slower still. Default 'same': receiver
-// and sender (all their threads) on one CPU, which measures the software path of each variant.
+// CPU placement (--placement same|split|none), the same for every variant of a run. On these
+// VMs a wake-up across vCPUs costs tens of µs with millisecond tails, so unpinned runs are
+// bimodal (the scheduler sometimes keeps the pair on one CPU, sometimes not) and a split pair
+// is slower still. Default 'same': receiver and sender (all their threads) on one CPU, which
+// measures the software path of each variant.
 import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
+import { option } from './args';
 
 export type PlacementMode = 'same' | 'split' | 'none';
 
@@ -50,4 +52,15 @@ export function pin(pid: number, cpuList: string): void {
 /** Command and arguments that start a program on the CPU list (or unpinned). */
 export function pinned(cpuList: string | undefined, bin: string, args: string[]): [string, string[]] {
   return cpuList === undefined ? [bin, args] : ['taskset', ['-c', cpuList, bin, ...args]];
+}
+
+/** --placement same|split|none (default same); 'none' where taskset cannot be used. */
+export function placementMode(): PlacementMode {
+  const mode = option('--placement') ?? 'same';
+  if (mode !== 'same' && mode !== 'split' && mode !== 'none') throw new Error('--placement is same, split or none');
+  if (mode !== 'none' && !canPin()) {
+    console.log('taskset not usable: running unpinned');
+    return 'none';
+  }
+  return mode;
 }

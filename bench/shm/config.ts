@@ -1,0 +1,77 @@
+// What bench:shm measures on one host: scenarios, variants (table rows), the ratios shown and
+// their targets. Amounts are about a GiB per bandwidth measurement: a tenth of a second over shm.
+import { Scenario, Variant } from '../common/protocol';
+import { ReportSpec, TargetSpec } from '../common/report';
+import { ONE_CPU_POLL_ITERATIONS, UCX_TLS } from './ucx';
+
+export type Transport = 'mailbox' | 'raw' | 'memcpy' | 'ucx';
+
+export const WINDOW = 4;
+export const REPETITIONS = 5;
+export const BUSY_POLL_US = 200;
+
+const KiB = 1 << 10;
+const MiB = 1 << 20;
+
+const BANDWIDTH = ['bw64k', 'bw1m', 'bw16m'];
+
+export const SCENARIOS: Scenario[] = [
+  { id: 'rtt8', label: 'RTT 8 B', kind: 'rtt', size: 8, window: 1, count: 10000, warmup: 500 },
+  { id: 'bw64k', label: '64 KiB', kind: 'bw', size: 64 * KiB, window: WINDOW, count: 16384, warmup: 1024 },
+  { id: 'bw1m', label: '1 MiB', kind: 'bw', size: MiB, window: WINDOW, count: 1024, warmup: 64 },
+  { id: 'bw16m', label: '16 MiB', kind: 'bw', size: 16 * MiB, window: WINDOW, count: 64, warmup: 8 },
+];
+
+export const VARIANTS: Variant<Transport>[] = [
+  { id: 'mailbox', label: 'mailbox put (shm, loop)', transport: 'mailbox', provider: 'shm', progress: 'loop' },
+  { id: 'raw', label: 'raw write (shm, loop)', transport: 'raw', provider: 'shm', progress: 'loop' },
+  { id: 'tcp', label: 'mailbox put (tcp loopback, loop)', transport: 'mailbox', provider: 'tcp', progress: 'loop' },
+  { id: 'memcpy', label: 'memcpy (C, 1 thread)', transport: 'memcpy', only: BANDWIDTH },
+  { id: 'ucx', label: 'UCX ucx_perftest (poll)', transport: 'ucx' },
+  { id: 'ucx-sleep', label: 'UCX ucx_perftest (-E sleep)', transport: 'ucx', args: ['-E', 'sleep'] },
+  { id: 'thread', label: 'mailbox put (shm, thread)', transport: 'mailbox', provider: 'shm', progress: 'thread', only: ['rtt8'] },
+  {
+    id: 'busypoll',
+    label: `mailbox put (shm, thread, busy poll ${BUSY_POLL_US} µs)`,
+    transport: 'mailbox',
+    provider: 'shm',
+    progress: 'thread',
+    shm: { busyPollUs: BUSY_POLL_US },
+    only: ['rtt8'],
+  },
+];
+
+export const TARGETS: TargetSpec[] = [
+  { versus: 'memcpy', scenario: 'bw16m', min: 0.85 },
+  { versus: 'ucx', scenario: 'bw1m', min: 1.0 },
+  ...BANDWIDTH.map((scenario) => ({ versus: 'raw', scenario, min: 0.95 })),
+  { of: 'busypoll', versus: 'ucx', scenario: 'rtt8', max: 1.0 },
+  { versus: 'tcp', scenario: 'rtt8', max: 1.0 },
+];
+
+export const REPORT: ReportSpec = {
+  scenarios: SCENARIOS,
+  variants: VARIANTS,
+  subject: 'mailbox',
+  subjectColumn: 'ratio',
+  extra: [],
+  ratios: [
+    ...BANDWIDTH.map((scenario) => ({ versus: 'memcpy', scenario })),
+    ...['rtt8', ...BANDWIDTH].map((scenario) => ({ versus: 'ucx', scenario })),
+    ...['rtt8', ...BANDWIDTH].map((scenario) => ({ versus: 'raw', scenario })),
+    ...['rtt8', ...BANDWIDTH].map((scenario) => ({ versus: 'tcp', scenario })),
+    { of: 'busypoll', versus: 'ucx', scenario: 'rtt8' },
+    { of: 'busypoll', versus: 'ucx-sleep', scenario: 'rtt8' },
+    { of: 'busypoll', versus: 'tcp', scenario: 'rtt8' },
+    ...['rtt8', ...BANDWIDTH].map((scenario) => ({ versus: 'ucx-sleep', scenario })),
+  ],
+  targets: TARGETS,
+  names: { ucx: 'UCX', 'ucx-sleep': 'UCX(sleep)', busypoll: 'mailbox(busy poll)' },
+  notes: [
+    `UCX: UCX_TLS=${UCX_TLS}; its RTT is 2 x tag_lat's median (tag_lat reports half a round trip); ` +
+      `bandwidth is tag_bw -O ${WINDOW}, overall. Default wait mode polls; -E sleep waits on an fd.`,
+    `Polling UCX with both processes on one CPU runs at most ${ONE_CPU_POLL_ITERATIONS} iterations ` +
+      '(the two take turns a scheduler slice at a time).',
+    `busy poll: progress 'thread' and shm.busyPollUs ${BUSY_POLL_US} on both sides; loop: progress 'loop', no busy polling.`,
+  ],
+};

@@ -1,0 +1,76 @@
+// npm run bench:shm [-- --reps N] [--placement same|split|none] [--variants a,b] [--scenarios x,y]:
+// shm mailbox puts and raw writes against tcp loopback, memcpy and UCX's ucx_perftest, repeated
+// and interleaved, then the table of medians and ratios, saved to bench/results/shm-<date>.json.
+import * as path from 'node:path';
+import { repetitions, selected } from '../common/args';
+import { compileC, removeCompiled } from '../common/compile';
+import { conclude, startClock } from '../common/conclude';
+import { Pair } from '../common/pair';
+import { describePlacement, pin, placementMode, placementOf } from '../common/placement';
+import { Measurement, Scenario, Variant } from '../common/protocol';
+import { repeat } from '../common/repeat';
+import { median } from '../common/stats';
+import { REPETITIONS, REPORT, SCENARIOS, VARIANTS } from './config';
+import { runMemcpy } from './memcpy';
+import { runUcx, UCX_TLS } from './ucx';
+import { ensureUcx } from './ucx-install';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const CHILD = path.join(__dirname, 'child.js');
+
+async function main(): Promise<void> {
+  const reps = repetitions(REPETITIONS);
+  const mode = placementMode();
+  const placement = placementOf(mode);
+  const scenarios = selected('--scenarios', SCENARIOS);
+  let variants = selected('--variants', VARIANTS);
+  const memcpy = variants.some((v) => v.transport === 'memcpy') ? compileC(ROOT, 'memcpybench') : undefined;
+  if (memcpy instanceof Error) console.log(`memcpy skipped: ${memcpy.message}`);
+  const ucx = variants.some((v) => v.transport === 'ucx') ? ensureUcx() : undefined;
+  if (ucx instanceof Error) console.log(`UCX skipped: ${ucx.message}`);
+  const missing = (v: Variant): boolean =>
+    (v.transport === 'memcpy' && memcpy instanceof Error) || (v.transport === 'ucx' && ucx instanceof Error);
+  variants = variants.filter((v) => !missing(v));
+  console.log(`placement: ${describePlacement(mode)}`);
+  const clock = startClock();
+
+  const pairs = new Map<string, Pair>();
+  try {
+    for (const v of variants) {
+      if (v.transport === 'mailbox' || v.transport === 'raw') pairs.set(v.id, await Pair.start(CHILD, v));
+    }
+    const measure = (v: Variant, s: Scenario): Promise<Measurement> => {
+      if (v.transport === 'memcpy') return runMemcpy(memcpy as string, s, placement);
+      if (v.transport === 'ucx') return runUcx(v, s, placement);
+      const pair = pairs.get(v.id)!;
+      if (placement) {
+        pin(pair.receiverPid, placement.receiver);
+        pin(pair.senderPid, placement.sender);
+      }
+      return pair.measure(s);
+    };
+    const measured = await repeat(reps, scenarios, variants, measure);
+    const skipped = [memcpy, ucx].filter((e) => e instanceof Error).map((e) => (e as Error).message);
+    const ucxRecord = typeof ucx === 'string' ? { version: ucx, UCX_TLS } : undefined;
+    const config = { placement: describePlacement(mode), scenarios, variants, ucx: ucxRecord, skipped };
+    const notes = [`placement: ${describePlacement(mode)}.`, ...REPORT.notes!, memcpyNote(measured.samples.memcpy)];
+    const spec = { ...REPORT, scenarios, variants, notes };
+    conclude({ root: ROOT, bench: 'shm', spec, reps, ...clock, ...measured, config });
+  } finally {
+    await Promise.all([...pairs.values()].map((p) => p.stop()));
+    if (memcpy) removeCompiled(memcpy);
+  }
+}
+
+/** memcpy's own figure per size, in GB/s (10^9 bytes), as memcpybench reports it. */
+function memcpyNote(samples: Record<string, Measurement[]> | undefined): string {
+  const sizes = SCENARIOS.filter((s) => samples?.[s.id]?.length).map(
+    (s) => `${s.label} ${median(samples![s.id].map((m) => m.reported!.gbPerSecond)).toFixed(1)}`,
+  );
+  return `memcpy, GB/s (1e9 B/s, medians): ${sizes.length ? sizes.join(', ') : 'not measured'}.`;
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
