@@ -181,6 +181,13 @@ void Engine::dispatch(uint64_t token, uint32_t epollEvents) {
   polling_ = false;
 }
 
+int Engine::pollOnce() {
+  polling_ = true;
+  int work = progress_.pollOnce();
+  polling_ = false;
+  return work;
+}
+
 void Engine::setWake(std::function<void()> wake) {
   std::lock_guard<std::mutex> lock(eventsMu_);
   wake_ = std::move(wake);

@@ -90,6 +90,12 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   EventBatch drain();
   void close();
 
+  // Loop mode, with a provider's busy polling on: the event loop spins for busyPollUs after
+  // activity, calling pollOnce() each round, and beforeSleep() before it blocks again.
+  uint32_t busyPollUs() const { return progress_.busyPollUs(); }
+  int pollOnce();
+  void beforeSleep() { progress_.beforeSleep(); }
+
   // Loop mode: an fd the poller watches is ready. Events pushed meanwhile skip the
   // wake-up: the caller drains right after.
   void dispatch(uint64_t token, uint32_t epollEvents);

@@ -67,6 +67,7 @@ void Progress::stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    stopRequested_ = true;
   }
   if (worker_.joinable()) {
     uint64_t one = 1;
@@ -166,6 +167,16 @@ void Progress::busyPoll(uint32_t us, std::function<int()> poll, std::function<vo
   beforeSleeps_.push_back(std::move(beforeSleep));
 }
 
+int Progress::pollOnce() {
+  int work = 0;
+  for (auto& poll : busyPolls_) work += poll();
+  return work;
+}
+
+void Progress::beforeSleep() {
+  for (auto& before : beforeSleeps_) before();
+}
+
 bool Progress::stopping() {
   std::lock_guard<std::mutex> lock(mu_);
   return stopping_;
@@ -175,13 +186,13 @@ void Progress::run() {
   using Clock = std::chrono::steady_clock;
   const auto window = std::chrono::microseconds(busyPollUs_);
   while (!stopping()) {
-    for (auto& beforeSleep : beforeSleeps_) beforeSleep();
+    beforeSleep();
     wait(-1);
     if (busyPolls_.empty()) continue;
-    for (auto until = Clock::now() + window; Clock::now() < until && !stopping();) {
-      int work = wait(0);
-      for (auto& poll : busyPolls_) work += poll();
+    for (auto until = Clock::now() + window; !stopRequested_;) {
+      int work = wait(0) + pollOnce();
       if (work > 0) until = Clock::now() + window;
+      else if (Clock::now() >= until) break;
       // Spinning must not keep the CPU from a thread with work (the application's JS thread
       // above all, which produces the next message): with two cores and two spinning
       // endpoints, an shm round trip took 1000 us without this instead of tens.

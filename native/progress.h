@@ -4,6 +4,7 @@
 // thread waits in epoll and runs everything, so data keeps landing while JS computes.
 #pragma once
 #include <cstdint>
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -58,6 +59,10 @@ class Progress {
   // so that the provider can ask for a wake-up again. Set before start(); each provider that
   // busy-polls adds its own pair, and the longest window wins.
   void busyPoll(uint32_t us, std::function<int()> poll, std::function<void()> beforeSleep);
+  // Loop mode: the event loop does the spinning (see JsWake); these run one round of it.
+  uint32_t busyPollUs() const { return busyPollUs_; }
+  int pollOnce();
+  void beforeSleep();
 
   // Loop mode: hand fd watching to the event loop (before anything is added), or take it
   // back (nullptr) once the poller goes away.
@@ -77,6 +82,7 @@ class Progress {
   std::mutex mu_;
   std::vector<std::function<void()>> queue_;
   bool stopping_ = false;
+  std::atomic<bool> stopRequested_{false};  // read on every busy-poll round, without the lock
   std::thread worker_;
   std::unordered_map<uint64_t, IoHandler> handlers_;
   ExternalPoller* poller_ = nullptr;

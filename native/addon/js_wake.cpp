@@ -1,5 +1,6 @@
 #include "js_wake.h"
 
+#include <sched.h>
 #include <sys/epoll.h>
 #include <uv.h>
 
@@ -41,6 +42,11 @@ class JsWake final : public ExternalPoller {
   napi_ref onEvents = nullptr;
   napi_async_context context = nullptr;
   EventArray events;
+  // Busy polling in loop mode: while the idle handle runs, the event loop never blocks and
+  // polls the providers every round, until spinUntil passes without work.
+  uv_idle_t idle;
+  bool spinning = false;
+  uint64_t spinUntil = 0;
 
   bool watch(uint64_t token, int fd, uint32_t epollEvents) override {
     auto* w = new FdWatch{{}, token, this};
@@ -89,11 +95,36 @@ class JsWake final : public ExternalPoller {
     self->deliver();
   }
 
+  // Something happened: the reply usually follows within microseconds, so keep polling.
+  void spin(const Engine& e) {
+    uint32_t us = e.busyPollUs();
+    if (!us || !loopProgress) return;
+    spinUntil = uv_hrtime() + uint64_t(us) * 1000;
+    if (spinning) return;
+    spinning = true;
+    uv_idle_start(&idle, onIdle);
+  }
+
+  static void onIdle(uv_idle_t* h) {
+    JsWake* self = static_cast<JsWake*>(h->data);
+    auto e = self->engine.lock();
+    if (e && e->pollOnce() > 0) {
+      self->deliver();  // spins on
+    } else if (!e || uv_hrtime() >= self->spinUntil) {
+      if (e) e->beforeSleep();
+      uv_idle_stop(h);
+      self->spinning = false;
+    } else {
+      sched_yield();  // another process on this CPU may be the one that answers
+    }
+  }
+
   void deliver() {
     auto e = engine.lock();
     if (!e) return;
     EventBatch batch = e->drain();
     if (batch.events.empty()) return;
+    spin(*e);
     napi_handle_scope scope;
     napi_open_handle_scope(env, &scope);
     napi_value fn, recv, args[3];
@@ -134,6 +165,10 @@ JsWake* startJsWake(Napi::Env env, Napi::Function onEvents, bool loopProgress) {
   w->async.data = w;
   w->open = 1;
   uv_unref(reinterpret_cast<uv_handle_t*>(&w->async));
+  uv_idle_init(loop, &w->idle);
+  w->idle.data = w;
+  w->open++;
+  uv_unref(reinterpret_cast<uv_handle_t*>(&w->idle));  // spinning never keeps the process alive
   napi_create_reference(env, onEvents, 1, &w->onEvents);
   napi_async_init(env, nullptr, Napi::String::New(env, "rvma.events"), &w->context);
   return w;
@@ -155,6 +190,8 @@ void stopJsWake(JsWake* w) {
   for (auto& [token, fd] : w->fds) w->close(fd);  // e.g. timers the engine never removes
   w->fds.clear();
   uv_close(reinterpret_cast<uv_handle_t*>(&w->async), [](uv_handle_t* h) { static_cast<JsWake*>(h->data)->closed(); });
+  uv_idle_stop(&w->idle);
+  uv_close(reinterpret_cast<uv_handle_t*>(&w->idle), [](uv_handle_t* h) { static_cast<JsWake*>(h->data)->closed(); });
 }
 
 }  // namespace rvma::addon

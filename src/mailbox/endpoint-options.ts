@@ -203,7 +203,6 @@ export function parseCreateOptions(options: unknown): CreateSettings {
   if (verbs.busyPollUs && progress !== 'thread') throw invalid(call, "verbs.busyPollUs needs progress: 'thread'");
   const shmOptions = parseShmOptions(call, o.shm);
   if (provider === 'shm' && shmOptions.enabled === false) throw invalid(call, 'provider "shm" needs shm.enabled');
-  if (shmOptions.busyPollUs && progress !== 'thread') throw invalid(call, "shm.busyPollUs needs progress: 'thread'");
   const runsShm = (provider === 'auto' || provider === 'shm') && shmOptions.enabled !== false;
   if (listen?.startsWith('shm://') && !runsShm) throw invalid(call, 'an "shm://" listen address needs shm.enabled');
   const shmNative: Omit<ShmOptions, 'enabled'> = { ...shmOptions };

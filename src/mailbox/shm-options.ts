@@ -24,9 +24,11 @@ export interface ShmOptions {
   /** Connection setup (the unix-socket handshake) limit. Default 5000 ms. */
   connectTimeoutMs?: number;
   /**
-   * With progress 'thread': after handling anything, keep polling the rings this many more
-   * microseconds before sleeping, so that a message following soon needs no wake-up; a CPU
-   * stays busy meanwhile (0..100000). Default 0: never.
+   * After handling anything, keep polling the rings this many more microseconds before
+   * sleeping, so that a message following soon needs no wake-up; a CPU stays busy meanwhile
+   * (0..100000). With progress 'loop' the event loop spins instead of blocking (JavaScript
+   * keeps running: timers, I/O and promises go on as usual); with 'thread', the progress
+   * thread. Default 0: never.
    */
   busyPollUs?: number;
 }

@@ -255,14 +255,19 @@ void ShmConnection::put(const PutRequest& req) {
 }
 
 int ShmConnection::poll() {
-  if (state_ != State::Ready || !in_.pending()) return 0;
-  storeFlag(&inControl_->consumerSleeping, 0);  // spinning: the peer need not kick
+  if (state_ != State::Ready) return 0;
+  if (sleeping_) {
+    storeFlag(&inControl_->consumerSleeping, 0);  // spinning: the peer need not kick
+    sleeping_ = false;
+  }
+  if (!in_.pending()) return 0;
   pump();
   return 1;
 }
 
 void ShmConnection::beforeSleep() {
   if (state_ != State::Ready) return;
+  sleeping_ = true;
   storeFlag(&inControl_->consumerSleeping, 1);
   fullFence();
   if (in_.pending()) kick(wakeFd_);  // came in before the flag was seen: wake ourselves

@@ -152,6 +152,7 @@ class ShmConnection {
   uint64_t expectedWireId_ = 1;   // of the peer's next put
   Incoming incoming_;
   uint64_t serial_;
+  bool sleeping_ = true;  // our consumerSleeping flag as last stored
   std::unordered_map<uint64_t, Lent> lent_;                     // regions of the peer we may write
   std::unordered_map<uint64_t, std::vector<PutRequest>> asked_;  // raw writes waiting for RegionInfo
 };

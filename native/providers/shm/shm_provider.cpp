@@ -55,16 +55,17 @@ void ShmProvider::start() {
     for (auto& c : conns_) live.push_back(c.get());
     for (ShmConnection* c : live) c->tick(now);
   });
-  if (ctx_.progress.mode() == ProgressMode::Thread && options_.busyPollUs) {
+  // Both modes: in loop mode the event loop spins (JsWake), calling the same two functions.
+  if (options_.busyPollUs) {
     ctx_.progress.busyPoll(options_.busyPollUs, [this] { return pollAll(); }, [this] { beforeSleepAll(); });
   }
 }
 
 int ShmProvider::pollAll() {
   int work = 0;
-  std::vector<ShmConnection*> live;
-  for (auto& c : conns_) live.push_back(c.get());
-  for (ShmConnection* c : live) work += c->poll();
+  polling_.clear();  // poll() may kill a connection, which leaves conns_
+  for (auto& c : conns_) polling_.push_back(c.get());
+  for (ShmConnection* c : polling_) work += c->poll();
   return work;
 }
 

@@ -66,6 +66,7 @@ class ShmProvider final : public Provider {
   bool closing_ = false;
   std::vector<std::unique_ptr<ShmConnection>> conns_;
   std::vector<std::unique_ptr<ShmConnection>> dead_;  // freed on the next tick
+  std::vector<ShmConnection*> polling_;               // pollAll's list, kept to spare an allocation per round
   std::unordered_map<std::string, std::vector<ShmConnection*>> byNode_;  // ready ones
   std::unordered_map<std::string, ShmConnection*> byAddress_;            // dialed, live
   std::unordered_map<std::string, std::string> addressOfNode_;           // where we dialed a node
