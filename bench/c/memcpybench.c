@@ -1,14 +1,15 @@
 /*
  * Single-thread memcpy baseline for the shared-memory benchmark: what one CPU copies per second.
  *
- *   memcpybench SIZE COUNT WARMUP
+ *   memcpybench SIZE COUNT WARMUP [malloc|huge]
  *       Copies SIZE bytes from one buffer into another, WARMUP untimed times, then COUNT timed
  *       times, and prints {"size":S,"ops":N,"bytes":B,"elapsedNs":T,"gbPerSecond":G} (GB = 1e9).
  *
  * Both buffers are written before the warm-up, so every page is mapped and the destination is
  * as warm as a re-posted mailbox buffer: the copy is timed, not page faults. The source is plain
- * malloc memory, like the sender's Buffer; the destination is allocated like a posted mailbox
- * buffer (native/addon/module.cpp, allocBuffer): from 2 MiB on, 2 MiB aligned, MADV_HUGEPAGE.
+ * malloc memory, like the sender's Buffer ('malloc', the default), or allocated like allocBuffer()
+ * memory ('huge'); the destination is allocated like a posted mailbox buffer
+ * (native/addon/module.cpp, allocBuffer): from 2 MiB on, 2 MiB aligned, MADV_HUGEPAGE.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,8 +31,8 @@ static void copy(char *dst, const char *src, size_t size) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: memcpybench SIZE COUNT WARMUP\n");
+  if (argc != 4 && argc != 5) {
+    fprintf(stderr, "usage: memcpybench SIZE COUNT WARMUP [malloc|huge]\n");
     return 2;
   }
   size_t size = strtoull(argv[1], NULL, 10);
@@ -42,14 +43,19 @@ int main(int argc, char **argv) {
     return 2;
   }
   const size_t huge = (size_t)2 << 20;
-  char *src = malloc(size);
-  void *dst_mem = NULL;
-  if (!src || posix_memalign(&dst_mem, size >= huge ? huge : 4096, size) != 0) {
+  const int hugeSource = argc == 5 && strcmp(argv[4], "huge") == 0;
+  void *src_mem = NULL, *dst_mem = NULL;
+  if (hugeSource ? posix_memalign(&src_mem, size >= huge ? huge : 4096, size) != 0 : !(src_mem = malloc(size))) {
     perror("malloc");
     return 1;
   }
-  char *dst = dst_mem;
+  if (posix_memalign(&dst_mem, size >= huge ? huge : 4096, size) != 0) {
+    perror("malloc");
+    return 1;
+  }
+  char *src = src_mem, *dst = dst_mem;
   if (size >= huge) madvise(dst, size, MADV_HUGEPAGE);
+  if (hugeSource && size >= huge) madvise(src, size, MADV_HUGEPAGE);
   memset(src, 0xa5, size);
   memset(dst, 0, size);
 

@@ -1,6 +1,6 @@
 // Sender for the mailbox and raw-write variants: puts (or raw writes) from one source buffer
 // per size, each lane into its own mailbox or region slot.
-import { Endpoint, EndpointOptions } from '../../src';
+import { Endpoint, EndpointOptions, allocBuffer } from '../../src';
 import { measure, Op } from './lanes';
 import { Measurement, Scenario, Target, Variant } from './protocol';
 
@@ -8,7 +8,7 @@ import { Measurement, Scenario, Target, Variant } from './protocol';
 const CONNECT_TIMEOUT_MS = 30_000;
 
 export class EndpointSender {
-  private readonly sources = new Map<number, Buffer>();
+  private readonly sources = new Map<number, Uint8Array>();
 
   private constructor(
     private readonly endpoint: Endpoint,
@@ -25,7 +25,10 @@ export class EndpointSender {
 
   run(s: Scenario, target: Target): Promise<Measurement> {
     let data = this.sources.get(s.size);
-    if (!data) this.sources.set(s.size, (data = Buffer.alloc(s.size, 0xa5)));
+    if (!data) {
+      data = this.variant.source === 'native' ? allocBuffer(s.size) : Buffer.alloc(s.size);
+      this.sources.set(s.size, data.fill(0xa5));
+    }
     const source = data;
     const { endpoint, peer } = this;
     let op: Op;

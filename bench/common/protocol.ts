@@ -17,6 +17,11 @@ export interface Variant<T extends string = string> {
   provider?: 'shm' | 'tcp';
   /** An external tool's extra command-line arguments (e.g. ucx_perftest's wait mode). */
   args?: string[];
+  /**
+   * Where the sender's data lives: 'buffer' (default) a plain Node Buffer; 'native' the
+   * library's allocBuffer() (huge pages from 2 MiB on). memcpy: its source likewise.
+   */
+  source?: 'buffer' | 'native';
   /** Scenario ids this variant runs (all when absent). */
   only?: string[];
 }

@@ -27,6 +27,16 @@ export const VARIANTS: Variant<Transport>[] = [
   { id: 'raw', label: 'raw write (shm, loop)', transport: 'raw', provider: 'shm', progress: 'loop' },
   { id: 'tcp', label: 'mailbox put (tcp loopback, loop)', transport: 'mailbox', provider: 'tcp', progress: 'loop' },
   { id: 'memcpy', label: 'memcpy (C, 1 thread)', transport: 'memcpy', only: BANDWIDTH },
+  {
+    id: 'native',
+    label: 'mailbox put (shm, loop, allocBuffer source)',
+    transport: 'mailbox',
+    provider: 'shm',
+    progress: 'loop',
+    source: 'native',
+    only: BANDWIDTH,
+  },
+  { id: 'memcpy-native', label: 'memcpy (C, 1 thread, huge-page source)', transport: 'memcpy', source: 'native', only: BANDWIDTH },
   { id: 'ucx', label: 'UCX ucx_perftest (poll)', transport: 'ucx' },
   { id: 'ucx-sleep', label: 'UCX ucx_perftest (-E sleep)', transport: 'ucx', args: ['-E', 'sleep'] },
   { id: 'thread', label: 'mailbox put (shm, thread)', transport: 'mailbox', provider: 'shm', progress: 'thread', only: ['rtt8'] },
@@ -52,7 +62,9 @@ export const VARIANTS: Variant<Transport>[] = [
 
 export const TARGETS: TargetSpec[] = [
   { versus: 'memcpy', scenario: 'bw16m', min: 0.85 },
+  { of: 'native', versus: 'memcpy-native', scenario: 'bw16m', min: 0.85 },
   { versus: 'ucx', scenario: 'bw1m', min: 1.0 },
+  { of: 'native', versus: 'ucx', scenario: 'bw1m', min: 1.0 },
   ...BANDWIDTH.map((scenario) => ({ versus: 'raw', scenario, min: 0.95 })),
   { of: 'busypoll', versus: 'ucx', scenario: 'rtt8', max: 1.0 },
   { versus: 'tcp', scenario: 'rtt8', max: 1.0 },
@@ -66,6 +78,8 @@ export const REPORT: ReportSpec = {
   extra: [],
   ratios: [
     ...BANDWIDTH.map((scenario) => ({ versus: 'memcpy', scenario })),
+    ...BANDWIDTH.map((scenario) => ({ of: 'native', versus: 'memcpy-native', scenario })),
+    ...BANDWIDTH.map((scenario) => ({ of: 'native', versus: 'ucx', scenario })),
     ...['rtt8', ...BANDWIDTH].map((scenario) => ({ versus: 'ucx', scenario })),
     ...['rtt8', ...BANDWIDTH].map((scenario) => ({ versus: 'raw', scenario })),
     ...['rtt8', ...BANDWIDTH].map((scenario) => ({ versus: 'tcp', scenario })),
@@ -75,7 +89,13 @@ export const REPORT: ReportSpec = {
     ...['rtt8', ...BANDWIDTH].map((scenario) => ({ versus: 'ucx-sleep', scenario })),
   ],
   targets: TARGETS,
-  names: { ucx: 'UCX', 'ucx-sleep': 'UCX(sleep)', busypoll: 'mailbox(busy poll)' },
+  names: {
+    ucx: 'UCX',
+    'ucx-sleep': 'UCX(sleep)',
+    busypoll: 'mailbox(busy poll)',
+    native: 'mailbox(allocBuffer)',
+    'memcpy-native': 'memcpy(huge-page source)',
+  },
   notes: [
     `UCX: UCX_TLS=${UCX_TLS}; its RTT is 2 x tag_lat's median (tag_lat reports half a round trip); ` +
       `bandwidth is tag_bw -O ${WINDOW}, overall. Default wait mode polls; -E sleep waits on an fd.`,

@@ -40,7 +40,7 @@ async function main(): Promise<void> {
       if (v.transport === 'mailbox' || v.transport === 'raw') pairs.set(v.id, await Pair.start(CHILD, v));
     }
     const measure = (v: Variant, s: Scenario): Promise<Measurement> => {
-      if (v.transport === 'memcpy') return runMemcpy(memcpy as string, s, placement);
+      if (v.transport === 'memcpy') return runMemcpy(memcpy as string, s, placement, v.source);
       if (v.transport === 'ucx') return runUcx(v, s, placement);
       const pair = pairs.get(v.id)!;
       if (placement) {

@@ -1,4 +1,5 @@
 export { Endpoint } from './endpoint';
+export { allocBuffer } from './alloc';
 export type {
   Capabilities,
   EndpointOptions,

@@ -17,7 +17,7 @@ export interface ShmOptions {
   cma?: boolean;
   /** Bytes of each direction's shared ring per connection: a power of two, 64 KiB..256 MiB. Default 1 MiB. */
   ringBytes?: number;
-  /** Puts up to this size travel inline through the ring; larger ones are pulled. At most ringBytes / 4. Default 16 KiB. */
+  /** Puts up to this size travel inline through the ring; larger ones are pulled. At most ringBytes / 4. Default 64 KiB. */
   eagerMaxBytes?: number;
   /** Largest put a peer may send us; larger ones are refused with ERR_RVMA_TOO_LARGE. Default 4 GiB. */
   maxPutBytes?: number;
@@ -53,7 +53,7 @@ export function parseShmOptions(call: string, options: unknown): ShmOptions {
   }
   const ring = o.ringBytes ?? 1 << 20;
   if ((ring & (ring - 1)) !== 0) throw invalid(call, `shm.ringBytes must be a power of two, got ${ring}`);
-  if ((o.eagerMaxBytes ?? 16 << 10) > ring / 4) {
+  if ((o.eagerMaxBytes ?? Math.min(64 << 10, ring / 4)) > ring / 4) {
     throw invalid(call, `shm.eagerMaxBytes must be at most shm.ringBytes / 4 (${ring / 4})`);
   }
   return o;

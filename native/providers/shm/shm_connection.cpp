@@ -283,7 +283,9 @@ bool ShmConnection::pump() {
   return true;
 }
 
-// Returns true when records are left for a later turn.
+// Returns true when records are left for a later turn. A turn takes only the records published
+// when it began: what the sender adds meanwhile (it may, having its answers early) waits for the
+// next turn, after the application has seen the completions (and re-posted buffers).
 bool ShmConnection::receive(int* work) {
   for (int i = 0; i < kReceiveBudget; i++) {
     if (controls_.size() >= kMaxQueuedAcks) {
@@ -292,7 +294,7 @@ bool ShmConnection::receive(int* work) {
     }
     Record r;
     std::string why;
-    RingReader::Next next = in_.next(&r, &why);
+    RingReader::Next next = in_.next(&r, &why, i == 0);
     if (next == RingReader::Next::Empty) break;
     if (next == RingReader::Next::Corrupt) {
       fail(Status::PeerLost, why, true);

@@ -9,7 +9,9 @@ struct ShmOptions {
   std::string name;                // the abstract socket name listened on; "" picks one
   bool cma = true;                 // pull large puts with process_vm_readv where the peer permits it
   uint64_t ringBytes = 1ull << 20;       // each direction's ring (a power of two)
-  uint64_t eagerMaxBytes = 16ull << 10;  // larger puts are pulled by the receiver (or chunked)
+  // Larger puts are pulled by the receiver (or chunked). Inline, a 64 KiB put went 30% faster
+  // than pulled with both processes on one CPU, and as fast across CPUs (bench:shm, bw64k).
+  uint64_t eagerMaxBytes = 64ull << 10;
   uint64_t maxPutBytes = 1ull << 32;     // larger puts are refused (TooLarge)
   uint32_t connectTimeoutMs = 5000;
   uint32_t busyPollUs = 0;               // thread progress: poll the rings this long before sleeping

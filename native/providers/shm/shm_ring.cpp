@@ -26,9 +26,9 @@ bool RingReader::publish() {
   return true;
 }
 
-RingReader::Next RingReader::next(Record* out, std::string* why) {
+RingReader::Next RingReader::next(Record* out, std::string* why, bool refresh) {
   for (;;) {
-    if (tail_ == head_ && !loadTail(why)) return Next::Corrupt;
+    if (tail_ == head_ && refresh && !loadTail(why)) return Next::Corrupt;
     if (tail_ == head_) return Next::Empty;
     const uint64_t available = tail_ - head_;
     const uint64_t pos = head_ % size_;

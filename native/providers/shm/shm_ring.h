@@ -33,8 +33,9 @@ class RingReader {
   RingReader(RingControl* control, const uint8_t* data, uint64_t size, uint64_t maxInline)
       : control_(control), data_(data), size_(size), maxInline_(maxInline) {}
 
-  // The next record, not consumed yet. Corrupt: *why says what the peer broke.
-  Next next(Record* out, std::string* why);
+  // The next record, not consumed yet. Corrupt: *why says what the peer broke. refresh: look
+  // for records published since the last look (else only those seen then count).
+  Next next(Record* out, std::string* why, bool refresh = true);
   void consume(const Record& r) { head_ += r.bytes; }
   // Publishes what was consumed; true if the head moved.
   bool publish();
