@@ -3,6 +3,7 @@
 # test/fuzz/regressions/, then fuzzes each harness for a bounded time starting from the seed
 # corpus kept in the repository. Prints executions per second and coverage per harness.
 #   RVMA_FUZZ_SECONDS  seconds per harness (default 60)
+#   RVMA_FUZZ_RUNS     inputs per harness instead of a time budget (e.g. 100000)
 #   RVMA_FUZZ_ONLY     run only this harness (e.g. fuzz_tcp_stream)
 # What a run finds goes to build-fuzz/artifacts/<harness>/: add the input to
 # test/fuzz/regressions/<harness>/ once fixed, so it is replayed on every run.
@@ -38,7 +39,9 @@ for h in "${harnesses[@]}"; do
     failed+=("$h")
     continue
   fi
-  if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  budget=(-max_total_time="$seconds")
+  [ -n "${RVMA_FUZZ_RUNS:-}" ] && budget=(-runs="$RVMA_FUZZ_RUNS")
+  if "$bin" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$artifacts" "$work" "test/fuzz/corpus/$h" >"$log" 2>&1; then
     done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)
     execs=$(sed -n 's/^stat::number_of_executed_units: //p' "$log")
@@ -46,8 +49,8 @@ for h in "${harnesses[@]}"; do
     cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$done_line")
     ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$done_line")
     corpus=$(sed -n 's/.* corp: \([^ ]*\).*/\1/p' <<<"$done_line")
-    printf '%-20s %6ss  %9s runs  %7s exec/s  cov %5s  features %6s  corpus %s\n' \
-      "$h" "$seconds" "$execs" "$rate" "$cov" "$ft" "$corpus"
+    printf '%-20s %7s  %9s runs  %7s exec/s  cov %5s  features %6s  corpus %s\n' \
+      "$h" "${RVMA_FUZZ_RUNS:+all}${RVMA_FUZZ_RUNS:-${seconds}s}" "$execs" "$rate" "$cov" "$ft" "$corpus"
   else
     echo "$h: the fuzzer found a failure (log $log, input in $artifacts)"
     grep -E 'ERROR|runtime error|SUMMARY|Test unit written' "$log" | head -10

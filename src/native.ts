@@ -80,6 +80,7 @@ export type NativeTcpOptions = TcpOptions & {
 export interface NativeCapabilities {
   providers: string[];
   rdmaCore: boolean;
+  cma: boolean;
   devices: { name: string; activePorts: number }[];
 }
 

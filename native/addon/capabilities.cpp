@@ -1,12 +1,26 @@
 // What this build contains and, where rdma-core was linked, which RDMA devices are present.
 #include "capabilities.h"
 
+#include <unistd.h>
+
+#include "../providers/shm/shm_channel.h"
+
 #ifdef RVMA_HAVE_RDMA_CORE
 #include <infiniband/verbs.h>
 #endif
 
 namespace rvma::addon {
 namespace {
+
+// Whether this process may use cross-memory reads at all (a seccomp filter, as container
+// runtimes install by default, refuses them outright). A peer may still refuse them: another
+// user, or ptrace restrictions; each connection probes its peer again.
+bool crossMemoryPermitted() {
+  uint64_t probe = 0x5eed, copy = 0;
+  return shm::pull(getpid(), reinterpret_cast<uint8_t*>(&copy), reinterpret_cast<uint64_t>(&probe), sizeof probe) ==
+             shm::Pull::Ok &&
+         copy == probe;
+}
 
 Napi::Array rdmaDevices(Napi::Env env) {
   Napi::Array devices = Napi::Array::New(env);
@@ -55,6 +69,7 @@ Napi::Value Capabilities(const Napi::CallbackInfo& info) {
   caps.Set("rdmaCore", false);
 #endif
   caps.Set("devices", rdmaDevices(env));
+  caps.Set("cma", crossMemoryPermitted());
   return caps;
 }
 

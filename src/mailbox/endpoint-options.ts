@@ -115,6 +115,12 @@ export interface Capabilities {
   rdmaCore: boolean;
   /** RDMA devices present now, with their number of ACTIVE ports. */
   devices: { name: string; activePorts: number }[];
+  /**
+   * Whether this process may use cross-memory copies (process_vm_readv), which shm uses to
+   * pull large puts (a seccomp filter can forbid them). A peer may still refuse them (another
+   * user, ptrace restrictions): endpoint.peers() tells per peer.
+   */
+  cma: boolean;
 }
 
 /** Library-reserved vaddrs (rendezvous control, ring): not for openMailbox. */

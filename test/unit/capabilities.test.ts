@@ -1,11 +1,12 @@
-// What the build contains: the in-process loopback provider always; rdma-core if linked.
+// What the build contains: the loopback, tcp and shm providers always; rdma-core if linked.
 import { Endpoint } from '../../src';
 
 describe('Endpoint.capabilities', () => {
   test('lists loopback, says whether rdma-core was linked, and lists devices', () => {
     const caps = Endpoint.capabilities;
     expect(Array.isArray(caps.providers)).toBe(true);
-    expect(caps.providers).toContain('loopback');
+    expect(caps.providers).toEqual(expect.arrayContaining(['loopback', 'tcp', 'shm']));
+    expect(typeof caps.cma).toBe('boolean');
     for (const provider of caps.providers) expect(typeof provider).toBe('string');
     expect(typeof caps.rdmaCore).toBe('boolean');
     expect(Array.isArray(caps.devices)).toBe(true);
