@@ -5,6 +5,7 @@ import { ChildProcess, fork } from 'node:child_process';
 import { createCipheriv, createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { ShmOptions } from '../../src';
 
 export const FIXTURES = path.join(__dirname, '..', 'fixtures');
 
@@ -212,14 +213,17 @@ export function trackChildren(scope: 'each' | 'all' = 'each'): ChildTracker {
   };
 }
 
-/** Options for test/fixtures/tcp-agent.js (argv[2], JSON). */
+/** Options for test/fixtures/agent.js (argv[2], JSON). */
 export interface AgentOptions {
   nodeId?: string;
   progress?: 'loop' | 'thread';
   listen?: string;
-  provider?: 'auto' | 'tcp' | 'verbs';
+  provider?: 'auto' | 'tcp' | 'shm' | 'verbs';
   tcp?: Record<string, number>;
   verbs?: Record<string, number>;
+  shm?: ShmOptions;
+  /** Register in a RedisDirectory (RedisDirectory.connect's options) instead of a private MemoryDirectory. */
+  redis?: { url: string; cluster: string; ttlMs?: number };
 }
 
 export interface Agent {
@@ -227,14 +231,23 @@ export interface Agent {
   nodeId: string;
   /** Where the agent listens ('' if it does not). */
   address: string;
+  /** Every address it accepts peers at (endpoint.addresses). */
+  addresses: Record<string, string>;
+  incarnation: string;
 }
 
 /** Starts a tcp-agent child (under prefix, see Child) and waits (bounded) until its endpoint is up. */
 export async function startAgent(tracker: ChildTracker, label: string, options: AgentOptions, prefix?: string[]): Promise<Agent> {
-  const child = tracker.spawn(label, 'tcp-agent.js', [JSON.stringify(options)], undefined, prefix);
+  const child = tracker.spawn(label, 'agent.js', [JSON.stringify(options)], undefined, prefix);
   // Generous: a loaded 2-core machine starting many Node processes at once is slow.
   const ready = await child.next('ready', 30_000);
-  return { child, nodeId: ready.nodeId as string, address: ready.address as string };
+  return {
+    child,
+    nodeId: ready.nodeId as string,
+    address: ready.address as string,
+    addresses: ready.addresses as Record<string, string>,
+    incarnation: ready.incarnation as string,
+  };
 }
 
 /**

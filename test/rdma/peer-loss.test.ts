@@ -1,4 +1,4 @@
-// Verbs peers that fall silent or die, across real processes (test/fixtures/tcp-agent.js with
+// Verbs peers that fall silent or die, across real processes (test/fixtures/agent.js with
 // provider 'verbs'). A stopped process's RDMA device still acknowledges every packet, so
 // only the keepalive notices it. Processes are frozen with SIGSTOP (the test waits until every
 // thread is stopped) to hold a put provably half-way: a stopped receiver has not read it yet.

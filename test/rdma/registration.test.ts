@@ -124,7 +124,7 @@ describeInGuest('verbs registration failures', () => {
   });
 
   test('receive buffers beyond the limit: Endpoint.create fails ERR_RVMA_REGISTRATION, naming receiveDepth and what to raise', async () => {
-    const child = children.spawn('endpoint', 'tcp-agent.js', [JSON.stringify({ provider: 'verbs', listen: LISTEN })], undefined, underMemlock(LIMIT));
+    const child = children.spawn('endpoint', 'agent.js', [JSON.stringify({ provider: 'verbs', listen: LISTEN })], undefined, underMemlock(LIMIT));
     const fatal = await child.next('fatal', 60_000);
     expect(fatal.code).toBe('ERR_RVMA_REGISTRATION');
     expect(fatal.message).toMatch(/^RvmaError: Endpoint\.create: .*4096 buffers \(verbs\.receiveDepth\).*ulimit -l/);

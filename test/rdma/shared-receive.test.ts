@@ -1,7 +1,7 @@
 // The verbs provider's shared receive queue: every connection receives into one pool of
 // `receiveDepth` buffers. With 8 of them, a few senders run it dry; their devices retry (RNR)
 // until the receiver re-posts, and nothing is lost. Buffers held by a peer that dies come
-// back. Real processes (test/fixtures/tcp-agent.js); runs inside the Soft-RoCE guest only.
+// back. Real processes (test/fixtures/agent.js); runs inside the Soft-RoCE guest only.
 import { Agent, provenConnection, seededBytes, startAgent, trackChildren, waitFor, waitStopped } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, trackEndpoints } from '../helpers/endpoints';
 import { asBuffer, parseRecords, recordLength } from '../helpers/data';

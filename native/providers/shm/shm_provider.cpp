@@ -85,7 +85,9 @@ void ShmProvider::onAccept() {
 bool ShmProvider::reaches(const std::string& peer) {
   if (isAddress(peer)) return true;
   std::lock_guard<std::mutex> lock(knownMu_);
-  return known_.count(peer) > 0;
+  // A node we dialed is dialed again by the next put to it (it may have restarted there);
+  // that put fails PeerLost if nothing answers.
+  return known_.count(peer) > 0 || dialed_.count(peer) > 0;
 }
 
 Status ShmProvider::dialable(const std::string& address) const {
@@ -167,6 +169,7 @@ void ShmProvider::onReady(ShmConnection* conn) {
     // Known before connect() resolves: under thread progress JS may put by node id at once.
     std::lock_guard<std::mutex> lock(knownMu_);
     known_[node] = conn->peerPulls();
+    if (conn->dialer()) dialed_.insert(node);
   }
   for (uint64_t request : conn->connectRequests()) ctx_.events.connected(request, Status::Ok, node);
   conn->connectRequests().clear();

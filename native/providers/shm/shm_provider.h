@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "../provider.h"
@@ -76,6 +77,7 @@ class ShmProvider final : public Provider {
 
   std::mutex knownMu_;
   std::unordered_map<std::string, bool> known_;  // node ids reachable now -> their large puts are pulled
+  std::unordered_set<std::string> dialed_;       // node ids with an address to dial again (addressOfNode_)
 };
 
 }  // namespace rvma

@@ -1,18 +1,20 @@
-// Refusals across processes: each NACK code reaches the sender as a typed error, and the
-// connection survives it. The receiver child dials the test process and does not listen, so
-// the test process cannot dial it again: if a NACK had cost the connection, the following put
-// would fail with ERR_RVMA_NO_PEER instead of succeeding.
+// Refusals across processes, over every transport: each NACK code reaches the sender as a
+// typed error, and the connection survives it. The receiver child dials the test process and
+// listens at no address the test process knows, so the test process cannot dial it again: if
+// a NACK had cost the connection, the following put would fail with ERR_RVMA_NO_PEER instead
+// of succeeding.
 import { Endpoint, RvmaErrorCode } from '../../src';
 import { Agent, startAgent, trackChildren } from '../helpers/children';
-import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
+import { VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
+import { transportCases } from '../helpers/transports';
 
 const MARKER = VADDR; // on the test process: the child's first put proves the handshake
 const UNBUFFERED = VADDR + 1n; // on the child: open, nothing posted
 const TARGET = VADDR + 2n; // on the child: one 64-byte buffer, ops epoch that never ends here
 const UNKNOWN = VADDR + 3n; // on the child: never opened
 
-describe.each(PROGRESS_MODES)('tcp NACKs across processes (%s progress)', (progress) => {
+describe.each(transportCases())('NACKs across processes over %s (%s progress)', (_name, progress, transport) => {
   const children = trackChildren('each');
   let endpoint: Endpoint | undefined;
 
@@ -22,14 +24,14 @@ describe.each(PROGRESS_MODES)('tcp NACKs across processes (%s progress)', (progr
   });
 
   async function setup(): Promise<{ sender: Endpoint; agent: Agent; protocolErrors: unknown[] }> {
-    const sender = await Endpoint.create({ nodeId: uniqueNodeId('nack'), progress, listen: 'tcp://127.0.0.1:0' });
+    const sender = await Endpoint.create({ nodeId: uniqueNodeId('nack'), progress, listen: transport.listen('nack'), ...transport.options });
     endpoint = sender;
     const protocolErrors: unknown[] = [];
     sender.on('protocolError', (info) => protocolErrors.push(info));
     const marker = sender.openMailbox(MARKER, { epoch: 'ops' });
     marker.post(1);
 
-    const agent = await startAgent(children, `receiver-${progress}`, { progress });
+    const agent = await startAgent(children, `receiver-${progress}`, { progress, ...transport.options });
     expect(agent.address).toBe('');
     await agent.child.request({ cmd: 'open', vaddr: UNBUFFERED.toString() });
     await agent.child.request({ cmd: 'open', vaddr: TARGET.toString(), options: { epoch: 'ops', threshold: 1000 } });
@@ -48,7 +50,8 @@ describe.each(PROGRESS_MODES)('tcp NACKs across processes (%s progress)', (progr
       { code: 'ERR_RVMA_OUT_OF_BOUNDS', vaddr: TARGET, size: 16, offset: 60 },
       { code: 'ERR_RVMA_OUT_OF_BOUNDS', vaddr: TARGET, size: 1, offset: 64 },
       { code: 'ERR_RVMA_TOO_LARGE', vaddr: TARGET, size: 65 },
-      // A refused put with a large payload: the receiver must skip exactly its bytes.
+      // A refused put with a large payload: the receiver must skip exactly its bytes (over shm
+      // it is not pulled, or its chunks are read and dropped).
       { code: 'ERR_RVMA_TOO_LARGE', vaddr: TARGET, size: 3 << 20 },
       { code: 'ERR_RVMA_NO_MAILBOX', vaddr: UNKNOWN, size: 1 << 20 },
     ];

@@ -1,17 +1,18 @@
-// Many processes appending into one mailbox: 16 sender processes x 2,000 append puts of
-// self-describing records into an ops-counted mailbox of the test process. Every record must
-// land exactly once, intact, and the epoch must count exactly every put.
+// Many processes appending into one mailbox, over every transport: 16 sender processes x 2,000
+// append puts of self-describing records into an ops-counted mailbox of the test process.
+// Every record must land exactly once, intact, and the epoch must count exactly every put.
 import { Endpoint } from '../../src';
 import { startAgent, trackChildren } from '../helpers/children';
 import { parseRecords, recordLength } from '../helpers/data';
-import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
+import { VADDR, uniqueNodeId } from '../helpers/endpoints';
+import { SANITIZED, transportCases } from '../helpers/transports';
 
 const SENDERS = 16;
 // 17 processes under ASan (npm run test:asan) on a 2-core machine need far longer.
-const TIMEOUT = process.env.RVMA_SANITIZED === '1' ? 240_000 : 120_000;
+const TIMEOUT = SANITIZED ? 240_000 : 120_000;
 const PUTS_PER_SENDER = 2000;
 
-describe.each(PROGRESS_MODES)('tcp many-to-one appends (%s progress)', (progress) => {
+describe.each(transportCases())('many-to-one appends over %s (%s progress)', (_name, progress, transport) => {
   const children = trackChildren('each');
   let endpoint: Endpoint | undefined;
 
@@ -21,7 +22,7 @@ describe.each(PROGRESS_MODES)('tcp many-to-one appends (%s progress)', (progress
   });
 
   test(`${SENDERS} processes x ${PUTS_PER_SENDER} appends: every record exactly once, counts exact`, async () => {
-    endpoint = await Endpoint.create({ nodeId: uniqueNodeId('sink'), progress, listen: 'tcp://127.0.0.1:0' });
+    endpoint = await Endpoint.create({ nodeId: uniqueNodeId('sink'), progress, listen: transport.listen('sink'), ...transport.options });
     const total = SENDERS * PUTS_PER_SENDER;
     let totalBytes = 0;
     for (let s = 0; s < SENDERS; s++) for (let q = 0; q < PUTS_PER_SENDER; q++) totalBytes += recordLength(s, q);
@@ -31,10 +32,13 @@ describe.each(PROGRESS_MODES)('tcp many-to-one appends (%s progress)', (progress
     const buffer = mailbox.post(totalBytes);
 
     const agents = await Promise.all(
-      Array.from({ length: SENDERS }, (_, s) => startAgent(children, `sender-${s}`, { progress })),
+      Array.from({ length: SENDERS }, (_, s) => startAgent(children, `sender-${s}`, { progress, ...transport.options })),
     );
     // Connect everyone first, then start together, so the appends really interleave.
     await Promise.all(agents.map((a) => a.child.request({ cmd: 'connect', address: endpoint!.address }, 20_000)));
+    const expectedPeers = agents.map((a) => ({ nodeId: a.nodeId, provider: transport.provider, detail: transport.detail }));
+    const byNode = (a: { nodeId: string }, b: { nodeId: string }) => a.nodeId.localeCompare(b.nodeId);
+    expect(endpoint.peers().sort(byNode)).toEqual(expectedPeers.sort(byNode));
     await Promise.all(
       agents.map((a, s) =>
         a.child.request(
