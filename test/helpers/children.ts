@@ -236,7 +236,7 @@ export interface Agent {
   incarnation: string;
 }
 
-/** Starts a tcp-agent child (under prefix, see Child) and waits (bounded) until its endpoint is up. */
+/** Starts an agent child (under prefix, see Child) and waits (bounded) until its endpoint is up. */
 export async function startAgent(tracker: ChildTracker, label: string, options: AgentOptions, prefix?: string[]): Promise<Agent> {
   const child = tracker.spawn(label, 'agent.js', [JSON.stringify(options)], undefined, prefix);
   // Generous: a loaded 2-core machine starting many Node processes at once is slow.
