@@ -14,6 +14,7 @@
 #include "../provider.h"
 #include "shm_connection.h"
 #include "shm_options.h"
+#include "shm_pull_helper.h"
 #include "shm_regions.h"
 
 namespace rvma {
@@ -45,6 +46,7 @@ class ShmProvider final : public Provider {
   uint64_t probeAddress() const { return reinterpret_cast<uint64_t>(&probe_); }
   uint64_t probeValue() const { return probe_; }
   shm::RegionLoans& loans() { return loans_; }
+  shm::PullHelper& pullHelper() { return pullHelper_; }
   void onReady(ShmConnection* conn);
   // conn died (its puts are reported already): it leaves every route.
   void onDead(ShmConnection* conn, bool wasReady, Status status, const std::string& why);
@@ -74,6 +76,7 @@ class ShmProvider final : public Provider {
 
   uint64_t nextSerial_ = 1;
   shm::RegionLoans loans_;  // our regions lent to peers, by connection serial
+  shm::PullHelper pullHelper_;
 
   std::mutex knownMu_;
   std::unordered_map<std::string, bool> known_;  // node ids reachable now -> their large puts are pulled
