@@ -74,7 +74,7 @@ interface Serving {
   clone?: Uint8Array;
 }
 
-export class RendezvousMgr implements RendezvousHost {
+export class RendezvousMgr {
   static create(endpoint: Endpoint, options?: RendezvousOptions): RendezvousMgr {
     const call = 'RendezvousMgr.create';
     if (!(endpoint instanceof Endpoint)) throw invalid(call, 'endpoint must be an Endpoint');
@@ -134,7 +134,7 @@ export class RendezvousMgr implements RendezvousHost {
     this.assertOpen('find');
     let rendezvous = this.steps.get(step);
     if (!rendezvous) {
-      rendezvous = new Rendezvous(step, this);
+      rendezvous = new Rendezvous(step, this.host);
       this.steps.set(step, rendezvous);
     }
     return rendezvous;
@@ -162,22 +162,22 @@ export class RendezvousMgr implements RendezvousHost {
     await this.channel.done;
   }
 
-  // ---- RendezvousHost
+  // ---- What the step rendezvous ask of the manager (private: not part of the public type, so
+  // the shipped declarations need no `implements` of an internal interface).
+  private readonly host: RendezvousHost = {
+    isLocalTask: (task) => this.tasks.has(task),
+    recvRemote: (rendezvous, key, parsed, options) => this.recvRemote(rendezvous, key, parsed, options),
+    aborted: (rendezvous, error) => this.aborted(rendezvous, error),
+  };
 
-  /** @internal */
-  isLocalTask(task: string): boolean {
-    return this.tasks.has(task);
-  }
-
-  /** @internal */
-  aborted(rendezvous: Rendezvous, error: Error): void {
+  private aborted(rendezvous: Rendezvous, error: Error): void {
     for (const pending of [...this.requests.values()]) if (pending.stepId === rendezvous.stepId) pending.wait.reject(error);
     // Parked requests were answered with the error by their callbacks; held clones just go.
     for (const [id, s] of [...this.serving]) if (s.stepId === rendezvous.stepId && !s.parked) this.serving.delete(id);
   }
 
-  /** @internal Receiver side: ask the sender's task for the tensor. */
-  recvRemote(rendezvous: Rendezvous, key: string, parsed: ParsedKey, options: WaitOptions): Promise<Received> {
+  /** Receiver side: ask the sender's task for the tensor. */
+  private recvRemote(rendezvous: Rendezvous, key: string, parsed: ParsedKey, options: WaitOptions): Promise<Received> {
     const index = this.nextRequest++;
     const wait = new Wait<Received>(`Rendezvous.recv of ${key}`, options, () => {
       const pending = this.requests.get(index);
