@@ -33,14 +33,45 @@ export function parseWaitOptions(call: string, options: unknown): WaitOptions {
   return { timeout: o.timeout, signal: o.signal };
 }
 
+// One 'abort' listener per signal, however many waits share it: Node warns from 11 listeners on
+// (MaxListenersExceededWarning), and sharing one signal across many puts is ordinary use.
+interface Listening {
+  waits: Set<() => void>;
+  fire: () => void;
+}
+const aborts = new WeakMap<AbortSignal, Listening>();
+
+/** Runs fn once when signal aborts; the returned function undoes that. */
+function onAbort(signal: AbortSignal, fn: () => void): () => void {
+  let listening = aborts.get(signal);
+  if (!listening) {
+    const waits = new Set<() => void>();
+    const fire = (): void => {
+      aborts.delete(signal);
+      for (const f of [...waits]) f();
+    };
+    listening = { waits, fire };
+    aborts.set(signal, listening);
+    signal.addEventListener('abort', fire, { once: true });
+  }
+  const { waits, fire } = listening;
+  waits.add(fn);
+  return () => {
+    waits.delete(fn);
+    if (waits.size === 0 && aborts.get(signal) === listening) {
+      aborts.delete(signal);
+      signal.removeEventListener('abort', fire);
+    }
+  };
+}
+
 export class Wait<T> {
   readonly promise: Promise<T>;
   private resolveFn!: (value: T) => void;
   private rejectFn!: (error: Error) => void;
   private timer: NodeJS.Timeout | undefined;
   private settled = false;
-  private onAbort: (() => void) | undefined;
-  private signal: AbortSignal | undefined;
+  private unlisten: (() => void) | undefined;
 
   /**
    * what names the wait in its timeout and abort errors. onSettle runs once when a
@@ -64,9 +95,7 @@ export class Wait<T> {
         this.rejectFn(abortError(what, signal));
         return;
       }
-      this.signal = signal;
-      this.onAbort = () => this.reject(abortError(what, signal));
-      signal.addEventListener('abort', this.onAbort, { once: true });
+      this.unlisten = onAbort(signal, () => this.reject(abortError(what, signal)));
     }
     if (timeout !== undefined && timeout !== Infinity) {
       this.timer = setTimeout(
@@ -92,7 +121,7 @@ export class Wait<T> {
     if (this.settled) return false;
     this.settled = true;
     if (this.timer) clearTimeout(this.timer);
-    if (this.signal) this.signal.removeEventListener('abort', this.onAbort!);
+    this.unlisten?.();
     this.onSettle(this);
     return true;
   }
