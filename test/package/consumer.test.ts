@@ -9,7 +9,8 @@ import * as path from 'node:path';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'consumer');
-const ADDON = path.join(ROOT, 'build', 'Release', 'rvma.node');
+// The sanitizer run (npm run test:asan) names its own build.
+const ADDON = process.env.RVMA_ADDON ?? path.join(ROOT, 'build', 'Release', 'rvma.node');
 const EXPECTED = 'epoch 1: 11 bytes, "hello world"\nERR_RVMA_NO_MAILBOX\n';
 
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string {
