@@ -239,6 +239,11 @@ void Engine::putDone(uint64_t putId, Status status) {
   push(Event{uint64_t(EventKind::PutDone), putId, 0, 0, 0, 0, 0, uint64_t(status)});
 }
 
+void Engine::putFailed(uint64_t putId, Status status, const std::string& reason) {
+  if (reason.empty()) return putDone(putId, status);
+  push(Event{uint64_t(EventKind::PutDone), putId, 0, 0, 0, 0, 1, uint64_t(status)}, {reason});
+}
+
 void Engine::connected(uint64_t requestId, Status status, const std::string& detail) {
   push(Event{uint64_t(EventKind::Connected), requestId, 0, 0, 0, 0, 0, uint64_t(status)}, {detail});
 }

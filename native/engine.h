@@ -23,7 +23,7 @@ namespace rvma {
 
 enum class EventKind : uint32_t {
   Completion = 1,
-  PutDone = 2,
+  PutDone = 2,  // status; with ops 1, vaddr indexes the batch's texts: why it failed
   MailboxReleased = 3,
   Connected = 4,
   ProtocolError = 5,
@@ -104,6 +104,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   void completions(const std::vector<CompletionRecord>& records) override;
   void mailboxReleased(uint32_t mailboxId) override;
   void putDone(uint64_t putId, Status status) override;
+  void putFailed(uint64_t putId, Status status, const std::string& reason) override;
   void connected(uint64_t requestId, Status status, const std::string& detail) override;
   void protocolError(const std::string& peer, const std::string& message) override;
   void rawWritten(uint32_t regionId, uint64_t offset, uint64_t len) override;

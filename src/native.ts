@@ -10,6 +10,7 @@ import { RvmaError } from './mailbox/errors';
 export const EVENT_WORDS = 8;
 export const enum EventKind {
   Completion = 1,
+  /** Word 7: status; with word 6 = 1, word 2 indexes the batch's texts: why it failed. */
   PutDone = 2,
   MailboxReleased = 3,
   /** Word 2 indexes the batch's texts: the peer's node id, or why connecting failed. */

@@ -582,7 +582,7 @@ export class Endpoint extends EventEmitter {
       if (kind === EventKind.Completion) {
         this.mailboxes.get(id)?.complete(events[i + 3], events[i + 4], events[i + 5], events[i + 6]);
       } else if (kind === EventKind.PutDone) {
-        this.putDone(id, events[i + 7]);
+        this.putDone(id, events[i + 7], events[i + 6] === 1 ? texts![events[i + 2]] : undefined);
       } else if (kind === EventKind.MailboxReleased) {
         this.mailboxes.get(id)?.released();
       } else if (kind === EventKind.Connected) {
@@ -607,7 +607,8 @@ export class Endpoint extends EventEmitter {
     }
   }
 
-  private putDone(id: number, status: number): void {
+  /** reason: why it failed, where the transport says (e.g. why no connection could be made). */
+  private putDone(id: number, status: number, reason?: string): void {
     const pending = this.puts.get(id);
     if (!pending) return;
     if (this.retryLater(pending, status)) return;
@@ -621,7 +622,7 @@ export class Endpoint extends EventEmitter {
     // The node behind a cached route is gone or moved: resolve it afresh next time.
     const code = codeOfStatus(status);
     if (code === 'ERR_RVMA_PEER_LOST' || code === 'ERR_RVMA_NO_PEER') this.resolver.forget(pending.target);
-    const context: StatusContext = { op: pending.call, vaddr: pending.destination?.vaddr ?? 0n, node: pending.target, bytes };
+    const context: StatusContext = { op: pending.call, vaddr: pending.destination?.vaddr ?? 0n, node: pending.target, bytes, reason };
     pending.wait.reject(statusError(status, context));
   }
 

@@ -67,6 +67,8 @@ export interface StatusContext {
   vaddr: bigint;
   node?: string;
   bytes?: number;
+  /** What the transport said beyond the status (why no connection could be made). */
+  reason?: string;
 }
 
 const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
@@ -84,7 +86,7 @@ const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
   ERR_RVMA_INVALID_ARGUMENT: (c) => `the core refused the arguments for mailbox ${hex(c.vaddr)}`,
   ERR_RVMA_MAILBOX_EXISTS: (c) => `a mailbox is already open at vaddr ${hex(c.vaddr)}`,
   ERR_RVMA_TOO_MANY_BUFFERS: (c) => `mailbox ${hex(c.vaddr)} already holds its maximum number of posted buffers`,
-  ERR_RVMA_NO_PEER: (c) => `no provider reaches node "${c.node}"`,
+  ERR_RVMA_NO_PEER: (c) => (c.reason ? `cannot reach "${c.node}"` : `no provider reaches node "${c.node}"`),
   ERR_RVMA_PEER_LOST: (c) => `node "${c.node}" went away before acknowledging the put to ${hex(c.vaddr)} (it may or may not have been placed)`,
   ERR_RVMA_REGISTRATION: (c) =>
     `${c.bytes ?? 0} bytes (or the connection's buffers) could not be registered for RDMA, on this node or on node ` +
@@ -105,5 +107,6 @@ const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
 
 export function statusError(status: number, context: StatusContext): RvmaError {
   const code = codeOfStatus(status);
-  return new RvmaError(code, `${context.op}: ${EXPLAIN[code](context)}`);
+  const reason = context.reason ? ` (${context.reason})` : '';
+  return new RvmaError(code, `${context.op}: ${EXPLAIN[code](context)}${reason}`);
 }

@@ -141,7 +141,9 @@ void ShmProvider::put(const PutRequest& req) {
   Status status = Status::NoPeer;
   ShmConnection* conn = route(req.peer, &status);
   if (!conn) {
-    ctx_.events.putDone(req.id, status == Status::NoPeer && req.incarnation ? Status::PeerLost : status);
+    Status final = status == Status::NoPeer && req.incarnation ? Status::PeerLost : status;
+    bool address = isAddress(req.peer);
+    ctx_.events.putFailed(req.id, final, address ? "nothing listens at " + req.peer : "");
     return;
   }
   conn->put(req);

@@ -662,7 +662,7 @@ void TcpConnection::fail(Status status, const std::string& why, bool protocolErr
   if (protocolError) owner_.ctx().events.protocolError(peer, why);
   for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, status, why);
   connectRequests_.clear();
-  owner_.onDead(this, wasReady, transient, status, std::move(unanswered));
+  owner_.onDead(this, wasReady, transient, status, why, std::move(unanswered));
 }
 
 void TcpConnection::tick(uint64_t nowMs) {

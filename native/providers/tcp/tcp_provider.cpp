@@ -163,17 +163,20 @@ TcpConnection* TcpProvider::dialOne(const std::string& address, Status* status, 
     return nullptr;
   }
   if (!resolveAddress(host, port, &addr, &len, &error)) {
+    dialError_ = error;
     *status = Status::NoPeer;
     return nullptr;
   }
   int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
+    dialError_ = "connect to " + address + " failed: " + std::strerror(errno);
     *status = Status::NoPeer;
     return nullptr;
   }
   tuneSocket(fd);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno != EINPROGRESS) {
     if (refused) *refused = errno == ECONNREFUSED;
+    dialError_ = "connect to " + address + " failed: " + std::strerror(errno);
     ::close(fd);
     *status = Status::NoPeer;
     return nullptr;
@@ -261,10 +264,11 @@ void TcpProvider::send(OutPut p) {
     }
   }
   Status status = Status::NoPeer;
+  dialError_.clear();
   std::vector<TcpConnection*> conns = route(p.req.peer, &status);
   if (conns.empty()) {
     bool gone = status == Status::NoPeer && (p.req.incarnation != 0 || p.wireId != 0);
-    putFinished(p, gone ? Status::PeerLost : status);
+    putFinished(p, gone ? Status::PeerLost : status, dialError_);
     return;
   }
   dispatch(conns, std::move(p));
@@ -343,13 +347,13 @@ void TcpProvider::split(const PutRequest& req, std::vector<TcpConnection*> ready
   all.back().first->put(std::move(first));
 }
 
-void TcpProvider::putFinished(const OutPut& p, Status status) {
+void TcpProvider::putFinished(const OutPut& p, Status status, const std::string& reason) {
   if (p.req.parts == 0) {
     if (p.to) {
       sent_.settle(p.to, p.wireId);
       announceFloor(p.to, kFloorStride);
     }
-    ctx_.events.putDone(p.req.id, status);
+    ctx_.events.putFailed(p.req.id, status, ok(status) ? std::string() : reason);
     return;
   }
   auto it = splits_.find(p.req.id);
@@ -458,7 +462,7 @@ void TcpProvider::unlink(TcpConnection* conn, bool wasReady, bool transient) {
   }
 }
 
-void TcpProvider::onDead(TcpConnection* conn, bool wasReady, bool transient, Status status,
+void TcpProvider::onDead(TcpConnection* conn, bool wasReady, bool transient, Status status, const std::string& why,
                          std::vector<OutPut> unanswered) {
   const std::string& node = conn->peerNodeId();
   const uint64_t incarnation = conn->peerIncarnation();
@@ -469,7 +473,8 @@ void TcpProvider::onDead(TcpConnection* conn, bool wasReady, bool transient, Sta
       // Never connected, but aimed at a node known before (by incarnation, sent to it before,
       // or redialed to reach it again): that node is gone.
       bool gone = status == Status::NoPeer && (p.req.incarnation != 0 || p.wireId != 0 || !conn->expectedNode().empty());
-      putFinished(p, gone ? Status::PeerLost : status);
+      // Never connected: say why (refused, timed out, another node answered).
+      putFinished(p, gone ? Status::PeerLost : status, wasReady ? std::string() : why);
     }
     if (wasReady && status != Status::Closed) ctx_.events.peerLost(node, incarnation);
     // A ready connection to a reconnecting node that died before it took the kept puts (a

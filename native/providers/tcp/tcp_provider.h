@@ -57,12 +57,14 @@ class TcpProvider final : public Provider {
   void unlink(TcpConnection* conn, bool wasReady, bool transient);
   // conn died, and its answered puts are reported. A transient failure (a ready connection lost to the transport) keeps its
   // unanswered puts for the peer if it can be reached again; otherwise they fail with status.
-  void onDead(TcpConnection* conn, bool wasReady, bool transient, Status status, std::vector<OutPut> unanswered);
+  void onDead(TcpConnection* conn, bool wasReady, bool transient, Status status, const std::string& why,
+              std::vector<OutPut> unanswered);
   // Routes a put (again): to a ready connection, behind a reconnect, or to its failure.
   void send(OutPut p);
   // A put (or one part of a split put) got its answer and its bytes left the send queue, or
   // it failed: reported upward once the whole put is settled.
-  void putFinished(const OutPut& p, Status status);
+  // reason: why it failed, when a connection could not be made.
+  void putFinished(const OutPut& p, Status status, const std::string& reason = std::string());
   SentPuts& sentPuts() { return sent_; }
   // Receiver side: the window of what (node, incarnation) sent us, for a new connection of it.
   std::shared_ptr<PutWindow> attachSender(const std::string& node, uint64_t incarnation);
@@ -140,6 +142,7 @@ class TcpProvider final : public Provider {
   OneShotTimer reconnectTimer_;
   InboundSenders inbound_;                                                  // receiver side
   size_t nextStripe_ = 0;
+  std::string dialError_;  // why the last dial failed at once, for the puts it was for
 
   std::mutex knownMu_;
   std::unordered_set<std::string> known_;  // node ids reachable by this provider
