@@ -29,12 +29,16 @@
 #include <memory>
 #include <vector>
 
+#include "harness_support.h"
 #include "native/providers/shm/shm_channel.h"
 #include "native/providers/shm/shm_hello.h"
 #include "native/providers/shm/shm_provider.h"
 #include "native/providers/shm/shm_ring.h"
 
 using namespace rvma;
+using rvma::fuzz::Guarded;
+using rvma::fuzz::Poller;
+using rvma::fuzz::require;
 using namespace rvma::shm;
 
 namespace {
@@ -43,41 +47,11 @@ constexpr uint64_t kBytesBox = 0x10000;  // bytes epochs of 256-byte buffers
 constexpr uint64_t kOpsBox = 0x10001;    // ops epochs of 3 puts, 64 KiB buffers
 constexpr uint64_t kTheirBox = 0x20000;
 constexpr uint64_t kRing = kMinRingBytes;
-constexpr size_t kCanary = 64;
 constexpr size_t kMaxPosts = 64;
 constexpr uint64_t kMaxOwnPuts = 32;
 
-void require(bool holds) {
-  if (!holds) std::abort();
-}
 
-class Guarded {
- public:
-  explicit Guarded(size_t size) : size_(size), mem_(size + 2 * kCanary, 0xa5) {}
-  uint8_t* data() { return mem_.data() + kCanary; }
-  size_t size() const { return size_; }
-  bool intact() const {
-    for (size_t i = 0; i < kCanary; i++) {
-      if (mem_[i] != 0xa5 || mem_[kCanary + size_ + i] != 0xa5) return false;
-    }
-    return true;
-  }
 
- private:
-  size_t size_;
-  std::vector<uint8_t> mem_;
-};
-
-class Poller : public ExternalPoller {
- public:
-  std::map<uint64_t, std::pair<int, uint32_t>> fds;
-  bool watch(uint64_t token, int fd, uint32_t events) override {
-    fds[token] = {fd, events};
-    return true;
-  }
-  void change(uint64_t token, uint32_t events) override { fds[token].second = events; }
-  void unwatch(uint64_t token) override { fds.erase(token); }
-};
 
 class Sink : public EventSink {
  public:

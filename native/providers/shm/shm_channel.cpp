@@ -179,12 +179,13 @@ void drainEventFd(int fd) {
   (void)n;
 }
 
-Pull pull(pid_t pid, uint8_t* dst, uint64_t src, uint64_t len) {
+// process_vm_readv (read) or process_vm_writev, in pieces as the kernel returns them.
+static Pull crossMemory(bool read, pid_t pid, uint8_t* local, uint64_t remote, uint64_t len) {
   uint64_t done = 0;
   while (done < len) {
-    iovec local{dst + done, size_t(len - done)};
-    iovec remote{reinterpret_cast<void*>(src + done), size_t(len - done)};
-    ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    iovec here{local + done, size_t(len - done)};
+    iovec there{reinterpret_cast<void*>(remote + done), size_t(len - done)};
+    ssize_t n = read ? process_vm_readv(pid, &here, 1, &there, 1, 0) : process_vm_writev(pid, &here, 1, &there, 1, 0);
     if (n > 0) {
       done += uint64_t(n);
       continue;
@@ -195,20 +196,10 @@ Pull pull(pid_t pid, uint8_t* dst, uint64_t src, uint64_t len) {
   return Pull::Ok;
 }
 
+Pull pull(pid_t pid, uint8_t* dst, uint64_t src, uint64_t len) { return crossMemory(true, pid, dst, src, len); }
+
 Pull push(pid_t pid, uint64_t dst, const uint8_t* src, uint64_t len) {
-  uint64_t done = 0;
-  while (done < len) {
-    iovec local{const_cast<uint8_t*>(src + done), size_t(len - done)};
-    iovec remote{reinterpret_cast<void*>(dst + done), size_t(len - done)};
-    ssize_t n = process_vm_writev(pid, &local, 1, &remote, 1, 0);
-    if (n > 0) {
-      done += uint64_t(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    return n < 0 && errno == ESRCH ? Pull::PeerGone : Pull::Refused;
-  }
-  return Pull::Ok;
+  return crossMemory(false, pid, const_cast<uint8_t*>(src), dst, len);  // writev only reads `here`
 }
 
 }  // namespace rvma::shm
