@@ -211,8 +211,7 @@ export function parseCreateOptions(options: unknown): CreateSettings {
   if (provider === 'shm' && shmOptions.enabled === false) throw invalid(call, 'provider "shm" needs shm.enabled');
   const runsShm = (provider === 'auto' || provider === 'shm') && shmOptions.enabled !== false;
   if (listen?.startsWith('shm://') && !runsShm) throw invalid(call, 'an "shm://" listen address needs shm.enabled');
-  const shmNative: Omit<ShmOptions, 'enabled'> = { ...shmOptions };
-  delete (shmNative as ShmOptions).enabled;
+  const { enabled: _enabled, ...shmNative } = shmOptions; // the native side runs shm when given the group
   const shm = runsShm ? { ...shmNative, name: listen?.startsWith('shm://') ? listen.slice(6) : undefined } : undefined;
   const labels = o.labels === undefined ? [] : o.labels;
   if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string' && l.length > 0)) {
