@@ -36,9 +36,6 @@ describe.each(transportCases())('many-to-one appends over %s (%s progress)', (_n
     );
     // Connect everyone first, then start together, so the appends really interleave.
     await Promise.all(agents.map((a) => a.child.request({ cmd: 'connect', address: endpoint!.address }, 20_000)));
-    const expectedPeers = agents.map((a) => ({ nodeId: a.nodeId, provider: transport.provider, detail: transport.detail }));
-    const byNode = (a: { nodeId: string }, b: { nodeId: string }) => a.nodeId.localeCompare(b.nodeId);
-    expect(endpoint.peers().sort(byNode)).toEqual(expectedPeers.sort(byNode));
     await Promise.all(
       agents.map((a, s) =>
         a.child.request(
@@ -72,5 +69,10 @@ describe.each(transportCases())('many-to-one appends over %s (%s progress)', (_n
     }
     expect([...perSender.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: SENDERS }, (_, s) => s));
     for (const count of perSender.values()) expect(count).toBe(PUTS_PER_SENDER);
+    // Every sender's puts came in over its connection, so the receiver knows them all by now (a
+    // sender's connect may resolve before the receiver has handled that sender's hello).
+    const expectedPeers = agents.map((a) => ({ nodeId: a.nodeId, provider: transport.provider, detail: transport.detail }));
+    const byNode = (a: { nodeId: string }, b: { nodeId: string }) => a.nodeId.localeCompare(b.nodeId);
+    expect(endpoint.peers().sort(byNode)).toEqual(expectedPeers.sort(byNode));
   }, TIMEOUT);
 });
