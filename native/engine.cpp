@@ -130,6 +130,7 @@ Status Engine::put(PutRequest req) {
     known = true;
     if (req.raw && !provider->supportsRaw()) continue;
     Provider* p = provider.get();
+    if (req.gathered() && !p->gathers(req)) req.join();
     progress_.submit([p, req = std::move(req)] { p->put(req); });
     return Status::Ok;
   }

@@ -243,7 +243,8 @@ Napi::Value EndpointWrap::IncEpoch(const Napi::CallbackInfo& info) {
 }
 
 // put(putId, peer, vaddr, data, offset: bigint, append: boolean, raw?: boolean, incarnation?: bigint,
-//     memory?: number) -> status. raw: a one-sided write where vaddr is the peer's region key.
+//     memory?: number, head?: bytes) -> status. raw: a one-sided write where vaddr is the peer's
+//     region key. head: a gathered put, whose payload is head's bytes followed by data's.
 Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!engine_) return Napi::Number::New(env, double(Status::Closed));
@@ -261,6 +262,14 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
     return typeError(env, "put: incarnation must be a bigint");
   }
   req.memory = memoryArg(info, 8);
+  if (info.Length() > 9 && !info[9].IsUndefined()) {
+    uint8_t* head;
+    size_t headLen;
+    if (!toBytes(info[9], &head, &headLen)) return typeError(env, "put: head must be bytes");
+    req.head = head;
+    req.headLen = headLen;
+    req.len += headLen;
+  }
   Status s;
   try {
     s = engine_->put(std::move(req));

@@ -2,7 +2,10 @@
 // reports its outcome upward exactly once (EventSink::putDone); on arrival it places bytes
 // through the receiver's MailboxTable (reserve / write / commit) and never touches JS.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,18 +17,49 @@
 
 namespace rvma {
 
+// A put's payload is `len` bytes: `data` alone, or, for a gathered put, `headLen` bytes at
+// `head` followed by `len - headLen` bytes at `data`. A provider that cannot send a gathered put
+// as it is says so (Provider::gathers) and the engine joins it into owned memory first.
 struct PutRequest {
   uint64_t id;
   std::string peer;  // node id
   uint64_t vaddr;
   const uint8_t* data;  // owned by the caller until putDone
-  uint64_t len;
+  uint64_t len;         // the whole payload, head included
   Placement where;
   bool raw = false;  // a one-sided write: vaddr is the region key, where.offset the offset
   uint32_t parts = 0;  // set by a striping provider on each part of a split put...
   uint64_t wholeOffset = 0, wholeLen = 0;  // ...with the range of the whole put
   uint64_t incarnation = 0;  // nonzero: only that incarnation of the peer may take the put
   uint64_t memory = 0;  // names the JS memory holding data while it lives (0: unknown), see memoryGone
+  const uint8_t* head = nullptr;  // a gathered put's first bytes (owned by the caller, like data)
+  uint64_t headLen = 0;
+  std::shared_ptr<const std::vector<uint8_t>> joined = nullptr;  // a joined gathered put's bytes
+
+  bool gathered() const { return headLen != 0; }
+  // Payload bytes [from, from + n), gathered or not, into dst.
+  void copyRange(uint8_t* dst, uint64_t from, uint64_t n) const {
+    if (from < headLen) {
+      const uint64_t take = std::min(n, headLen - from);
+      std::memcpy(dst, head + from, take);
+      dst += take;
+      from += take;
+      n -= take;
+    }
+    if (n) std::memcpy(dst, data + (from - headLen), n);
+  }
+  void copyTo(uint8_t* dst) const { copyRange(dst, 0, len); }
+  // Makes the payload one contiguous range (data, len) in memory the request owns.
+  void join() {
+    if (!headLen) return;
+    auto bytes = std::make_shared<std::vector<uint8_t>>(len);
+    copyTo(bytes->data());
+    data = bytes->data();
+    joined = std::move(bytes);
+    head = nullptr;
+    headLen = 0;
+    memory = 0;  // no longer JS memory: nothing may cache a registration of it
+  }
 };
 
 // What a provider may use of its endpoint.
@@ -50,6 +84,8 @@ class Provider {
   virtual const char* name() const = 0;
   virtual bool reaches(const std::string& peer) = 0;
   virtual bool supportsRaw() const { return false; }
+  // Whether put() takes this gathered request as it is; if not, the engine joins it first.
+  virtual bool gathers(const PutRequest& req) const { return false; }
   // Runs on the progress context; must end in exactly one events.putDone(req.id, ...).
   virtual void put(const PutRequest& req) = 0;
   // A region of this endpoint closed (progress context): a provider that lets peers write

@@ -9,6 +9,7 @@ import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-wo
 import { RvmaError, StatusContext, codeOfStatus, hex, statusError } from './errors';
 import { EpochType, Mailbox, MailboxHost } from './mailbox';
 import { MemoryIds } from './memory-ids';
+import { PutData, checkPutData } from './put-data';
 import { Region, RegionHost } from './region';
 import {
   Capabilities,
@@ -51,6 +52,7 @@ export type {
   TcpOptions,
 } from './endpoint-options';
 export type { ShmOptions } from './shm-options';
+export type { PutData } from './put-data';
 
 /** A peer this endpoint is connected to, and how (see Endpoint.peers). */
 export interface PeerInfo {
@@ -79,6 +81,8 @@ interface PendingPut {
   wait: Wait<void>;
   /** Kept until the native side reports, so the bytes stay alive while they are read. */
   data: Uint8Array | undefined;
+  /** A gathered put's first bytes, kept like data. */
+  head: Uint8Array | undefined;
   offset: bigint;
   append: boolean;
   raw: boolean;
@@ -282,7 +286,7 @@ export class Endpoint extends EventEmitter {
    * Puts into the mailbox bound to name, on whichever node bound it. Rejects with
    * ERR_RVMA_NO_NAME when no live node has bound it.
    */
-  putNamed(name: string, data: ArrayBufferView | ArrayBuffer, options?: PutOptions): Promise<void> {
+  putNamed(name: string, data: PutData, options?: PutOptions): Promise<void> {
     const call = 'Endpoint.putNamed';
     try {
       checkString(call, 'name', name);
@@ -395,9 +399,10 @@ export class Endpoint extends EventEmitter {
    * Puts data into mailbox vaddr of the target node. Resolves once the receiver placed it;
    * rejects with the receiver's refusal (ERR_RVMA_NO_MAILBOX, ERR_RVMA_NO_BUFFER, ...), or
    * ERR_RVMA_TIMEOUT / ERR_RVMA_ABORTED (the put may then still be placed). The data must not
-   * change until the promise settles.
+   * change until the promise settles. `[head, data]` is one put of head's bytes followed by
+   * data's, gathered natively (neither is copied in JavaScript).
    */
-  put(target: string | Endpoint, vaddr: bigint, data: ArrayBufferView | ArrayBuffer, options?: PutOptions): Promise<void> {
+  put(target: string | Endpoint, vaddr: bigint, data: PutData, options?: PutOptions): Promise<void> {
     const call = 'Endpoint.put';
     try {
       const o = parsePutOptions(call, options);
@@ -460,18 +465,19 @@ export class Endpoint extends EventEmitter {
     call: string,
     target: string,
     destination: Destination | Promise<Destination>,
-    data: ArrayBufferView | ArrayBuffer,
+    data: PutData,
     offset: bigint,
     append: boolean,
     raw: boolean,
     o: WaitOptions & { noBufferRetryMs?: number },
   ): Promise<void> {
-    const bytes = checkBytes(call, 'data', data);
+    const [head, bytes] = checkPutData(call, data);
     this.assertOpen(call);
     const id = this.nextRequestId++;
     const pending: PendingPut = {
       id,
       data: bytes,
+      head,
       offset,
       append,
       raw,
@@ -510,9 +516,9 @@ export class Endpoint extends EventEmitter {
       return;
     }
     pending.destination = d;
-    const { id, data, offset, append, raw } = pending;
+    const { id, data, offset, append, raw, head } = pending;
     const memory = this.memory?.of(data!) ?? 0;
-    const status = this.handle.put(id, d.route.peer, d.vaddr, data!, offset, append, raw, d.route.incarnation, memory);
+    const status = this.handle.put(id, d.route.peer, d.vaddr, data!, offset, append, raw, d.route.incarnation, memory, head);
     if (status !== 0) this.putDone(id, status);
   }
 
@@ -554,7 +560,7 @@ export class Endpoint extends EventEmitter {
     this.handle.close(); // joins the progress thread: nothing reads put data after this
     const error = new RvmaError('ERR_RVMA_CLOSED', `endpoint "${this.nodeId}" closed`);
     for (const pending of this.puts.values()) {
-      pending.data = undefined;
+      pending.data = pending.head = undefined;
       pending.wait.reject(error);
     }
     this.puts.clear();
@@ -613,8 +619,8 @@ export class Endpoint extends EventEmitter {
     if (!pending) return;
     if (this.retryLater(pending, status)) return;
     this.puts.delete(id);
-    const bytes = pending.data?.byteLength;
-    pending.data = undefined;
+    const bytes = pending.data && pending.data.byteLength + (pending.head?.byteLength ?? 0);
+    pending.data = pending.head = undefined;
     if (status === 0) {
       pending.wait.resolve();
       return;

@@ -9,6 +9,7 @@ export type {
   PeerLostInfo,
   ProtocolErrorInfo,
   ProviderName,
+  PutData,
   PutOptions,
   RegistrationStats,
   ShmOptions,

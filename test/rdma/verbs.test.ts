@@ -106,6 +106,22 @@ describeInGuest('verbs provider', () => {
       }
     });
 
+    test('gathered [head, data] puts land as one payload, eager (gathered into the slot) and large (joined, READ)', async () => {
+      const { receiver, sender } = await pair(progress);
+      const shapes: [number, number][] = [[8, 16], [24, EAGER_MAX - 24], [24, EAGER_MAX], [100, 1 << 20], [4096, 0]];
+      for (const [i, [headLen, dataLen]] of shapes.entries()) {
+        const vaddr = VADDR + 100n + BigInt(i);
+        const mailbox = receiver.openMailbox(vaddr);
+        mailbox.post(headLen + dataLen);
+        const head = pattern(headLen, 2 * i + 1);
+        const data = pattern(dataLen, 2 * i + 2);
+        await sender.put(receiver.address, vaddr, [head, data]);
+        const done = await mailbox.next({ timeout: 60_000 });
+        expect(done).toMatchObject({ bytes: headLen + dataLen, ops: 1 });
+        expect(asBuffer(done.buffer).equals(Buffer.concat([head, data]))).toBe(true);
+      }
+    });
+
     test('concurrent eager and large puts at offsets fill one buffer exactly', async () => {
       const { receiver, sender } = await pair(progress);
       const size = 2 << 20;

@@ -12,7 +12,13 @@ void LoopbackProvider::put(const PutRequest& req) {
   std::shared_ptr<MailboxTable> target = LoopbackFabric::instance().find(req.peer, &incarnation);
   // A put meant for an earlier incarnation of the node must not reach its successor.
   bool same = req.incarnation == 0 || req.incarnation == incarnation;
-  Status s = target && same ? target->deliver(req.vaddr, req.where, req.data, req.len) : Status::PeerLost;
+  if (!target || !same) return ctx_.events.putDone(req.id, Status::PeerLost);
+  Reservation r;
+  Status s = target->reserve(req.vaddr, req.where, req.len, &r);
+  if (ok(s)) {
+    req.copyTo(r.dst);
+    target->commit(r);
+  }
   ctx_.events.putDone(req.id, s);
 }
 

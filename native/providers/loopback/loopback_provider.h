@@ -11,6 +11,7 @@ class LoopbackProvider final : public Provider {
   const char* name() const override { return "loopback"; }
   bool reaches(const std::string& peer) override;
   void put(const PutRequest& req) override;
+  bool gathers(const PutRequest&) const override { return true; }
   void close() override {}
 
  private:

@@ -594,7 +594,7 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
     uint8_t* at = out_.claim(sizeof head, corrupt);
     if (!at) return false;
     o.wireId = nextWireId_++;
-    pending_.push_back(Pending{o.wireId, req.id});
+    pending_.push_back(Pending{o.wireId, req.id, req.joined});
     head.id = o.wireId;
     head.prefix = RecordPrefix{uint32_t(RecordType::RawNotice), sizeof head};
     std::memcpy(at, &head, sizeof head);
@@ -604,12 +604,13 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
   auto begin = [&] {
     if (o.wireId == 0) {
       o.wireId = nextWireId_++;
-      pending_.push_back(Pending{o.wireId, req.id});
+      pending_.push_back(Pending{o.wireId, req.id, req.joined});
     }
     head.id = o.wireId;
   };
   const bool inline_ = req.len <= std::min(owner_.options().eagerMaxBytes, maxInline);
-  if (inline_ || peerPulls_) {
+  // The peer pulls from one source range: a gathered put too large to go inline is copied.
+  if (inline_ || (peerPulls_ && !req.gathered())) {
     const uint64_t bytes = inline_ ? roundUp8(sizeof(PutRecord) + req.len) : sizeof(FarPutRecord);
     uint8_t* at = out_.claim(bytes, corrupt);
     if (!at) return false;
@@ -617,7 +618,7 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
     head.prefix = RecordPrefix{uint32_t(inline_ ? RecordType::Put : RecordType::FarPut), uint32_t(bytes)};
     if (inline_) {
       std::memcpy(at, &head, sizeof head);
-      if (req.len) std::memcpy(at + sizeof head, req.data, req.len);
+      req.copyTo(at + sizeof head);
     } else {
       FarPutRecord far{head, reinterpret_cast<uint64_t>(req.data)};
       std::memcpy(at, &far, sizeof far);
@@ -635,7 +636,7 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
     head.prefix = RecordPrefix{uint32_t(RecordType::ChunkPut), uint32_t(bytes)};
     ChunkPutRecord chunk{head, o.sent, len};
     std::memcpy(at, &chunk, sizeof chunk);
-    std::memcpy(at + sizeof chunk, req.data + o.sent, len);
+    req.copyRange(at + sizeof chunk, o.sent, len);
     out_.commit(bytes);
     o.sent += len;
   }

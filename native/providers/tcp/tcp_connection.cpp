@@ -100,8 +100,10 @@ void TcpConnection::sendPut(OutPut p) {
   f.len = req.len;
   wire::encodeHeader(f, item.head);
   item.headLen = uint32_t(wire::kHeaderBytes + (req.parts ? wire::kPartExtBytes : 0));
-  item.data = req.data;
-  item.dataLen = req.len;
+  item.body[0] = req.head;
+  item.bodyLen[0] = req.headLen;
+  item.body[1] = req.data;
+  item.bodyLen[1] = req.len - req.headLen;
   item.put = true;
   pending_.push_back(PendingPut{std::move(p)});
   tx_.push_back(std::move(item));
@@ -144,11 +146,12 @@ void TcpConnection::flush() {
   while (!tx_.empty() && state_ != State::Dead && state_ != State::Connecting) {
     iovec iov[kMaxIov];
     int n = 0;
-    for (auto it = tx_.begin(); it != tx_.end() && n + 2 <= kMaxIov; ++it) {
+    for (auto it = tx_.begin(); it != tx_.end() && n + 3 <= kMaxIov; ++it) {
       uint64_t sent = it->sent;
-      const uint8_t* parts[2] = {it->head, it->data ? it->data : reinterpret_cast<const uint8_t*>(it->owned.data())};
-      uint64_t lens[2] = {it->headLen, it->data ? it->dataLen : it->owned.size()};
-      for (int p = 0; p < 2; p++) {
+      const uint8_t* parts[3];
+      uint64_t lens[3];
+      const int count = it->pieces(parts, lens);
+      for (int p = 0; p < count; p++) {
         if (sent >= lens[p]) {
           sent -= lens[p];
           continue;
@@ -173,7 +176,7 @@ void TcpConnection::flush() {
     size_t puts = 0;
     for (uint64_t left = uint64_t(written); left > 0;) {
       TxItem& front = tx_.front();
-      uint64_t total = front.headLen + (front.data ? front.dataLen : front.owned.size());
+      uint64_t total = front.total();
       uint64_t take = std::min(left, total - front.sent);
       front.sent += take;
       left -= take;

@@ -62,10 +62,27 @@ class TcpConnection {
     uint8_t head[wire::kHeaderBytes + wire::kPartExtBytes];
     uint32_t headLen = 0;
     std::string owned;        // hello or error text
-    const uint8_t* data = nullptr;
-    uint64_t dataLen = 0;
-    uint64_t sent = 0;        // of headLen + dataLen
+    const uint8_t* body[2] = {};  // a put's payload: a gathered put's head, then its data
+    uint64_t bodyLen[2] = {};
+    uint64_t sent = 0;        // of total()
     bool put = false;         // a put's frame: the next pending put is written when it is done
+
+    // What goes on the wire, in order (empty pieces included): up to three.
+    int pieces(const uint8_t* p[3], uint64_t l[3]) const {
+      p[0] = head;
+      l[0] = headLen;
+      if (!owned.empty()) {
+        p[1] = reinterpret_cast<const uint8_t*>(owned.data());
+        l[1] = owned.size();
+        return 2;
+      }
+      for (int i = 0; i < 2; i++) {
+        p[1 + i] = body[i];
+        l[1 + i] = bodyLen[i];
+      }
+      return 3;
+    }
+    uint64_t total() const { return headLen + owned.size() + bodyLen[0] + bodyLen[1]; }
   };
   // A put on the wire. The peer answers puts in the order they were sent, and they leave the
   // send queue in that order, so answered and written puts are each a prefix of pending_.

@@ -258,7 +258,7 @@ void VerbsConnection::sendPut(const PutRequest& req) {
     uint8_t* stage = txStage_ + size_t(slot) * slotBytes_;
     EagerHeader h{req.id, req.vaddr, offset, uint32_t(req.len), flags};
     std::memcpy(stage, &h, sizeof h);
-    if (req.len) std::memcpy(stage + sizeof h, req.data, req.len);
+    req.copyTo(stage + sizeof h);
     outstanding_.emplace(req.id, OutPut{req, slot, nullptr});
     SendWr w{};
     w.sge = ibv_sge{uintptr_t(stage), uint32_t(kEagerHeader + req.len), localMr_->lkey};
@@ -271,6 +271,12 @@ void VerbsConnection::sendPut(const PutRequest& req) {
     return;
   }
   // Large: the receiver reads the source in place; its registration is held until the answer.
+  // It reads one range, so a gathered put is joined first.
+  if (req.gathered()) {
+    PutRequest whole = req;
+    whole.join();
+    return sendPut(whole);
+  }
   RegistrationCache::Entry* source = owner_.registrations().acquire(req.data, req.len, req.memory);
   if (!source) return owner_.ctx().events.putDone(req.id, Status::Registration);
   uint32_t index;

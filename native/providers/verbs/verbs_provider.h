@@ -39,6 +39,8 @@ class VerbsProvider final : public Provider {
   const char* name() const override { return "verbs"; }
   bool reaches(const std::string& peer) override;
   bool supportsRaw() const override { return true; }
+  // Eager puts are gathered into the send slot; larger ones are joined by the connection.
+  bool gathers(const PutRequest& req) const override { return !req.raw; }
   void put(const PutRequest& req) override;
   void regionClosed(uint64_t key) override;
   void memoryGone(uint64_t memory) override;
