@@ -3,4 +3,5 @@
 export * from './mailbox';
 export * from './tensor';
 export * from './rendezvous';
+export * from './ring';
 export * from '../registry';

@@ -1,0 +1,47 @@
+// A ring data frame as it lands in the receiver's posted buffer: a 16-byte ring header, the
+// sender's header, then its data. The header's sequence number restores send order whatever
+// order the transport placed frames in (tcp may rotate puts over connections).
+import { RvmaError } from '../mailbox/errors';
+
+export const FRAME_HEADER_BYTES = 16;
+const MAGIC = 0x5246; // 'RF'
+const VERSION = 1;
+
+export interface FrameHeader {
+  /** Per direction, from 0: the order the sender sent it in. */
+  seq: number;
+  /** Bytes of the sender's header that follow the ring header. */
+  headerLen: number;
+}
+
+/** A new head for a frame: the ring header, then a copy of the sender's (small) header. */
+export function frameHead(seq: number, header: Uint8Array | undefined): Uint8Array {
+  const headerLen = header?.byteLength ?? 0;
+  const head = new Uint8Array(FRAME_HEADER_BYTES + headerLen);
+  const view = new DataView(head.buffer);
+  view.setUint16(0, MAGIC, true);
+  view.setUint8(2, VERSION);
+  view.setUint8(3, 0);
+  view.setUint32(4, headerLen, true);
+  view.setBigUint64(8, BigInt(seq), true);
+  if (header) head.set(header, FRAME_HEADER_BYTES);
+  return head;
+}
+
+function protocol(what: string): RvmaError {
+  return new RvmaError('ERR_RVMA_PROTOCOL', `ring frame: ${what}`);
+}
+
+/** The ring header of a frame of `length` bytes; throws ERR_RVMA_PROTOCOL for anything malformed. */
+export function readFrameHeader(bytes: Uint8Array, length: number): FrameHeader {
+  if (length < FRAME_HEADER_BYTES || length > bytes.byteLength) throw protocol(`${length} bytes cannot hold a frame`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, FRAME_HEADER_BYTES);
+  if (view.getUint16(0, true) !== MAGIC) throw protocol('bad magic');
+  if (view.getUint8(2) !== VERSION) throw protocol(`version ${view.getUint8(2)}, expected ${VERSION}`);
+  if (view.getUint8(3) !== 0) throw protocol(`unknown flags ${view.getUint8(3)}`);
+  const headerLen = view.getUint32(4, true);
+  if (headerLen > length - FRAME_HEADER_BYTES) throw protocol(`a ${headerLen}-byte header in a ${length}-byte frame`);
+  const seq = view.getBigUint64(8, true);
+  if (seq > BigInt(Number.MAX_SAFE_INTEGER)) throw protocol(`sequence number ${seq} out of range`);
+  return { seq: Number(seq), headerLen };
+}

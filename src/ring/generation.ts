@@ -1,0 +1,278 @@
+// One generation of a ring: its membership, its three mailboxes (control, frames from prev,
+// frames from next), both directions' senders, and the around() waits. A generation that loses
+// a member fails as a whole, tells every other member, and is replaced by a new one (reform).
+import { Endpoint } from '../mailbox/endpoint';
+import { RvmaError } from '../mailbox/errors';
+import { Mailbox } from '../mailbox/mailbox';
+import { Wait, WaitOptions } from '../mailbox/wait';
+import { Inbound } from './inbound';
+import { Member, Membership } from './membership';
+import { RingOptions } from './options';
+import { Outbound } from './outbound';
+import { Direction, Kind, RingControl, WireRecord, decodeRecord, encodeRecord } from './records';
+
+/** A control record for the application (ring.pollControl(), ring.control()). */
+export interface RingControlMessage {
+  readonly record: RingControl;
+  /** Rank that sent it (for an around record: the rank before this one). */
+  readonly from: number;
+  /** For a record travelling with around(): the rank that started it; undefined for sendControl(). */
+  readonly origin: number | undefined;
+  /** The ring generation it belongs to. */
+  readonly generation: number;
+  /**
+   * Around records: hands the record on to the next rank (or the acknowledgement back to the
+   * origin) — call it once the record is applied. Other records: resolves at once. Only the
+   * first call sends.
+   */
+  pass(options?: WaitOptions): Promise<void>;
+}
+
+export interface GenerationHost {
+  readonly endpoint: Endpoint;
+  readonly options: RingOptions;
+  deliver(message: RingControlMessage): void;
+  /** The generation failed (once); `lost` names the member gone, if one is. */
+  failed(gen: Generation, error: RvmaError, lost: string | undefined): void;
+}
+
+const CONTROL_SEND_TIMEOUT_MS = 10_000;
+
+export class Generation {
+  private readonly control: Mailbox;
+  private readonly fromPrev: Inbound;
+  private readonly fromNext: Inbound;
+  private toNext!: Outbound;
+  private toPrev!: Outbound;
+  private membership: Membership | undefined;
+  private readonly early: WireRecord[] = [];
+  private readonly arounds = new Map<number, Wait<void>>();
+  private nextAroundId = 1;
+  private failure: RvmaError | undefined;
+  /** Node ids known to be gone: left out by reform. */
+  readonly lost = new Set<string>();
+  /** Control records dropped: malformed, from another generation or from a non-member. */
+  dropped = 0;
+
+  constructor(
+    private readonly host: GenerationHost,
+    readonly base: bigint,
+  ) {
+    const { endpoint, options } = host;
+    const open = (vaddr: bigint, maxBuffers: number): Mailbox => endpoint.openAt('Ring.join', vaddr, { epoch: 'ops', threshold: 1, maxBuffers });
+    this.control = open(base, 64);
+    try {
+      // Frames from prev are prev's sendNext: the credits for them are for direction 'next'.
+      const inbound = (vaddr: bigint, what: string, dir: Direction): Inbound => {
+        const events = { grant: (total: number) => this.grant(dir, total), broken: (e: RvmaError) => this.fail(e, undefined) };
+        return new Inbound(open(vaddr, options.slots), options.slots, options.frameBytes, what, events);
+      };
+      this.fromPrev = inbound(base + 1n, 'Ring.recvPrev', 'next');
+      this.fromNext = inbound(base + 2n, 'Ring.recvNext', 'prev');
+    } catch (error) {
+      this.control.close();
+      throw error;
+    }
+    for (let i = 0; i < 64; i++) this.control.post(options.controlBytes);
+    void this.receiveControl();
+  }
+
+  get gen(): number {
+    return this.membership!.gen;
+  }
+  get rank(): number {
+    return this.membership!.rank;
+  }
+  get members(): readonly Member[] {
+    return this.membership!.members;
+  }
+  get size(): number {
+    return this.membership!.size;
+  }
+  get failed(): RvmaError | undefined {
+    return this.failure;
+  }
+  private member(offset: number): Member {
+    const m = this.membership!;
+    return m.members[(m.rank + offset + m.size) % m.size];
+  }
+  get next(): Member {
+    return this.member(1);
+  }
+  get prev(): Member {
+    return this.member(-1);
+  }
+
+  /** The ring is complete: senders point at the neighbours, credits go out, early records count. */
+  activate(membership: Membership): void {
+    this.membership = membership;
+    const { endpoint } = this.host;
+    const lost = (who: Member) => (e: RvmaError) => this.memberLost(who.nodeId, who.incarnation, e.message);
+    this.toNext = new Outbound(endpoint, this.next.nodeId, this.next.base + 1n, 'Ring.sendNext', lost(this.next));
+    this.toPrev = new Outbound(endpoint, this.prev.nodeId, this.prev.base + 2n, 'Ring.sendPrev', lost(this.prev));
+    this.fromPrev.start();
+    this.fromNext.start();
+    for (const record of this.early.splice(0)) this.handle(record);
+  }
+
+  /** Credits for the neighbour that sends us `dir` frames (a failed send ends the generation). */
+  private grant(dir: Direction, total: number): void {
+    if (!this.membership || this.failure) return;
+    const to = dir === 'next' ? this.prev : this.next;
+    this.sendRecord(to, { kind: Kind.Credit, dir, total, frameBytes: this.host.options.frameBytes }).catch(() => undefined);
+  }
+
+  sendNext(header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
+    return this.failure ? Promise.reject(this.failure) : this.toNext.send(header, data, options);
+  }
+  sendPrev(header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
+    return this.failure ? Promise.reject(this.failure) : this.toPrev.send(header, data, options);
+  }
+  recvPrev(options: WaitOptions, into?: Uint8Array): ReturnType<Inbound['recv']> {
+    return this.fromPrev.recv(options, into);
+  }
+  recvNext(options: WaitOptions, into?: Uint8Array): ReturnType<Inbound['recv']> {
+    return this.fromNext.recv(options, into);
+  }
+
+  async sendControl(to: number, record: RingControl, options: WaitOptions): Promise<void> {
+    if (this.failure) throw this.failure;
+    await this.sendRecord(this.members[to], { kind: Kind.Direct, record }, options);
+  }
+
+  around(record: RingControl, options: WaitOptions): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.size === 1) return Promise.resolve(); // nobody else to apply it
+    const id = this.nextAroundId++;
+    const wait = new Wait<void>('Ring.around', options, () => this.arounds.delete(id));
+    if (wait.done) return wait.promise;
+    this.arounds.set(id, wait);
+    this.sendRecord(this.next, { kind: Kind.Around, id, origin: this.rank, record }, options).catch((e: Error) => wait.reject(e));
+    return wait.promise;
+  }
+
+  /** A member is gone (a transport or the directory said so): the generation fails. */
+  memberLost(nodeId: string, incarnation: string | undefined, reason: string): void {
+    const m = this.membership?.members.find((x) => x.nodeId === nodeId && (incarnation === undefined || x.incarnation === incarnation));
+    if (!m || this.failure) return;
+    this.lost.add(nodeId);
+    const error = new RvmaError('ERR_RVMA_PEER_LOST', `ring generation ${this.gen}: rank ${m.rank} (node "${nodeId}") was lost: ${reason}`);
+    this.fail(error, nodeId);
+    // Only neighbours notice a death by themselves: everybody else hears it from them.
+    for (const other of this.members) {
+      if (other.nodeId === nodeId || other.rank === this.rank) continue;
+      this.sendRecord(other, { kind: Kind.Failed, lost: nodeId, reason }, undefined, true).catch(() => undefined);
+    }
+  }
+
+  /** Leaves the generation: the others hear that this member is gone. */
+  leave(reason: string, error: RvmaError): void {
+    if (this.membership && !this.failure) {
+      for (const other of this.members) {
+        if (other.rank === this.rank) continue;
+        this.sendRecord(other, { kind: Kind.Failed, lost: this.host.endpoint.nodeId, reason }, undefined, true).catch(() => undefined);
+      }
+    }
+    this.fail(error, undefined);
+    this.control.close();
+  }
+
+  private fail(error: RvmaError, lost: string | undefined): void {
+    if (this.failure) return;
+    this.failure = error;
+    this.fromPrev.fail(error);
+    this.fromNext.fail(error);
+    this.toNext?.fail(error);
+    this.toPrev?.fail(error);
+    for (const wait of [...this.arounds.values()]) wait.reject(error);
+    this.host.failed(this, error, lost);
+  }
+
+  private async receiveControl(): Promise<void> {
+    try {
+      for await (const c of this.control.completions()) {
+        let record: WireRecord | undefined;
+        try {
+          record = decodeRecord(c.buffer.subarray(0, c.bytes));
+        } catch {
+          this.dropped++;
+        }
+        if (!this.control.closed) this.control.post(c.buffer);
+        if (!record) continue;
+        if (this.membership) this.handle(record);
+        else if (this.early.length < 1024) this.early.push(record);
+        else this.dropped++;
+      }
+    } catch {
+      // closed: the generation is over
+    }
+  }
+
+  private handle(r: WireRecord): void {
+    const from = this.members[r.fromRank];
+    if (r.gen !== this.gen || !from || from.nodeId !== r.from) {
+      this.dropped++;
+      return;
+    }
+    switch (r.kind) {
+      case Kind.Credit:
+        if (r.dir === 'next' && from.rank === this.next.rank) this.toNext.credit(r.total, r.frameBytes);
+        else if (r.dir === 'prev' && from.rank === this.prev.rank) this.toPrev.credit(r.total, r.frameBytes);
+        else this.dropped++;
+        return;
+      case Kind.Around:
+        if (r.origin >= this.size || from.rank !== this.prev.rank) {
+          this.dropped++;
+          return;
+        }
+        this.host.deliver(this.message(r.record, from.rank, r.origin, r.id));
+        return;
+      case Kind.Ack:
+        if (from.rank === this.prev.rank) this.arounds.get(r.id)?.resolve();
+        else this.dropped++;
+        return;
+      case Kind.Direct:
+        this.host.deliver(this.message(r.record, from.rank, undefined, 0));
+        return;
+      case Kind.Failed:
+        if (this.failure) return;
+        if (r.lost === from.nodeId) this.memberLost(from.nodeId, from.incarnation, `it left the ring (${r.reason})`);
+        else this.memberLost(r.lost, undefined, `${r.reason} (reported by rank ${from.rank})`);
+        return;
+    }
+  }
+
+  private message(record: RingControl, from: number, origin: number | undefined, id: number): RingControlMessage {
+    let passed: Promise<void> | undefined;
+    const pass = (options?: WaitOptions): Promise<void> => {
+      if (origin === undefined) return Promise.resolve();
+      if (this.failure) return Promise.reject(this.failure);
+      // The last rank before the origin acknowledges instead of forwarding.
+      const forward: RecordBody = this.next.rank === origin ? { kind: Kind.Ack, id } : { kind: Kind.Around, id, origin, record };
+      passed ??= this.sendRecord(this.next, forward, options);
+      return passed;
+    };
+    return { record, from, origin, generation: this.gen, pass };
+  }
+
+  private async sendRecord(to: Member, body: RecordBody, options?: WaitOptions, quiet = false): Promise<void> {
+    const record = { ...body, gen: this.gen, from: this.host.endpoint.nodeId, fromRank: this.rank } as WireRecord;
+    try {
+      await this.host.endpoint.put(to.nodeId, to.base, encodeRecord(record), {
+        timeout: options?.timeout ?? CONTROL_SEND_TIMEOUT_MS,
+        signal: options?.signal,
+        noBufferRetryMs: CONTROL_SEND_TIMEOUT_MS,
+      });
+    } catch (error) {
+      const code = error instanceof RvmaError ? error.code : undefined;
+      if (!quiet && code !== 'ERR_RVMA_TIMEOUT' && code !== 'ERR_RVMA_ABORTED' && code !== 'ERR_RVMA_TOO_LARGE') {
+        this.memberLost(to.nodeId, to.incarnation, (error as Error).message);
+        throw this.failure ?? error;
+      }
+      throw error;
+    }
+  }
+}
+
+/** A record without the header every record carries. */
+type RecordBody = WireRecord extends infer R ? (R extends unknown ? Omit<R, 'gen' | 'from' | 'fromRank'> : never) : never;

@@ -1,0 +1,6 @@
+export { Ring } from './ring';
+export type { RecvOptions, RingFailure, SendControlOptions } from './ring';
+export type { RingFrame } from './inbound';
+export type { RingControlMessage } from './generation';
+export type { LayerRange, RingControl } from './records';
+export type { RingJoinOptions, RingReformOptions } from './options';

@@ -1,0 +1,73 @@
+// Ring.join's options, checked once into a fixed shape with every default in one place.
+import { checkOptions, checkInteger, checkString, invalid } from '../mailbox/validate';
+import { checkWaitOptions } from '../mailbox/wait';
+
+export interface RingJoinOptions {
+  /** The ring's name in the directory: members of one group form one ring. */
+  group: string;
+  /** The rank to take; default: the lowest free one. */
+  rank?: number;
+  /** Ranks in the ring; needed by at least one member of a new group (the others read it). */
+  size?: number;
+  /** Milliseconds to wait for the ring to complete. Default 30000. */
+  timeout?: number;
+  signal?: AbortSignal;
+  /** Frame buffers posted per direction: the credits a neighbour sends on. Default 16. */
+  slots?: number;
+  /** Largest frame (header + data) this member receives. Default 65536. */
+  frameBytes?: number;
+  /** Largest control record this member receives. Default 16384. */
+  controlBytes?: number;
+}
+
+export interface RingReformOptions {
+  /** Ranks in the new ring; default: the members still alive (newcomers may then not join). */
+  size?: number;
+  /** Milliseconds to wait for the new ring to complete. Default 30000. */
+  timeout?: number;
+  signal?: AbortSignal;
+}
+
+export interface RingOptions {
+  group: string;
+  slots: number;
+  frameBytes: number;
+  controlBytes: number;
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+/** Control buffers posted: credits, around records and failure notices of a few neighbours. */
+export const CONTROL_SLOTS = 64;
+const MAX_SIZE = 65536;
+
+export function parseJoinOptions(call: string, options: unknown): { ring: RingOptions; rank?: number; size?: number; timeout: number; signal?: AbortSignal } {
+  if (options === undefined) throw invalid(call, 'options with a group are required');
+  const o = checkOptions<RingJoinOptions>(call, options, ['group', 'rank', 'size', 'timeout', 'signal', 'slots', 'frameBytes', 'controlBytes']);
+  const group = checkString(call, 'group', o.group);
+  if (!/^[A-Za-z0-9._:-]{1,200}$/.test(group)) throw invalid(call, `group must be 1 to 200 characters of [A-Za-z0-9._:-], got ${JSON.stringify(group)}`);
+  const size = o.size === undefined ? undefined : checkInteger(call, 'size', o.size, 1, MAX_SIZE);
+  const rank = o.rank === undefined ? undefined : checkInteger(call, 'rank', o.rank, 0, (size ?? MAX_SIZE) - 1);
+  checkWaitOptions(call, o.timeout, o.signal);
+  return {
+    ring: {
+      group,
+      slots: checkInteger(call, 'slots', o.slots ?? 16, 1, 4096),
+      frameBytes: checkInteger(call, 'frameBytes', o.frameBytes ?? 65536, 1, 2 ** 30),
+      controlBytes: checkInteger(call, 'controlBytes', o.controlBytes ?? 16384, 256, 2 ** 24),
+    },
+    rank,
+    size,
+    timeout: o.timeout ?? DEFAULT_TIMEOUT_MS,
+    signal: o.signal,
+  };
+}
+
+export function parseReformOptions(call: string, options: unknown): { size?: number; timeout: number; signal?: AbortSignal } {
+  const o = checkOptions<RingReformOptions>(call, options, ['size', 'timeout', 'signal']);
+  checkWaitOptions(call, o.timeout, o.signal);
+  return {
+    size: o.size === undefined ? undefined : checkInteger(call, 'size', o.size, 1, MAX_SIZE),
+    timeout: o.timeout ?? DEFAULT_TIMEOUT_MS,
+    signal: o.signal,
+  };
+}

@@ -1,0 +1,83 @@
+// One direction's sending side: frames go, in call order, as gathered puts into the
+// neighbour's frame mailbox, each only once the neighbour's credits say a buffer is free there.
+import { Endpoint } from '../mailbox/endpoint';
+import { RvmaError } from '../mailbox/errors';
+import { Wait, WaitOptions } from '../mailbox/wait';
+import { frameHead } from './frame';
+
+export class Outbound {
+  private granted = 0;
+  private frameBytes = 0;
+  private sent = 0;
+  /** Sends waiting for a credit, in call order, with their frame sizes. */
+  private readonly waiters: { wait: Wait<number>; size: number }[] = [];
+  private failure: Error | undefined;
+
+  constructor(
+    private readonly endpoint: Endpoint,
+    private readonly peer: string,
+    private readonly vaddr: bigint,
+    private readonly what: string,
+    /** A put failed for a reason that ends the generation (the peer is gone). */
+    private readonly lost: (error: RvmaError) => void,
+  ) {}
+
+  /** The receiver's cumulative grant (credits may arrive out of order: the largest counts). */
+  credit(total: number, frameBytes: number): void {
+    if (total <= this.granted) return;
+    this.granted = total;
+    this.frameBytes = frameBytes;
+    while (this.waiters.length > 0 && this.sent < this.granted) {
+      const { wait, size } = this.waiters.shift()!;
+      if (size > this.frameBytes) wait.reject(this.tooLarge(size));
+      else wait.resolve(this.sent++);
+    }
+  }
+
+  async send(header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
+    if (this.failure) throw this.failure;
+    const size = (header?.byteLength ?? 0) + data.byteLength;
+    // Checked before a sequence number is taken: a number taken is a frame the receiver waits for.
+    if (this.granted > 0 && size > this.frameBytes) throw this.tooLarge(size);
+    if (this.waiters.length === 0 && this.sent < this.granted) return this.put(this.sent++, header, data, options);
+    const started = Date.now();
+    const seq = await this.creditFor(size, options);
+    const { timeout, signal } = options;
+    const left = timeout === undefined || timeout === Infinity ? timeout : Math.max(0, timeout - (Date.now() - started));
+    await this.put(seq, header, data, { timeout: left, signal });
+  }
+
+  private tooLarge(size: number): RvmaError {
+    return new RvmaError('ERR_RVMA_TOO_LARGE', `${this.what}: a ${size}-byte frame is larger than the neighbour's ${this.frameBytes}-byte frames`);
+  }
+
+  fail(error: Error): void {
+    if (this.failure) return;
+    this.failure = error;
+    for (const w of this.waiters.splice(0)) w.wait.reject(error);
+  }
+
+  private creditFor(size: number, options: WaitOptions): Promise<number> {
+    const wait: Wait<number> = new Wait<number>(`${this.what} (waiting for a free buffer at the neighbour)`, options, (w) => {
+      const at = this.waiters.findIndex((x) => x.wait === w);
+      if (at >= 0) this.waiters.splice(at, 1);
+    });
+    if (!wait.done) this.waiters.push({ wait, size });
+    return wait.promise;
+  }
+
+  private async put(seq: number, header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
+    try {
+      await this.endpoint.put(this.peer, this.vaddr, [frameHead(seq, header), data], { append: true, ...options });
+    } catch (error) {
+      const code = error instanceof RvmaError ? error.code : undefined;
+      // A timeout or abort ends the wait only: the frame may still land.
+      if (code !== 'ERR_RVMA_TIMEOUT' && code !== 'ERR_RVMA_ABORTED') {
+        const cause = error as RvmaError;
+        this.lost(cause);
+        throw this.failure ?? cause;
+      }
+      throw error;
+    }
+  }
+}
