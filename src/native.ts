@@ -44,6 +44,8 @@ export interface NativeEndpoint {
     incarnation: bigint | undefined,
     /** Names the memory under data (see MemoryIds); 0: unnamed. */
     memory: number,
+    /** A gathered put: these bytes come first, then data's. */
+    head?: Uint8Array,
   ): number;
   /** The memory named `memory` was collected. */
   forgetMemory(memory: number): void;
