@@ -77,6 +77,10 @@ export class Generation {
     void this.receiveControl();
   }
 
+  /** Whether the ring of this generation was complete (activate() ran). */
+  get formed(): boolean {
+    return this.membership !== undefined;
+  }
   get gen(): number {
     return this.membership!.gen;
   }

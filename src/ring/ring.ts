@@ -58,7 +58,7 @@ export class Ring extends EventEmitter {
       options,
       deliver: (m) => this.deliver(m),
       failed: (gen, error, lost) => {
-        if (gen !== this.current) return;
+        if (gen !== this.current || !gen.formed) return;
         void markFailed(endpoint.directory, options.group, gen.gen);
         this.emit('failed', { generation: gen.gen, error, lost } satisfies RingFailure);
       },

@@ -1,0 +1,66 @@
+// What every rank of the pipeline holds: its ring membership, its layer range with the ORT
+// sessions and KV caches, and the KV mailbox; and how it applies the control records.
+import { Endpoint, LayerRange, Mailbox, Ring, RingControlMessage } from '../../src';
+import { Move, startMove } from './kv-move';
+import { ModelConfig } from './model/config';
+import { LayerRunner } from './model/runtime';
+import { PipelineBody, rangeLayers } from './protocol';
+
+export class Stage {
+  /** Layer compute of decode frames (one token in flight), since the last report. */
+  computeUs = 0;
+  computeFrames = 0;
+  private move: Move | undefined;
+
+  constructor(
+    readonly cfg: ModelConfig,
+    readonly modelDir: string,
+    readonly endpoint: Endpoint,
+    readonly ring: Ring,
+    readonly kvMailbox: Mailbox,
+    public runner: LayerRunner,
+    public ranges: LayerRange[],
+  ) {}
+
+  /** Runs this rank's layers on one token's hidden state. */
+  async run(hidden: Float32Array, timed: boolean): Promise<Float32Array> {
+    const began = performance.now();
+    const out = await this.runner.run(hidden, 1);
+    if (timed) {
+      this.computeUs += (performance.now() - began) * 1000;
+      this.computeFrames++;
+    }
+    return out;
+  }
+
+  /** Starts a re-split (the head calls it for itself; the others on RESIZE_CHAIN). */
+  beginMove(to: LayerRange[]): Move {
+    this.move = startMove(this.cfg, this.endpoint, this.kvMailbox, this.runner, this.ring.members, this.ring.rank, this.ranges, to);
+    this.ranges = to;
+    return this.move;
+  }
+
+  /** Loads a new range with empty caches (after a recovery: the conversation is fed again). */
+  async reload(ranges: LayerRange[]): Promise<void> {
+    await this.runner.close();
+    this.runner = await LayerRunner.create(this.cfg, this.modelDir, rangeLayers(ranges[this.ring.rank]));
+    this.ranges = ranges;
+  }
+
+  /** A non-head rank applies a control record, then passes it on. */
+  async apply(m: RingControlMessage): Promise<void> {
+    const { record } = m;
+    if (record.type === 'RESIZE_CHAIN') {
+      this.beginMove(record.ranges);
+    } else if (record.type === 'CONTROL') {
+      const body = record.body as PipelineBody;
+      if (body.kind === 'moved') await this.move?.installed;
+      else if (body.kind === 'reload') await this.reload(body.ranges);
+      else if (body.kind === 'report') {
+        await this.ring.sendControl({ type: 'CONTROL', body: { kind: 'compute', totalUs: this.computeUs, frames: this.computeFrames } }, { to: 0 });
+        this.computeUs = this.computeFrames = 0;
+      }
+    }
+    await m.pass();
+  }
+}
