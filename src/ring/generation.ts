@@ -261,8 +261,15 @@ export class Generation {
 
   private async sendRecord(to: Member, body: RecordBody, options?: WaitOptions, quiet = false): Promise<void> {
     const record = { ...body, gen: this.gen, from: this.host.endpoint.nodeId, fromRank: this.rank } as WireRecord;
+    let bytes: Uint8Array;
     try {
-      await this.host.endpoint.put(to.nodeId, to.base, encodeRecord(record), {
+      bytes = encodeRecord(record);
+    } catch (error) {
+      // The record's fault (a CONTROL body msgpack cannot hold), not the peer's: nothing was sent.
+      throw new RvmaError('ERR_RVMA_INVALID_ARGUMENT', `ring control record cannot be encoded: ${(error as Error).message}`);
+    }
+    try {
+      await this.host.endpoint.put(to.nodeId, to.base, bytes, {
         timeout: options?.timeout ?? CONTROL_SEND_TIMEOUT_MS,
         signal: options?.signal,
         noBufferRetryMs: CONTROL_SEND_TIMEOUT_MS,

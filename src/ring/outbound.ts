@@ -39,6 +39,8 @@ export class Outbound {
     const size = (header?.byteLength ?? 0) + data.byteLength;
     // Checked before a sequence number is taken: a number taken is a frame the receiver waits for.
     if (this.granted > 0 && size > this.frameBytes) throw this.tooLarge(size);
+    // An aborted signal would end the put before it is handed over: its number would never arrive.
+    if (options.signal?.aborted) throw new RvmaError('ERR_RVMA_ABORTED', `${this.what} was aborted`, { cause: options.signal.reason });
     if (this.waiters.length === 0 && this.sent < this.granted) return this.put(this.sent++, header, data, options);
     const started = Date.now();
     const seq = await this.creditFor(size, options);

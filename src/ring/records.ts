@@ -2,6 +2,7 @@
 // the data mailboxes, so no data frame can be taken for one whatever its bytes hold. Every
 // record names its generation and sender; decode checks every field (a peer's bytes are
 // untrusted) and throws ERR_RVMA_PROTOCOL for anything else.
+import { isDeepStrictEqual } from 'node:util';
 import { RvmaError } from '../mailbox/errors';
 import { packValue, unpackValue } from '../tensor/codec';
 
@@ -64,6 +65,11 @@ function bad(what: string): RvmaError {
   return new RvmaError('ERR_RVMA_PROTOCOL', `ring control record: ${what}`);
 }
 
+/** A value for a message: not String(v) of an object, whose toString may be no function (a peer's map). */
+function shown(v: unknown): string {
+  return v !== null && (typeof v === 'object' || typeof v === 'function') ? typeof v : String(v);
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !ArrayBuffer.isView(v);
 }
@@ -119,8 +125,24 @@ export function checkControl(v: unknown, bad_: (what: string) => Error = bad): R
       for (const k of Object.keys(v)) if (k !== 'type' && k !== 'body') fail(`CONTROL has an unknown field "${k}"`);
       return { type: 'CONTROL', body: v.body };
     default:
-      return fail(`unknown control type ${JSON.stringify(String(v.type)).slice(0, 40)}`);
+      return fail(`unknown control type ${JSON.stringify(shown(v.type)).slice(0, 40)}`);
   }
+}
+
+/**
+ * A peer's application record, which pass() encodes again: a CONTROL body our encoder cannot
+ * carry unchanged (msgpackr extensions such as a bigint beyond 64 bits, a Set, a typed array) is refused.
+ */
+function carried(record: RingControl): RingControl {
+  if (record.type !== 'CONTROL') return record;
+  let again: unknown;
+  try {
+    again = unpackValue(packValue(record.body));
+  } catch {
+    throw bad('CONTROL.body cannot be encoded again');
+  }
+  if (!isDeepStrictEqual(again, record.body)) throw bad('CONTROL.body changes when encoded again');
+  return record;
 }
 
 export function decodeRecord(bytes: Uint8Array): WireRecord {
@@ -142,17 +164,17 @@ export function decodeRecord(bytes: Uint8Array): WireRecord {
     }
     case Kind.Around:
       onlyKeys(v, [...common, 'id', 'origin', 'record'], 'an around record');
-      return { ...header, kind: Kind.Around, id: count(v.id, 'id'), origin: count(v.origin, 'origin'), record: checkControl(v.record) };
+      return { ...header, kind: Kind.Around, id: count(v.id, 'id'), origin: count(v.origin, 'origin'), record: carried(checkControl(v.record)) };
     case Kind.Ack:
       onlyKeys(v, [...common, 'id'], 'an ack');
       return { ...header, kind: Kind.Ack, id: count(v.id, 'id') };
     case Kind.Direct:
       onlyKeys(v, [...common, 'record'], 'a direct record');
-      return { ...header, kind: Kind.Direct, record: checkControl(v.record) };
+      return { ...header, kind: Kind.Direct, record: carried(checkControl(v.record)) };
     case Kind.Failed:
       onlyKeys(v, [...common, 'lost', 'reason'], 'a failure notice');
       return { ...header, kind: Kind.Failed, lost: text(v.lost, 'lost'), reason: text(v.reason, 'reason') };
     default:
-      throw bad(`unknown kind ${String(v.kind).slice(0, 20)}`);
+      throw bad(`unknown kind ${shown(v.kind).slice(0, 20)}`);
   }
 }

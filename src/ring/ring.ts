@@ -209,6 +209,7 @@ export class Ring extends EventEmitter {
     const at = survivors.findIndex((m) => m.nodeId === this.endpoint.nodeId);
     const preferRank = at >= 0 ? at : undefined;
     old.leave('it re-forms the ring', new RvmaError('ERR_RVMA_PEER_LOST', `ring generation ${old.gen} was left to re-form the ring`));
+    this.messages.length = 0; // the old generation's records not yet received (its ranks are gone)
     await this.claim?.release();
     await this.form({ gen: old.gen + 1, preferRank, size: o.size, defaultSize: survivors.length }, o.timeout, o.signal);
   }

@@ -1,0 +1,81 @@
+// What bench:ring measures on a 3-rank ring: LEAP's frame, the scenarios, the rings compared (table
+// rows), the targets, and LEAP's own C++ figures as reference constants.
+import { Scenario, Variant } from '../common/protocol';
+
+export type RingTransport = 'rvma' | 'net';
+
+/** The ring's members: rank 0 sends and receives, ranks 1 and 2 forward. */
+export const RANKS = 3;
+
+/** LEAP's frame: an 8-byte header { pos: u32, flags: u32 } and dim float32 values. */
+export const HEADER_BYTES = 8;
+export const DIM = 4096;
+export const DATA_BYTES = DIM * 4;
+export const FRAME_BYTES = HEADER_BYTES + DATA_BYTES;
+
+/** Frames in flight from rank 0 in the net.Socket ring's pipelined scenario. */
+export const NET_WINDOW = 64;
+/** Frame buffers each rvma rank posts per direction (Ring.join's default): the credits. */
+export const RVMA_SLOTS = 16;
+
+export const REPETITIONS = 5;
+
+/** A RESIZE_CHAIN of 32 layers over the 3 ranks. */
+export const RESIZE_CHAIN = {
+  type: 'RESIZE_CHAIN' as const,
+  ranges: [
+    { start: 0, end: 11 },
+    { start: 11, end: 22 },
+    { start: 22, end: 32 },
+  ],
+};
+
+/**
+ * hop: one frame around the ring at a time (decode); its per-op time is a round trip / 3.
+ * frames: frames pipelined (prefill), counted when back at rank 0. around: ring.around().
+ */
+export function scenarios(quick: boolean, iterations: number | undefined): Scenario[] {
+  const n = iterations ?? (quick ? 500 : 2000);
+  return [
+    { id: 'hop', label: 'hop', kind: 'rtt', size: FRAME_BYTES, window: 1, count: n, warmup: Math.max(50, n >> 3) },
+    { id: 'frames', label: 'frames/s', kind: 'bw', size: FRAME_BYTES, window: NET_WINDOW, count: 5 * n, warmup: Math.max(200, n >> 1) },
+    { id: 'around', label: 'around()', kind: 'rtt', size: 0, window: 1, count: n >> 1, warmup: Math.max(25, n >> 4) },
+  ];
+}
+
+export const TRANSPORTS: Variant<RingTransport>[] = [
+  { id: 'net', label: 'net.Socket ring (LEAP-style)', transport: 'net', only: ['hop', 'frames'] },
+  { id: 'rvma-tcp', label: 'rvma ring, tcp (loop)', transport: 'rvma', provider: 'tcp', progress: 'loop' },
+  { id: 'rvma-shm', label: 'rvma ring, shm (loop)', transport: 'rvma', provider: 'shm', progress: 'loop' },
+  { id: 'rvma-tcp-thread', label: 'rvma ring, tcp (thread)', transport: 'rvma', provider: 'tcp', progress: 'thread' },
+  { id: 'rvma-shm-thread', label: 'rvma ring, shm (thread)', transport: 'rvma', provider: 'shm', progress: 'thread' },
+];
+
+/** The rings whose ratios are judged; the thread rows are shown next to them for information. */
+export const SUBJECTS: { id: string; thread: string }[] = [
+  { id: 'rvma-tcp', thread: 'rvma-tcp-thread' },
+  { id: 'rvma-shm', thread: 'rvma-shm-thread' },
+];
+
+export const TARGETS = {
+  /** rvma hop latency over the net.Socket ring's, at most. */
+  hopVersusNet: 0.8,
+  /** rvma frames/s over the net.Socket ring's, at least. */
+  framesVersusNet: 1.5,
+  /** around() of a RESIZE_CHAIN, in hop latencies of the same ring, at most. */
+  aroundInHops: 4,
+  /** shm only: hop latency over LEAP's C++ ring's, at most. */
+  hopVersusLeap: 0.5,
+  /** shm only: frames/s over LEAP's C++ ring's, at least. */
+  framesVersusLeap: 2,
+};
+
+/**
+ * LEAP's C++ TCP ring on this machine type: known numbers, not measured by this benchmark.
+ * Hop latency is judged against the faster end of its range; frames/s against the pinned
+ * figure for the same-CPU placement and the spread one otherwise.
+ */
+export const LEAP_CPP = {
+  hopUs: { low: 17, high: 19 },
+  framesPerSecond: { pinned: 26_000, spread: 43_000 },
+};

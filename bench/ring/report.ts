@@ -1,0 +1,170 @@
+// The ring's figures (hop median and p99, frames/s, around(), CPU per frame) and its target ratios
+// against the net.Socket ring of the same run and LEAP's C++ reference constants, as tables and JSON.
+import { PlacementMode } from '../common/placement';
+import { Measurement, Scenario, Variant } from '../common/protocol';
+import { RatioRow, Report, Samples } from '../common/report';
+import { fixed, median, table } from '../common/stats';
+import { FRAME_BYTES, LEAP_CPP, NET_WINDOW, RANKS, RVMA_SLOTS, SUBJECTS, TARGETS } from './config';
+import { describeRanks, placementName } from './placement';
+
+/** A ring (transport row) at one placement: the variant repeat() measures. */
+export interface PlacedVariant extends Variant {
+  ring: string;
+  placement: PlacementMode;
+}
+
+export const placedId = (ring: string, placement: PlacementMode): string => `${ring}@${placement}`;
+
+type Figure = 'hop' | 'hopP99' | 'frames' | 'around' | 'cpuHop' | 'cpuFrames';
+
+/** One figure of one measurement: µs per hop, frames/s, µs per around(), CPU µs per frame. */
+function figure(f: Figure, s: Scenario, m: Measurement): number {
+  switch (f) {
+    case 'hop':
+    case 'around':
+      return m.medianOpNs! / 1000;
+    case 'hopP99':
+      return m.p99OpNs! / 1000;
+    case 'frames':
+      return (m.ops / m.elapsedNs) * 1e9;
+    case 'cpuHop':
+    case 'cpuFrames':
+      // every rank's CPU time (rank 0 + the forwarders) over the frames rank 0 sent
+      return m.senderCpuNs === undefined || m.receiverCpuNs === undefined ? NaN : (m.senderCpuNs + m.receiverCpuNs) / (s.warmup + s.count) / 1000;
+  }
+}
+
+const SCENARIO_OF: Record<Figure, string> = { hop: 'hop', hopP99: 'hop', frames: 'frames', around: 'around', cpuHop: 'hop', cpuFrames: 'frames' };
+
+export interface RingRatio extends RatioRow {
+  name: string;
+  placement: PlacementMode;
+}
+
+export interface RingReport extends Report {
+  ratios: RingRatio[];
+}
+
+/** The figure of every repetition of one variant that measured it. */
+function valuesOf(scenarios: Scenario[], samples: Samples): (id: string, f: Figure) => number[] {
+  return (id, f) => {
+    const s = scenarios.find((x) => x.id === SCENARIO_OF[f]);
+    return s ? (samples[id]?.[s.id] ?? []).map((m) => figure(f, s, m)).filter(Number.isFinite) : [];
+  };
+}
+
+export function buildRingReport(scenarios: Scenario[], variants: PlacedVariant[], samples: Samples): RingReport {
+  const values = valuesOf(scenarios, samples);
+  const medians: Report['medians'] = {};
+  for (const v of variants) {
+    medians[v.id] = {};
+    for (const f of Object.keys(SCENARIO_OF) as Figure[]) {
+      const xs = values(v.id, f);
+      if (xs.length) medians[v.id][f] = median(xs);
+    }
+  }
+  const at = (id: string, f: Figure): number => medians[id]?.[f] ?? NaN;
+  const ratios: RingRatio[] = [];
+  const placements = [...new Set(variants.map((v) => v.placement))];
+  const add = (row: Omit<RingRatio, 'met' | 'target'>, bound: { min?: number; max?: number }): void => {
+    const target = bound.min !== undefined ? `>= ${bound.min.toFixed(2)}` : `<= ${bound.max!.toFixed(2)}`;
+    const met = Number.isFinite(row.value) ? (bound.min !== undefined ? row.value >= bound.min : row.value <= bound.max!) : undefined;
+    ratios.push({ ...row, target, ...(met === undefined ? {} : { met }) });
+  };
+  for (const p of placements) {
+    const net = placedId('net', p);
+    const leapFrames = p === 'same' ? LEAP_CPP.framesPerSecond.pinned : LEAP_CPP.framesPerSecond.spread;
+    for (const { id: ring, thread } of SUBJECTS) {
+      const of = placedId(ring, p);
+      const th = placedId(thread, p);
+      if (!variants.some((v) => v.id === of)) continue;
+      const label = ring.replace(/^rvma-/, 'rvma ');
+      const both = (value: (id: string) => number): { value: number; extra: Record<string, number> } => ({ value: value(of), extra: { thread: value(th) } });
+      add({ name: `${label} / net.Socket ring, hop time`, placement: p, of, versus: net, scenario: 'hop', ...both((id) => at(id, 'hop') / at(net, 'hop')) }, { max: TARGETS.hopVersusNet });
+      add({ name: `${label} / net.Socket ring, frames/s`, placement: p, of, versus: net, scenario: 'frames', ...both((id) => at(id, 'frames') / at(net, 'frames')) }, { min: TARGETS.framesVersusNet });
+      add({ name: `${label} around() / its hop time`, placement: p, of, versus: of, scenario: 'around', ...both((id) => at(id, 'around') / at(id, 'hop')) }, { max: TARGETS.aroundInHops });
+      if (ring !== 'rvma-shm') continue;
+      add(
+        { name: `${label} / LEAP C++ ring (${LEAP_CPP.hopUs.low} µs, reference), hop time`, placement: p, of, versus: 'leap-cpp', scenario: 'hop', ...both((id) => at(id, 'hop') / LEAP_CPP.hopUs.low) },
+        { max: TARGETS.hopVersusLeap },
+      );
+      add(
+        { name: `${label} / LEAP C++ ring (${leapFrames / 1000}k, reference), frames/s`, placement: p, of, versus: 'leap-cpp', scenario: 'frames', ...both((id) => at(id, 'frames') / leapFrames) },
+        { min: TARGETS.framesVersusLeap },
+      );
+    }
+  }
+  return { medians, ratios };
+}
+
+/** median [min..max] over the repetitions, with n= when some failed. */
+function spread(xs: number[], digits: number, reps: number): string {
+  if (!xs.length) return '-';
+  const n = xs.length < reps ? ` n=${xs.length}` : '';
+  return `${fixed(median(xs), digits)} [${fixed(Math.min(...xs), digits)}..${fixed(Math.max(...xs), digits)}]${n}`;
+}
+
+export function formatRingReport(scenarios: Scenario[], variants: PlacedVariant[], samples: Samples, report: RingReport, reps: number): string {
+  const values = valuesOf(scenarios, samples);
+  const m = (id: string, f: Figure, digits: number): string => fixed(report.medians[id]?.[f] ?? NaN, digits);
+  const head = ['ring', 'hop µs', 'hop p99 µs', 'frames/s', 'around() µs', 'around/hop', 'CPU µs/frame (hop; frames)'];
+  const out: string[] = [`Medians of ${reps} repetitions [min..max], ${RANKS} ranks, frames of ${FRAME_BYTES} B (8-byte header + ${FRAME_BYTES - 8} B data).`];
+  const placements = [...new Set(variants.map((v) => v.placement))];
+  for (const p of placements) {
+    const rows = variants
+      .filter((v) => v.placement === p)
+      .map((v) => [
+        v.label,
+        spread(values(v.id, 'hop'), 1, reps),
+        m(v.id, 'hopP99', 1),
+        spread(values(v.id, 'frames'), 0, reps),
+        m(v.id, 'around', 1),
+        fixed((report.medians[v.id]?.around ?? NaN) / (report.medians[v.id]?.hop ?? NaN), 2),
+        `${m(v.id, 'cpuHop', 1)}; ${m(v.id, 'cpuFrames', 1)}`,
+      ]);
+    const leapFrames = p === 'same' ? `${LEAP_CPP.framesPerSecond.pinned} (pinned)` : `${LEAP_CPP.framesPerSecond.spread} (spread)`;
+    rows.push(['LEAP C++ TCP ring (reference, not measured here)', `${LEAP_CPP.hopUs.low}–${LEAP_CPP.hopUs.high}`, '-', leapFrames, '-', '-', '-']);
+    out.push('', `Placement ${describeRanks(p, RANKS)}`, table([head, ...rows]));
+  }
+  out.push(
+    '',
+    `hop: stop and wait (decode), one frame around the ring at a time; a round trip / ${RANKS}, median and p99 of the per-frame times.`,
+    `frames/s: pipelined (prefill), frames back at rank 0 per second; rvma with up to ${RVMA_SLOTS} sends outstanding (the next rank's credits, ` +
+      `Ring.join's default slots), net.Socket with ${NET_WINDOW} frames in flight.`,
+    'net.Socket ring: rank 0 writes length + header and the payload in cork()/uncork() (one writev); forwarders write the received bytes in one write.',
+    `LEAP C++ reference: ${LEAP_CPP.hopUs.low}–${LEAP_CPP.hopUs.high} µs per hop, ${LEAP_CPP.framesPerSecond.pinned} frames/s pinned, ` +
+      `${LEAP_CPP.framesPerSecond.spread} spread: known figures of this machine type, not measured here; hops judged against ${LEAP_CPP.hopUs.low} µs.`,
+    'around(): ring.around() of a RESIZE_CHAIN of 3 ranges; ranks 1 and 2 take it with ring.control() and pass() it on.',
+    `CPU: user + system time of all ${RANKS} ranks (all threads) over warm-up and timed frames, per frame.`,
+    '',
+    'Targets (ratios of medians; the loop rows are judged, the thread column is for information):',
+  );
+  const rows = report.ratios.map((r) => [
+    r.name,
+    placementName(r.placement),
+    ratioText(r.value, r.target),
+    ratioText(r.extra.thread, r.target),
+    r.target ?? '-',
+    r.met === undefined ? '-' : r.met ? 'pass' : 'MISS',
+  ]);
+  out.push(table([['ratio', 'placement', 'loop', 'thread', 'target', 'met'], ...rows]), '', verdict(report));
+  return out.join('\n');
+}
+
+/** Two decimals, three where two would read as the bound itself (4.002 is not 4.00). */
+function ratioText(value: number, target: string | undefined): string {
+  const text = fixed(value, 2);
+  return target !== undefined && text === target.slice(3) && Number(text) !== value ? fixed(value, 3) : text;
+}
+
+/** One line: whether every target was met, and which were not. */
+export function verdict(report: RingReport): string {
+  const judged = report.ratios.filter((r) => r.met !== undefined);
+  const unmeasured = report.ratios.length - judged.length;
+  const gaps = unmeasured ? `; ${unmeasured} not measured` : '';
+  const missed = judged.filter((r) => !r.met);
+  if (!judged.length) return `no target measured${gaps}`;
+  if (!missed.length) return `targets met (${judged.length} of ${judged.length}${gaps})`;
+  const list = missed.map((r) => `${r.name} (${placementName(r.placement)}) = ${ratioText(r.value, r.target)} (${r.target})`);
+  return `targets NOT met (${missed.length} of ${judged.length}${gaps}): ${list.join('; ')}`;
+}

@@ -1,0 +1,94 @@
+// npm run bench:ring [-- --quick] [--reps N] [--iterations N] [--transports a,b] [--scenarios x,y]
+// [--placement same,none,split]: the rvma ring (tcp and shm) against a LEAP-style net.Socket ring,
+// 3 rank processes each, found through a private Redis; table of medians and target ratios, saved
+// to bench/results/ring-<date>.json.
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { option, repetitions, selected } from '../common/args';
+import { startClock } from '../common/conclude';
+import { Measurement, Scenario, Variant } from '../common/protocol';
+import { repeat } from '../common/repeat';
+import { saveResults } from '../common/results';
+import { LEAP_CPP, RANKS, REPETITIONS, TARGETS, TRANSPORTS, scenarios as allScenarios } from './config';
+import { describeRanks, placementModes, rankCpus } from './placement';
+import { RingProcesses } from './ranks';
+import { privateRedis } from '../../examples/common/private-redis';
+import { buildRingReport, formatRingReport, PlacedVariant, placedId } from './report';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const CHILD = path.join(__dirname, 'child.js');
+
+function iterations(): number | undefined {
+  const text = option('--iterations');
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 16) throw new Error('--iterations needs an integer of at least 16');
+  return n;
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const reps = repetitions(quick ? 2 : REPETITIONS);
+  const scenarios = selected('--scenarios', allScenarios(quick, iterations()));
+  const transports = selected('--transports', TRANSPORTS);
+  const modes = placementModes();
+  const variants: PlacedVariant[] = modes.flatMap((placement) =>
+    transports.map((t) => ({ ...t, id: placedId(t.id, placement), ring: t.id, placement })),
+  );
+  for (const mode of modes) console.log(`placement: ${describeRanks(mode, RANKS)}`);
+
+  const redis = await privateRedis();
+  const rings = new Map<string, RingProcesses>();
+  try {
+    const cluster = `bench-ring-${process.pid}`;
+    for (const t of transports) {
+      rings.set(t.id, await RingProcesses.start(CHILD, { ...t, group: t.id, cluster }, redis.url));
+      console.log(`${t.label}: ranks joined (pids ${rings.get(t.id)!.pids.join(', ')})`);
+    }
+    const clock = startClock();
+    const measure = (v: Variant, s: Scenario): Promise<Measurement> => {
+      const placed = v as PlacedVariant;
+      const ring = rings.get(placed.ring)!;
+      ring.pin(rankCpus(placed.placement, RANKS));
+      return ring.measure(s);
+    };
+    const measured = await repeat(reps, scenarios, variants, measure);
+    const report = buildRingReport(scenarios, variants, measured.samples);
+    console.log('');
+    console.log(formatRingReport(scenarios, variants, measured.samples, report, reps));
+    const seconds = (Date.now() - clock.started) / 1000;
+    const load = (l: number[]): string => l.map((x) => x.toFixed(2)).join(' ');
+    console.log(
+      `\n${measured.errors.length} failed measurements; ${seconds.toFixed(1)} s (after the build and the ring joins); ` +
+        `load average before ${load(clock.loadBefore)}, after ${load(os.loadavg())}.`,
+    );
+    const file = saveResults(ROOT, 'ring', {
+      loadBefore: clock.loadBefore,
+      config: { repetitions: reps, quick, scenarios, variants, placements: modes.map((m) => describeRanks(m, RANKS)), targets: TARGETS },
+      report,
+      samples: measured.samples,
+      errors: measured.errors,
+      seconds,
+      extra: {
+        units: {
+          hop: 'µs per hop (round trip / 3), median of per-frame times; hopP99 likewise at p99',
+          frames: 'frames per second back at rank 0',
+          around: 'µs per ring.around()',
+          cpuHop: 'CPU µs per frame, all ranks, hop scenario',
+          cpuFrames: 'CPU µs per frame, all ranks, frames scenario',
+        },
+        leapCpp: { ...LEAP_CPP, note: 'reference constants for this machine type, not measured in this run' },
+      },
+    });
+    console.log(`results: ${path.relative(ROOT, file)}`);
+    if (measured.errors.length) process.exitCode = 1;
+  } finally {
+    await Promise.all([...rings.values()].map((r) => r.stop()));
+    await redis.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

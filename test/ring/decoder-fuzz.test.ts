@@ -1,0 +1,590 @@
+// Property-based fuzz of the ring's decoders of peer bytes (data frame headers, control records): each input is
+// refused with ERR_RVMA_PROTOCOL or decodes to a value the ring relies on and re-encodes unchanged. RVMA_FUZZ_SEED=<n> replays.
+import { performance } from 'node:perf_hooks';
+import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
+import { Packr } from 'msgpackr';
+import { RvmaError, RvmaErrorCode } from '../../src/mailbox/errors';
+import { FRAME_HEADER_BYTES, frameHead, readFrameHeader } from '../../src/ring/frame';
+import { Kind, MAX_RANKS, RingControl, WireRecord, checkControl, decodeRecord, encodeRecord } from '../../src/ring/records';
+import { packValue } from '../../src/tensor/codec';
+import { expectThrows } from '../helpers/errors';
+
+const PROTOCOL = 'ERR_RVMA_PROTOCOL';
+const MAX_TEXT = 4096;
+
+const SEED = seedFromEnv(process.env.RVMA_FUZZ_SEED);
+/** A decoder that spends this long on one small input is a denial of service, not a decoder. */
+const SLOW_MS = 50;
+
+function seedFromEnv(value: string | undefined): number {
+  if (value === undefined || value === '') return 0x71e6;
+  const seed = Number(value);
+  if (!Number.isSafeInteger(seed)) throw new Error(`RVMA_FUZZ_SEED must be an integer, got "${value}"`);
+  return seed | 0; // fast-check seeds are 32-bit
+}
+
+/** One property over `runs` generated inputs; a failure names the seed that replays it and the input. */
+function fuzz<T>(name: string, runs: number, input: fc.Arbitrary<T>, check: (value: T) => void, show: (value: T) => string): void {
+  test(`${name} (${runs} cases)`, () => {
+    // Refusals are the common outcome: their stacks would take much of the run.
+    const depth = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    let details: fc.RunDetails<[T]>;
+    try {
+      details = fc.check(
+        fc.property(input, (value) => {
+          const start = performance.now();
+          check(value);
+          if (performance.now() - start <= SLOW_MS) return;
+          // Wall time also counts a collection or a busy machine: the same input again, in CPU time.
+          const cpu = process.cpuUsage();
+          check(value);
+          const { user, system } = process.cpuUsage(cpu);
+          if ((user + system) / 1000 > SLOW_MS) throw new Error(`one input took ${((user + system) / 1000).toFixed(0)} ms of CPU`);
+        }),
+        { numRuns: runs, seed: SEED },
+      );
+    } finally {
+      Error.stackTraceLimit = depth;
+    }
+    if (!details.failed) return;
+    const found = details.counterexample?.[0];
+    let failure: unknown = details.errorInstance;
+    try {
+      if (found !== undefined) check(found);
+    } catch (error) {
+      failure = error;
+    }
+    throw new Error(
+      `replay with RVMA_FUZZ_SEED=${SEED} npx jest test/ring/decoder-fuzz -t '${name}'\n` +
+        `input: ${found === undefined ? '(none)' : show(found)}\n` +
+        `failure: ${(failure as Error)?.stack ?? String(failure)}\n${fc.defaultReportMessage(details) ?? ''}`,
+    );
+  });
+}
+
+const hex = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+const fromHex = (text: string) => new Uint8Array(Buffer.from(text, 'hex'));
+
+function fail(what: string, value?: unknown): never {
+  throw new Error(`${what}${value === undefined ? '' : `: ${printable(value)}`}`);
+}
+
+function printable(value: unknown): string {
+  try {
+    return JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)) ?? String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+/** A refusal is exactly an RvmaError with the decoder's code: no TypeError, no other code. */
+function assertRefusal(error: unknown, code: RvmaErrorCode): void {
+  if (!(error instanceof RvmaError)) {
+    throw new Error(`threw a ${(error as Error)?.constructor?.name} instead of RvmaError: ${(error as Error)?.stack ?? String(error)}`);
+  }
+  if (error.code !== code) fail(`threw ${error.code} instead of ${code}`, error.message);
+}
+
+/** Received bytes are a view into a larger buffer: a decoder must not read past its view. */
+function inView(bytes: Uint8Array, fill = 0xc1): Uint8Array {
+  const buffer = new Uint8Array(bytes.length + 16).fill(fill);
+  buffer.set(bytes, 8);
+  return buffer.subarray(8, 8 + bytes.length);
+}
+
+// ---- data frames: readFrameHeader
+
+function checkFrame([bytes, length]: [Uint8Array, number]): void {
+  let header: ReturnType<typeof readFrameHeader>;
+  try {
+    header = readFrameHeader(bytes, length);
+  } catch (error) {
+    return assertRefusal(error, PROTOCOL);
+  }
+  const keys = Object.keys(header).sort();
+  if (!isDeepStrictEqual(keys, ['headerLen', 'seq'])) fail('fields of the header', keys);
+  if (!Number.isSafeInteger(header.seq) || header.seq < 0) fail('seq is not a non-negative safe integer', header);
+  if (!Number.isSafeInteger(header.headerLen) || header.headerLen < 0) fail('headerLen is not a non-negative integer', header);
+  if (header.headerLen > length - FRAME_HEADER_BYTES) fail('the header runs past the frame', { header, length });
+  if (length > bytes.byteLength) fail('accepted a length beyond the buffer', { length, bytes: bytes.byteLength });
+}
+
+const MAGIC_LE = [0x46, 0x52];
+/** A 16-byte ring header with each field valid or not, then a few more bytes. */
+const nearHeader = fc
+  .tuple(
+    fc.oneof(fc.constant(MAGIC_LE), fc.tuple(fc.nat(255), fc.nat(255))),
+    fc.oneof(fc.constant(1), fc.nat(255)),
+    fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.nat(255) }),
+    fc.oneof(fc.nat(64), fc.constantFrom(0xffffffff, 0x80000000, 0x7fffffff, 17, 48)),
+    fc.oneof(
+      fc.bigInt({ min: 0n, max: BigInt(Number.MAX_SAFE_INTEGER) }),
+      fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
+      fc.constantFrom(2n ** 53n, 2n ** 53n - 1n, 2n ** 63n),
+    ),
+    fc.uint8Array({ maxLength: 64 }),
+  )
+  .map(([magic, version, flags, headerLen, seq, rest]) => {
+    const out = new Uint8Array(FRAME_HEADER_BYTES + rest.length);
+    const view = new DataView(out.buffer);
+    out[0] = magic[0];
+    out[1] = magic[1];
+    view.setUint8(2, version);
+    view.setUint8(3, flags);
+    view.setUint32(4, headerLen, true);
+    view.setBigUint64(8, seq, true);
+    out.set(rest, FRAME_HEADER_BYTES);
+    return out;
+  });
+
+/** A length around the interesting bounds of the bytes (and some far off them). */
+const lengthFor = (bytes: Uint8Array) =>
+  fc.oneof(
+    fc.integer({ min: -2, max: bytes.byteLength + 2 }),
+    fc.constantFrom(0, FRAME_HEADER_BYTES - 1, FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + 1, bytes.byteLength, bytes.byteLength + 1),
+    fc.integer({ min: -(2 ** 31), max: 2 ** 31 }),
+  );
+
+describe('data frames: readFrameHeader', () => {
+  const arbitrary = fc
+    .uint8Array({ maxLength: 80 })
+    .chain((bytes) => fc.tuple(fc.constant(inView(bytes)), lengthFor(bytes)));
+  fuzz('arbitrary bytes and lengths', 15_000, arbitrary, checkFrame, ([b, n]) => `${hex(b)} length ${n}`);
+
+  const near = nearHeader.chain((bytes) => fc.tuple(fc.constant(inView(bytes, 0xff)), lengthFor(bytes)));
+  fuzz('headers with each field valid or not, any length', 15_000, near, checkFrame, ([b, n]) => `${hex(b)} length ${n}`);
+
+  const valid = fc.tuple(fc.oneof(fc.nat(1000), fc.maxSafeNat()), fc.uint8Array({ maxLength: 48 }), fc.nat(48), fc.boolean());
+  fuzz(
+    'frameHead round-trips seq and headerLen',
+    5_000,
+    valid,
+    ([seq, header, dataLen, noHeader]) => {
+      const head = frameHead(seq, noHeader ? undefined : header);
+      const frame = new Uint8Array(head.length + dataLen + 7); // a posted buffer is larger than its frame
+      frame.set(head);
+      const got = readFrameHeader(frame, head.length + dataLen);
+      const headerLen = noHeader ? 0 : header.length;
+      if (got.seq !== seq || got.headerLen !== headerLen) fail('round trip changed the header', { seq, headerLen, got });
+      if (hex(frame.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + headerLen)) !== (noHeader ? '' : hex(header))) fail('header bytes moved');
+    },
+    ([seq, header, dataLen, noHeader]) => printable({ seq, header: noHeader ? null : hex(header), dataLen }),
+  );
+
+  test('edges: the smallest frame, the largest safe seq, and refusals just past each bound', () => {
+    expect(readFrameHeader(frameHead(0, undefined), FRAME_HEADER_BYTES)).toEqual({ seq: 0, headerLen: 0 });
+    const max = frameHead(Number.MAX_SAFE_INTEGER, Uint8Array.of(1, 2));
+    expect(readFrameHeader(max, max.length)).toEqual({ seq: Number.MAX_SAFE_INTEGER, headerLen: 2 });
+    expectThrows(() => readFrameHeader(max, max.length - 1), PROTOCOL, /a 2-byte header in a 17-byte frame/);
+    expectThrows(() => readFrameHeader(max, max.length + 1), PROTOCOL, /cannot hold a frame/);
+    expectThrows(() => readFrameHeader(max.subarray(0, 15), 15), PROTOCOL, /15 bytes cannot hold a frame/);
+    const big = frameHead(0, undefined);
+    new DataView(big.buffer).setBigUint64(8, 2n ** 53n, true);
+    expectThrows(() => readFrameHeader(big, 16), PROTOCOL, /sequence number 9007199254740992 out of range/);
+    const flagged = frameHead(0, undefined);
+    flagged[3] = 1;
+    expectThrows(() => readFrameHeader(flagged, 16), PROTOCOL, /unknown flags 1/);
+    const v2 = frameHead(0, undefined);
+    v2[2] = 2;
+    expectThrows(() => readFrameHeader(v2, 16), PROTOCOL, /version 2/);
+    expectThrows(() => readFrameHeader(new Uint8Array(16), 16), PROTOCOL, /bad magic/);
+    // The view's offset counts: the header is read from the view, not from its buffer's start.
+    const shifted = new Uint8Array(40);
+    shifted.set(frameHead(5, Uint8Array.of(9)), 8);
+    expect(readFrameHeader(shifted.subarray(8), 17)).toEqual({ seq: 5, headerLen: 1 });
+  });
+});
+
+// ---- control records: decodeRecord
+
+const COMMON = ['gen', 'from', 'fromRank', 'kind'];
+const FIELDS: Record<number, string[]> = {
+  [Kind.Credit]: [...COMMON, 'dir', 'total', 'frameBytes'],
+  [Kind.Around]: [...COMMON, 'id', 'origin', 'record'],
+  [Kind.Ack]: [...COMMON, 'id'],
+  [Kind.Direct]: [...COMMON, 'record'],
+  [Kind.Failed]: [...COMMON, 'lost', 'reason'],
+};
+const CONTROL_FIELDS: Record<string, string[]> = {
+  RESIZE_LAYERS: ['type', 'rank', 'start', 'end', 'isTail'],
+  RESIZE_CHAIN: ['type', 'ranges'],
+  CONTROL: ['type', 'body'],
+};
+
+const isIndex = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+const isText = (v: unknown) => typeof v === 'string' && v.length <= MAX_TEXT;
+
+function assertKeys(value: object, keys: string[]): void {
+  const own = Object.keys(value).sort();
+  if (!isDeepStrictEqual(own, [...keys].sort())) fail(`fields ${own.join(',')}, expected ${keys.join(',')}`);
+}
+
+/** What the ring relies on in an application record (generation.ts hands it to the application). */
+function assertControl(c: RingControl): void {
+  if (c === null || typeof c !== 'object') fail('record is not an object', c);
+  const fields = CONTROL_FIELDS[c.type];
+  if (!fields) fail('unknown control type decoded', c);
+  assertKeys(c, fields);
+  switch (c.type) {
+    case 'RESIZE_LAYERS':
+      if (!isIndex(c.rank) || !isIndex(c.start) || !isIndex(c.end) || c.end < c.start || typeof c.isTail !== 'boolean') fail('bad RESIZE_LAYERS', c);
+      return;
+    case 'RESIZE_CHAIN':
+      if (!Array.isArray(c.ranges) || c.ranges.length > MAX_RANKS) fail('bad ranges', c);
+      for (const r of c.ranges) {
+        assertKeys(r, ['start', 'end']);
+        if (!isIndex(r.start) || !isIndex(r.end) || r.end < r.start) fail('bad range', r);
+      }
+      return;
+    case 'CONTROL':
+      return;
+  }
+}
+
+function assertRecord(r: WireRecord): void {
+  const fields = FIELDS[r.kind];
+  if (!fields) fail('unknown kind decoded', r.kind);
+  assertKeys(r, fields);
+  if (!isIndex(r.gen) || !isIndex(r.fromRank) || !isText(r.from)) fail('bad header', r);
+  switch (r.kind) {
+    case Kind.Credit:
+      if ((r.dir !== 'next' && r.dir !== 'prev') || !isIndex(r.total) || !isIndex(r.frameBytes)) fail('bad credit', r);
+      return;
+    case Kind.Around:
+      if (!isIndex(r.id) || !isIndex(r.origin)) fail('bad around', r);
+      return assertControl(r.record);
+    case Kind.Ack:
+      if (!isIndex(r.id)) fail('bad ack', r);
+      return;
+    case Kind.Direct:
+      return assertControl(r.record);
+    case Kind.Failed:
+      if (!isText(r.lost) || !isText(r.reason)) fail('bad failure notice', r);
+  }
+}
+
+function checkBytes(bytes: Uint8Array): void {
+  let record: WireRecord;
+  try {
+    record = decodeRecord(bytes);
+  } catch (error) {
+    return assertRefusal(error, PROTOCOL);
+  }
+  assertRecord(record);
+  // Accepted means representable: our own encoder carries it unchanged, and what the
+  // application is handed is what around() and sendControl() would accept from it.
+  const again = decodeRecord(encodeRecord(record));
+  if (!isDeepStrictEqual(again, record)) fail('re-encoding changed the record', { record, again });
+  if ('record' in record && !isDeepStrictEqual(checkControl(record.record), record.record)) fail('checkControl changes a decoded record', record);
+}
+
+// ---- generators: valid records
+
+const text = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ maxLength: 16 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 12 }) },
+  { weight: 1, arbitrary: fc.constantFrom('x'.repeat(MAX_TEXT), '\u{10000}'.repeat(MAX_TEXT / 2), '') },
+);
+const index = fc.oneof(fc.nat(1000), fc.maxSafeNat());
+const range = fc.tuple(index, fc.nat(1000)).map(([start, len]) => ({ start, end: Math.min(Number.MAX_SAFE_INTEGER, start + len) }));
+// Bodies as an application builds them: JSON values (no -0, no undefined in a map). msgpackr
+// reads a "__proto__" key back as "__proto_" (so that no map sets a prototype): none generated.
+const body = fc
+  .jsonValue({ maxDepth: 3 })
+  .map((v) => JSON.parse(JSON.stringify(v)) as unknown)
+  .filter((v) => !JSON.stringify(v).includes('"__proto__"'));
+const validControl: fc.Arbitrary<RingControl> = fc.oneof(
+  fc
+    .tuple(index, range, fc.boolean())
+    .map(([rank, { start, end }, isTail]) => ({ type: 'RESIZE_LAYERS' as const, rank, start, end, isTail })),
+  fc.array(range, { maxLength: 8 }).map((ranges) => ({ type: 'RESIZE_CHAIN' as const, ranges })),
+  body.map((b) => ({ type: 'CONTROL' as const, body: b })),
+);
+const header = { gen: index, from: text, fromRank: index };
+const validRecord: fc.Arbitrary<WireRecord> = fc.oneof(
+  fc
+    .record({ ...header, dir: fc.constantFrom('next' as const, 'prev' as const), total: index, frameBytes: index })
+    .map((r) => ({ ...r, kind: Kind.Credit as const })),
+  fc.record({ ...header, id: index, origin: index, record: validControl }).map((r) => ({ ...r, kind: Kind.Around as const })),
+  fc.record({ ...header, id: index }).map((r) => ({ ...r, kind: Kind.Ack as const })),
+  fc.record({ ...header, record: validControl }).map((r) => ({ ...r, kind: Kind.Direct as const })),
+  fc.record({ ...header, lost: text, reason: text }).map((r) => ({ ...r, kind: Kind.Failed as const })),
+);
+
+// ---- generators: what a hostile or broken peer sends
+
+const LONG = 'x'.repeat(MAX_TEXT + 1);
+const HUGE = new Array<number>(MAX_RANKS + 1).fill(0); // more ranges than any ring has
+const HUGE_RANGES = Array.from({ length: MAX_RANKS + 1 }, () => ({ start: 0, end: 0 }));
+const junk: fc.Arbitrary<unknown> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom<unknown>(
+      null, undefined, NaN, Infinity, -Infinity, -0, -1, 0.5, 2 ** 53, 2 ** 64, -(2 ** 63), Number.MAX_VALUE,
+      0, 1, 2, 3, 4, 5, 6, 99, '0', '1', '', 'next', 'prev', 'NEXT', 'CONTROL', 'RESIZE_LAYERS', 'RESIZE_CHAIN', LONG,
+      true, false, [], [[[]]], {}, { toString: 1 }, { valueOf: 1, toString: 1 }, JSON.parse('{"__proto__":{"kind":1}}'),
+      { type: 'CONTROL' }, { type: 'CONTROL', body: 1, x: 1 }, { type: 'RESIZE_LAYERS', rank: 0, start: 1, end: 0, isTail: true },
+      { type: 'RESIZE_CHAIN', ranges: [{ start: 0 }] }, { type: 'RESIZE_CHAIN', ranges: [[0, 1]] }, { type: { toString: 1 } },
+      [{ start: 0, end: 1 }], [{ start: -1, end: 1 }], [{ start: 0, end: 1, x: 0 }], [null], HUGE,
+      new Date(0), new Set([1]), new Map([[1, 2]]), /x/g, new Error('e'), new Float32Array([1.5]), Uint8Array.from([1, 2]),
+    ),
+  },
+  { weight: 2, arbitrary: fc.bigInt({ min: -(1n << 80n), max: 1n << 80n }) },
+  { weight: 2, arbitrary: fc.oneof(fc.double(), fc.integer({ min: -(2 ** 40), max: 2 ** 40 }), text) },
+  { weight: 1, arbitrary: fc.array(fc.oneof(fc.integer(), fc.double(), fc.maxSafeNat()), { maxLength: 6 }) },
+  { weight: 1, arbitrary: validControl },
+  {
+    weight: 1,
+    arbitrary: fc.anything({
+      maxDepth: 2,
+      maxKeys: 4,
+      withBigInt: true,
+      withDate: true,
+      withTypedArray: true,
+      withMap: true,
+      withSet: true,
+      withNullPrototype: true,
+      withSparseArray: true,
+    }),
+  },
+);
+
+// Packers a hostile peer could use: bigints beyond 64 bits as msgpackr's extension, typed
+// arrays, and inline record definitions (which our unpacker decodes).
+const bigintPackr = new Packr({ useRecords: false, useBigIntExtension: true, moreTypes: true });
+const recordPackr = new Packr({ useRecords: true, useBigIntExtension: true });
+const PACKERS = [(v: unknown) => packValue(v), (v: unknown) => bigintPackr.pack(v), (v: unknown) => recordPackr.pack(v)];
+
+function packWith(which: number, value: unknown): Uint8Array {
+  for (let k = 0; k < PACKERS.length; k++) {
+    try {
+      return PACKERS[(which + k) % PACKERS.length](value);
+    } catch {
+      // a value that packer refuses (a bigint beyond 64 bits): try the next
+    }
+  }
+  return packValue(null);
+}
+
+/** Target 1 is the nested application record (when there is one); what 0 deletes, 2 adds a field, others replace. */
+type FieldEdit = [target: number, field: number, what: number, value: unknown];
+const fieldEdits = fc.array(fc.tuple(fc.nat(3), fc.nat(), fc.nat(4), junk), { minLength: 1, maxLength: 3 });
+
+function editRecord(record: WireRecord, edits: FieldEdit[]): Record<string, unknown> {
+  const r: Record<string, unknown> = { ...record };
+  const nestedRecord = 'record' in record ? { ...record.record } : undefined;
+  if (nestedRecord) r.record = nestedRecord;
+  if (nestedRecord?.type === 'RESIZE_CHAIN') nestedRecord.ranges = nestedRecord.ranges.map((x) => ({ ...x }));
+  const ordered = [...edits.filter((e) => e[0] === 1), ...edits.filter((e) => e[0] !== 1)];
+  for (const [target, field, what, value] of ordered) {
+    const nested = target === 1 && nestedRecord !== undefined;
+    const into = (nested ? nestedRecord : r) as Record<string, unknown>;
+    const fields = nested ? CONTROL_FIELDS[(record as { record: RingControl }).record.type] : FIELDS[record.kind];
+    const name = fields[field % fields.length];
+    if (nested && name === 'ranges' && what >= 3 && Array.isArray(into.ranges) && into.ranges.length > 0) {
+      // One range of the wrong type or shape among good ones.
+      const ranges = into.ranges as Record<string, unknown>[];
+      const at = field % ranges.length;
+      if (what === 3) ranges[at] = value as Record<string, unknown>;
+      else ranges[at] = { ...ranges[at], [['start', 'end', 'extra'][field % 3]]: value };
+    } else if (what === 0) delete into[name];
+    else if (what === 2) into[`extra${field % 7}`] = value;
+    else into[name] = value;
+  }
+  return r;
+}
+
+// msgpack type markers: a byte turned into one of these changes the parse the most.
+const MSGPACK_MARKERS = [0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc6, 0xc7, 0xc9,
+  0xca, 0xcb, 0xcf, 0xd3, 0xd4, 0xd5, 0xd8, 0xd9, 0xdb, 0xdc, 0xdd, 0xde, 0xdf, 0xe0, 0xff];
+
+type ByteEdit = [op: number, at: number, value: number];
+const byteEdits = fc.array(fc.tuple(fc.nat(7), fc.nat(), fc.nat(255)), { minLength: 1, maxLength: 4 });
+
+function splice(b: Uint8Array, at: number, remove: number, insert: number[]): Uint8Array {
+  const tail = b.subarray(Math.min(b.length, at + remove));
+  const out = new Uint8Array(at + insert.length + tail.length);
+  out.set(b.subarray(0, at));
+  out.set(insert, at);
+  out.set(tail, at + insert.length);
+  return out;
+}
+
+function mutateBytes(input: Uint8Array, edits: ByteEdit[]): Uint8Array {
+  let b: Uint8Array = input.slice();
+  for (const [op, at, value] of edits) {
+    const i = b.length ? at % b.length : 0;
+    switch (op) {
+      case 0: // bit flip
+        if (b.length) b[i] ^= 1 << (value & 7);
+        break;
+      case 1: // truncation
+        b = b.subarray(0, at % (b.length + 1));
+        break;
+      case 2: // extension
+        b = splice(b, b.length, 0, Array.from({ length: 1 + (at % 8) }, (_, k) => (value + 97 * k) & 0xff));
+        break;
+      case 3: // a byte replaced
+        if (b.length) b[i] = value;
+        break;
+      case 4: // a byte inserted
+        b = splice(b, i, 0, [value]);
+        break;
+      case 5: // bytes deleted
+        b = splice(b, i, 1 + (value % 8), []);
+        break;
+      case 6: // a msgpack marker where there was something else
+        if (b.length) b[i] = MSGPACK_MARKERS[value % MSGPACK_MARKERS.length];
+        break;
+      case 7: // a huge length or number
+        b = splice(b, i, 4, [0xff, 0xff, 0xff, value]);
+        break;
+    }
+  }
+  return inView(b);
+}
+
+const arbitraryBytes = fc.oneof(
+  fc.uint8Array({ maxLength: 64 }),
+  // An array or map header declaring up to 2^32 items, then a few bytes.
+  fc.tuple(fc.constantFrom(0xdc, 0xdd, 0xde, 0xdf), fc.nat(32), fc.nat(2), fc.uint8Array({ maxLength: 8 })).map(([marker, log, less, rest]) => {
+    const count = Math.max(0, 2 ** log - less);
+    const width = marker === 0xdc || marker === 0xde ? 2 : 4;
+    const head = Buffer.alloc(1 + width);
+    head[0] = marker;
+    head.writeUIntBE(count % 2 ** (8 * width), 1, width);
+    return Uint8Array.from([...head, ...rest]);
+  }),
+  // A map header first (records are maps), so the parse goes deeper than the first byte.
+  fc.tuple(fc.constantFrom(0x84, 0x85, 0x86, 0x87, 0xde, 0xdf, 0x92, 0xdc, 0xc7, 0xd4, 0xd5, 0xc9), fc.uint8Array({ maxLength: 96 }))
+    .map(([first, rest]) => Uint8Array.from([first, ...rest])),
+);
+
+describe('control records: decodeRecord', () => {
+  fuzz(
+    'every kind of valid record round-trips',
+    8_000,
+    validRecord,
+    (record) => {
+      const back = decodeRecord(inView(encodeRecord(record)));
+      if (!isDeepStrictEqual(back, record)) fail('round trip changed the record', { record, back });
+      assertRecord(back);
+    },
+    (record) => hex(encodeRecord(record)),
+  );
+
+  fuzz('arbitrary bytes', 12_000, arbitraryBytes.map((b) => inView(b)), checkBytes, hex);
+
+  fuzz('anything a peer could pack', 8_000, fc.tuple(junk, fc.nat(2)).map(([v, packer]) => inView(packWith(packer, v))), checkBytes, hex);
+
+  const edited = fc
+    .tuple(validRecord, fieldEdits, fc.nat(2))
+    .map(([r, edits, packer]) => inView(packWith(packer, editRecord(r, edits))));
+  fuzz('valid records with fields missing, added, or of the wrong type or range', 12_000, edited, checkBytes, hex);
+
+  const mutated = fc.tuple(validRecord, byteEdits).map(([r, edits]) => mutateBytes(encodeRecord(r), edits));
+  fuzz('valid records with their bytes mutated', 12_000, mutated, checkBytes, hex);
+});
+
+describe('control records: edges', () => {
+  const base = { gen: 0, from: 'a', fromRank: 0 };
+  test('texts of exactly 4096 characters are accepted, 4097 refused', () => {
+    const ok = { ...base, kind: Kind.Failed, lost: 'x'.repeat(MAX_TEXT), reason: 'y'.repeat(MAX_TEXT) } as WireRecord;
+    expect(decodeRecord(encodeRecord(ok))).toEqual(ok);
+    for (const field of ['from', 'lost', 'reason']) {
+      expectThrows(() => decodeRecord(packValue({ ...ok, [field]: LONG })), PROTOCOL, new RegExp(`${field} must be a string of at most 4096`));
+    }
+  });
+
+  test(`RESIZE_CHAIN of ${MAX_RANKS} ranges is accepted, one more refused`, () => {
+    const ranges = Array.from({ length: MAX_RANKS }, (_, i) => ({ start: i, end: i + 1 }));
+    const ok = { ...base, kind: Kind.Direct, record: { type: 'RESIZE_CHAIN', ranges } } as WireRecord;
+    expect(isDeepStrictEqual(decodeRecord(encodeRecord(ok)), ok)).toBe(true); // not toEqual: 65,536 ranges
+    const over = { ...base, kind: Kind.Direct, record: { type: 'RESIZE_CHAIN', ranges: HUGE_RANGES } };
+    expectThrows(() => decodeRecord(packValue(over)), PROTOCOL, /ranges must be an array of at most 65536/);
+  });
+
+  test('missing, extra and mistyped fields are refused, naming the field', () => {
+    const credit = { ...base, kind: Kind.Credit, dir: 'next', total: 1, frameBytes: 1 };
+    const cases: [unknown, RegExp][] = [
+      [{ ...credit, dir: 'up' }, /dir must be "next" or "prev"/],
+      [{ ...credit, extra: 1 }, /a credit has an unknown field "extra"/],
+      [{ ...credit, total: undefined }, /total must be a non-negative integer/],
+      [{ ...credit, total: -1 }, /total must be a non-negative integer/],
+      [{ ...credit, gen: 1.5 }, /gen must be a non-negative integer/],
+      [{ ...credit, gen: 2 ** 53 }, /gen must be a non-negative integer/],
+      [{ ...credit, from: 7 }, /from must be a string/],
+      [{ ...credit, kind: 6 }, /unknown kind 6/],
+      [{ ...credit, kind: '1' }, /unknown kind 1/],
+      [{ ...base, kind: Kind.Ack }, /an ack lacks "id"/],
+      [{ ...base, kind: Kind.Direct, record: { type: 'CONTROL', body: 1, more: 2 } }, /CONTROL has an unknown field "more"/],
+      [
+        { ...base, kind: Kind.Around, id: 1, origin: 0, record: { type: 'RESIZE_LAYERS', rank: 0, start: 2, end: 1, isTail: true } },
+        /end is before its start/,
+      ],
+      [[1, 2, 3], /not a map/],
+      [null, /not a map/],
+    ];
+    for (const [value, message] of cases) expectThrows(() => decodeRecord(packValue(value)), PROTOCOL, message);
+    expectThrows(() => decodeRecord(new Uint8Array(0)), PROTOCOL);
+    expectThrows(() => decodeRecord(fromHex('c1')), PROTOCOL);
+  });
+
+  test('a "__proto__" key sets no prototype: its fields are not the record\'s', () => {
+    const inner = { ...base, kind: Kind.Credit, dir: 'next', total: 1, frameBytes: 1 };
+    const bytes = packValue(JSON.parse(`{"__proto__":${JSON.stringify(inner)}}`));
+    expectThrows(() => decodeRecord(bytes), PROTOCOL, /gen must be a non-negative integer/);
+    const nested = packValue({ ...base, kind: Kind.Direct, record: JSON.parse('{"__proto__":{"type":"CONTROL","body":1}}') });
+    expectThrows(() => decodeRecord(nested), PROTOCOL, /unknown control type/);
+  });
+
+  test('a CONTROL body nested deeper than the stack allows: refused, not a RangeError', () => {
+    // Each 0x91 opens an array of one item: 100,000 of them in 100 KB.
+    const prefix = packValue({ ...base, kind: Kind.Direct, record: { type: 'CONTROL', body: 0 } });
+    const deep = new Uint8Array(prefix.length - 1 + 100_000 + 1);
+    deep.set(prefix.subarray(0, prefix.length - 1));
+    deep.fill(0x91, prefix.length - 1, prefix.length - 1 + 100_000);
+    deep[deep.length - 1] = 0x00;
+    checkBytes(deep);
+  });
+});
+
+// ---- inputs the fuzz found: each was refused with the wrong error before its fix
+
+describe('inputs the fuzz found', () => {
+  test('a kind whose toString is no function: refused, not a TypeError from describing it', () => {
+    // {gen: 0, from: '', fromRank: 0, record: {type: 'RESIZE_CHAIN', ranges: []}, kind: {valueOf: 1, toString: 1}}
+    const bytes = fromHex(
+      'de0005a367656e00a466726f6da0a866726f6d52616e6b00a67265636f7264de0002a474797065ac524553495a455f434841494ea672616e67' +
+        '657390a46b696e64de0002a776616c75654f6601a8746f537472696e6701',
+    );
+    expectThrows(() => decodeRecord(bytes), PROTOCOL, /unknown kind object/);
+  });
+
+  test('a control type whose toString is no function: refused, not a TypeError', () => {
+    // {gen: 0, from: '', fromRank: 0, kind: 4, record: {type: {toString: 1}}}
+    const bytes = fromHex('de0005a367656e00a466726f6da0a866726f6d52616e6b00a46b696e6404a67265636f7264de0001a474797065de0001a8746f537472696e6701');
+    expectThrows(() => decodeRecord(bytes), PROTOCOL, /unknown control type "object"/);
+  });
+
+  test('a CONTROL body our encoder cannot encode again (a bigint below -2^63): refused, not a RangeError at pass()', () => {
+    // {gen: 0, from: '', fromRank: 0, id: 0, origin: 0, record: {type: 'CONTROL', body: -(2n ** 63n) - 1n}, kind: 2},
+    // the body as msgpackr's bigint extension (0x42)
+    const bytes = fromHex(
+      'de0007a367656e00a466726f6da0a866726f6d52616e6b00a2696400a66f726967696e00a67265636f7264de0002a474797065a7434f4e54' +
+        '524f4ca4626f6479d842ffffffffffffffff7fffffffffffffffa46b696e6402',
+    );
+    expectThrows(() => decodeRecord(bytes), PROTOCOL, /CONTROL\.body cannot be encoded again/);
+  });
+
+  test('CONTROL bodies our encoder would carry as something else (msgpackr Set and Float32Array extensions): refused', () => {
+    const head = 'de0005a367656e00a466726f6da0a866726f6d52616e6b00a46b696e6404a67265636f7264de0002a474797065a7434f4e54524f4ca4626f6479';
+    for (const body of ['d473009101', 'c70574070000c03f']) {
+      expectThrows(() => decodeRecord(fromHex(head + body)), PROTOCOL, /CONTROL\.body changes when encoded again/);
+    }
+    // The same record with a plain body is accepted.
+    expect(decodeRecord(fromHex(head + '9101'))).toEqual({ gen: 0, from: '', fromRank: 0, kind: Kind.Direct, record: { type: 'CONTROL', body: [1] } });
+  });
+});
