@@ -57,7 +57,11 @@ export async function privateRedis(): Promise<PrivateRedis> {
     stdio: 'ignore',
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // However the launcher ends (process.exit on a failure included), the server goes with it.
+  const orphan = (): void => void child.kill('SIGKILL');
+  process.once('exit', orphan);
   const stop = async (): Promise<void> => {
+    process.off('exit', orphan);
     child.kill('SIGTERM');
     await exited;
   };

@@ -40,6 +40,7 @@ export class Mailbox {
   private closedEpoch = -1;
   private closedSnapshot: CompletionWordsSnapshot | undefined; // the slot is reused after close
   private nextLabel: string | undefined; // names next() waits in their errors
+  private listener: ((c: Completion) => void) | undefined;
 
   /** @internal Created by Endpoint.openMailbox. */
   constructor(
@@ -157,6 +158,14 @@ export class Mailbox {
     this.dropWaits();
   }
 
+  /**
+   * @internal Hands every later completion to fn as it arrives, instead of to next(): for the
+   * library's own protocols, which take each one at once (no promise per completion).
+   */
+  listen(fn: (c: Completion) => void): void {
+    this.listener = fn;
+  }
+
   /** @internal An epoch ended natively. */
   complete(epoch: number, bufferIndex: number, bytes: number, ops: number): void {
     if (this.closed) return;
@@ -165,6 +174,7 @@ export class Mailbox {
       throw new Error(`rvma internal: completion for buffer ${bufferIndex} but FIFO head is ${head?.index}`);
     }
     const completion: Completion = { vaddr: this.vaddr, epoch, bufferIndex, bytes, ops, buffer: head.buffer };
+    if (this.listener) return this.listener(completion);
     const wait = this.waiters?.[0];
     if (wait) wait.resolve(completion);
     else (this.ready ??= []).push(completion);

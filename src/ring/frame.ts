@@ -14,16 +14,23 @@ export interface FrameHeader {
   headerLen: number;
 }
 
+function writeU32(b: Uint8Array, at: number, v: number): void {
+  b[at] = v & 0xff;
+  b[at + 1] = (v >>> 8) & 0xff;
+  b[at + 2] = (v >>> 16) & 0xff;
+  b[at + 3] = v >>> 24;
+}
+
 /** A new head for a frame: the ring header, then a copy of the sender's (small) header. */
 export function frameHead(seq: number, header: Uint8Array | undefined): Uint8Array {
   const headerLen = header?.byteLength ?? 0;
   const head = new Uint8Array(FRAME_HEADER_BYTES + headerLen);
-  const view = new DataView(head.buffer);
-  view.setUint16(0, MAGIC, true);
-  view.setUint8(2, VERSION);
-  view.setUint8(3, 0);
-  view.setUint32(4, headerLen, true);
-  view.setBigUint64(8, BigInt(seq), true);
+  head[0] = MAGIC & 0xff;
+  head[1] = MAGIC >> 8;
+  head[2] = VERSION;
+  writeU32(head, 4, headerLen);
+  writeU32(head, 8, seq % 2 ** 32);
+  writeU32(head, 12, Math.floor(seq / 2 ** 32));
   if (header) head.set(header, FRAME_HEADER_BYTES);
   return head;
 }

@@ -37,6 +37,7 @@ export interface GenerationHost {
 }
 
 const CONTROL_SEND_TIMEOUT_MS = 10_000;
+const NO_TIMEOUT: WaitOptions = { timeout: Infinity };
 
 export class Generation {
   private readonly control: Mailbox;
@@ -74,7 +75,7 @@ export class Generation {
       throw error;
     }
     for (let i = 0; i < 64; i++) this.control.post(options.controlBytes);
-    void this.receiveControl();
+    this.control.listen((c) => this.receiveControl(c.buffer, c.bytes));
   }
 
   /** Whether the ring of this generation was complete (activate() ran). */
@@ -123,7 +124,8 @@ export class Generation {
   private grant(dir: Direction, total: number): void {
     if (!this.membership || this.failure) return;
     const to = dir === 'next' ? this.prev : this.next;
-    this.sendRecord(to, { kind: Kind.Credit, dir, total, frameBytes: this.host.options.frameBytes }).catch(() => undefined);
+    // No timer: a credit is small and the neighbour's loss is noticed anyway.
+    this.sendRecord(to, { kind: Kind.Credit, dir, total, frameBytes: this.host.options.frameBytes }, NO_TIMEOUT).catch(() => undefined);
   }
 
   sendNext(header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
@@ -192,24 +194,18 @@ export class Generation {
     this.host.failed(this, error, lost);
   }
 
-  private async receiveControl(): Promise<void> {
+  private receiveControl(buffer: Uint8Array, bytes: number): void {
+    let record: WireRecord | undefined;
     try {
-      for await (const c of this.control.completions()) {
-        let record: WireRecord | undefined;
-        try {
-          record = decodeRecord(c.buffer.subarray(0, c.bytes));
-        } catch {
-          this.dropped++;
-        }
-        if (!this.control.closed) this.control.post(c.buffer);
-        if (!record) continue;
-        if (this.membership) this.handle(record);
-        else if (this.early.length < 1024) this.early.push(record);
-        else this.dropped++;
-      }
+      record = decodeRecord(buffer.subarray(0, bytes));
     } catch {
-      // closed: the generation is over
+      this.dropped++;
     }
+    if (!this.control.closed) this.control.post(buffer);
+    if (!record) return;
+    if (this.membership) this.handle(record);
+    else if (this.early.length < 1024) this.early.push(record);
+    else this.dropped++;
   }
 
   private handle(r: WireRecord): void {

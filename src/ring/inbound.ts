@@ -42,7 +42,7 @@ export class Inbound {
   ) {
     for (let i = 0; i < slots; i++) mailbox.post(FRAME_HEADER_BYTES + frameBytes);
     this.granted = slots;
-    void this.pump();
+    mailbox.listen((c) => this.arrive(c.buffer, c.bytes));
   }
 
   /** The first grant, once the sender is known to exist. */
@@ -87,15 +87,6 @@ export class Inbound {
     const copied = { seq: frame.seq, header: frame.header.slice(), data: into.subarray(0, frame.data.byteLength), release: () => undefined };
     frame.release();
     return copied;
-  }
-
-  private async pump(): Promise<void> {
-    try {
-      for await (const c of this.mailbox.completions()) this.arrive(c.buffer, c.bytes);
-    } catch (error) {
-      // The mailbox closed under a pending wait: the generation ends (fail() already ran).
-      if (!(error instanceof RvmaError && error.code === 'ERR_RVMA_CLOSED')) this.events.broken(error as RvmaError);
-    }
   }
 
   private arrive(buffer: Uint8Array, bytes: number): void {

@@ -5,6 +5,8 @@ import { RvmaError } from '../mailbox/errors';
 import { Wait, WaitOptions } from '../mailbox/wait';
 import { frameHead } from './frame';
 
+const APPEND = { append: true } as const;
+
 export class Outbound {
   private granted = 0;
   private frameBytes = 0;
@@ -68,18 +70,22 @@ export class Outbound {
     return wait.promise;
   }
 
-  private async put(seq: number, header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
-    try {
-      await this.endpoint.put(this.peer, this.vaddr, [frameHead(seq, header), data], { append: true, ...options });
-    } catch (error) {
-      const code = error instanceof RvmaError ? error.code : undefined;
-      // A timeout or abort ends the wait only: the frame may still land.
-      if (code !== 'ERR_RVMA_TIMEOUT' && code !== 'ERR_RVMA_ABORTED') {
-        const cause = error as RvmaError;
-        this.lost(cause);
-        throw this.failure ?? cause;
-      }
-      throw error;
-    }
+  /**
+   * A numbered frame always goes out whole, whatever the caller's timeout or signal: a number
+   * taken and never sent would stall the receiver. They end the caller's wait only.
+   */
+  private put(seq: number, header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
+    const put = this.endpoint.put(this.peer, this.vaddr, [frameHead(seq, header), data], APPEND).catch((error: unknown) => {
+      const cause = error as RvmaError;
+      this.lost(cause); // nothing but the peer's end refuses a frame sent within its credits
+      throw this.failure ?? cause;
+    });
+    if (options.timeout === undefined && options.signal === undefined) return put;
+    const wait = new Wait<void>(this.what, options, () => undefined);
+    put.then(
+      () => wait.resolve(),
+      (e: Error) => wait.reject(e),
+    );
+    return wait.promise;
   }
 }

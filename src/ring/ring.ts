@@ -60,7 +60,9 @@ export class Ring extends EventEmitter {
       failed: (gen, error, lost) => {
         if (gen !== this.current || !gen.formed) return;
         void markFailed(endpoint.directory, options.group, gen.gen);
-        this.emit('failed', { generation: gen.gen, error, lost } satisfies RingFailure);
+        // Not from inside the endpoint's delivery of completions: a listener may throw.
+        const failure: RingFailure = { generation: gen.gen, error, lost };
+        queueMicrotask(() => this.emit('failed', failure));
       },
     };
     endpoint.on('peerLost', this.onPeerLost);
