@@ -7,7 +7,7 @@ import { Role, serveChild } from '../common/child';
 import { Variant } from '../common/protocol';
 import { Tally } from '../common/tally';
 import { RANKS } from './config';
-import { NetRing } from './net-ring';
+import { joinNetRing } from './net-ring';
 import { Origin, OriginLink } from './origin';
 import { RvmaRank } from './rvma-rank';
 
@@ -27,7 +27,7 @@ interface Rank {
 
 async function netRank(spec: RankSpec, url: string): Promise<Rank> {
   const directory = await RedisDirectory.connect({ url, cluster: spec.cluster });
-  const ring = await NetRing.join(directory, spec.group, spec.rank, RANKS);
+  const ring = await joinNetRing(directory, spec.group, spec.rank, RANKS);
   return {
     link: ring,
     forward(tally) {

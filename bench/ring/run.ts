@@ -1,7 +1,8 @@
 // npm run bench:ring [-- --quick] [--reps N] [--iterations N] [--transports a,b] [--scenarios x,y]
-// [--placement same,none,split]: the rvma ring (tcp and shm) against a LEAP-style net.Socket ring,
-// 3 rank processes each, found through a private Redis; table of medians and target ratios, saved
-// to bench/results/ring-<date>.json.
+// [--placement same,none,split] [--no-pipeline]: the rvma ring (tcp and shm) against a LEAP-style
+// net.Socket ring, 3 rank processes each, found through a private Redis: (a) hop latency, (b)
+// pipelined frames/s, around(); then (c) the pipeline example over both rings. Tables of medians
+// and target ratios, saved to bench/results/ring-<date>.json.
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { option, repetitions, selected } from '../common/args';
@@ -14,6 +15,7 @@ import { describeRanks, placementModes, rankCpus } from './placement';
 import { RingProcesses } from './ranks';
 import { privateRedis } from '../../examples/common/private-redis';
 import { buildRingReport, formatRingReport, PlacedVariant, placedId } from './report';
+import { pipelineScenario } from './pipeline';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHILD = path.join(__dirname, 'child.js');
@@ -62,6 +64,11 @@ async function main(): Promise<void> {
       `\n${measured.errors.length} failed measurements; ${seconds.toFixed(1)} s (after the build and the ring joins); ` +
         `load average before ${load(clock.loadBefore)}, after ${load(os.loadavg())}.`,
     );
+    // The rings of (a) and (b) stop first: the example's workers need the CPUs.
+    await Promise.all([...rings.values()].map((r) => r.stop()));
+    rings.clear();
+    const pipeline = process.argv.includes('--no-pipeline') ? undefined : await pipelineScenario(quick ? 1 : 3, quick);
+    if (pipeline) console.log(`\n${pipeline.text}`);
     const file = saveResults(ROOT, 'ring', {
       loadBefore: clock.loadBefore,
       config: { repetitions: reps, quick, scenarios, variants, placements: modes.map((m) => describeRanks(m, RANKS)), targets: TARGETS },
@@ -78,6 +85,7 @@ async function main(): Promise<void> {
           cpuFrames: 'CPU µs per frame, all ranks, frames scenario',
         },
         leapCpp: { ...LEAP_CPP, note: 'reference constants for this machine type, not measured in this run' },
+        pipeline: pipeline?.medians,
       },
     });
     console.log(`results: ${path.relative(ROOT, file)}`);

@@ -3,7 +3,7 @@
 // but for the last), decode has one token in flight. Mid-generation it re-splits the layers
 // (their KV caches move with them); when a rank dies it re-forms the ring from the survivors,
 // gives every rank its new range and feeds the conversation again.
-import { RvmaError } from '../../src';
+import { Ring, RvmaError } from '../../src';
 import { Head } from './model/runtime';
 import { FLAG_NEED_REPLY, FLAG_NO_REPLY, HeadReport, PipelineBody, SplitChange, WorkerConfig, activationHeader, evenSplit } from './protocol';
 import { Stage } from './stage';
@@ -23,7 +23,8 @@ export function shiftedSplit(layers: number, ranks: number): { start: number; en
 }
 
 export async function runHead(stage: Stage, head: Head, config: WorkerConfig, kill: (nodeId: string) => Promise<void>): Promise<HeadReport> {
-  const { ring, cfg } = { ring: stage.ring, cfg: stage.cfg };
+  const { pipe, cfg } = stage;
+  const ring = stage.control?.ring; // undefined on the net.Socket ring: no re-split, no recovery
   const seq = [...config.prompt];
   const generated: number[] = [];
   const splits: SplitChange[] = [{ step: 0, ranges: stage.ranges, why: 'start' }];
@@ -37,18 +38,18 @@ export async function runHead(stage: Stage, head: Head, config: WorkerConfig, ki
       const last = pos === k;
       const decoding = pos >= config.prompt.length;
       const out = await stage.run(await head.embed(seq[pos], pos), decoding);
-      if (ring.size === 1) {
+      if (pipe.size === 1) {
         if (last) return out;
         continue;
       }
       const began = performance.now();
-      const sent = ring.sendNext([activationHeader(pos, last ? FLAG_NEED_REPLY : FLAG_NO_REPLY), out]);
+      const sent = pipe.sendNext(activationHeader(pos, last ? FLAG_NEED_REPLY : FLAG_NO_REPLY), out);
       if (!last) {
         sent.catch(() => undefined); // a loss shows in the reply's wait
         continue;
       }
       await sent;
-      const frame = await ring.recvPrev({ timeout: RECV_TIMEOUT_MS });
+      const frame = await pipe.recvPrev({ timeout: RECV_TIMEOUT_MS });
       const hidden = new Float32Array(frame.data.byteLength / 4);
       new Uint8Array(hidden.buffer).set(frame.data);
       frame.release();
@@ -65,13 +66,13 @@ export async function runHead(stage: Stage, head: Head, config: WorkerConfig, ki
         fed = k + 1;
         return hidden;
       } catch (error) {
-        if (!isLoss(error)) throw error;
-        await recover();
+        if (!isLoss(error) || !ring) throw error;
+        await recover(ring);
       }
     }
   }
 
-  async function recover(): Promise<void> {
+  async function recover(ring: Ring): Promise<void> {
     const began = performance.now();
     await ring.reform({ timeout: 20_000 });
     const ranges = evenSplit(cfg.layers, ring.size);
@@ -82,7 +83,7 @@ export async function runHead(stage: Stage, head: Head, config: WorkerConfig, ki
     recoveryMs = performance.now() - began;
   }
 
-  async function resplit(): Promise<void> {
+  async function resplit(ring: Ring): Promise<void> {
     const ranges = shiftedSplit(cfg.layers, ring.size);
     const move = stage.beginMove(ranges);
     await ring.around({ type: 'RESIZE_CHAIN', ranges }, { timeout: 20_000 });
@@ -92,7 +93,7 @@ export async function runHead(stage: Stage, head: Head, config: WorkerConfig, ki
   }
 
   /** Per-hop latency so far: decode round trips minus every rank's layer compute, per hop. */
-  async function hopLatency(): Promise<number> {
+  async function hopLatency(ring: Ring): Promise<number> {
     const reports: { totalUs: number; frames: number }[] = [];
     const collecting = (async () => {
       while (reports.length < ring.size - 1) {
@@ -124,10 +125,10 @@ export async function runHead(stage: Stage, head: Head, config: WorkerConfig, ki
     seq.push(token);
     if (generated.length === config.newTokens) break;
     const step = generated.length;
-    if (step === config.resplitAt || step === config.killAt) {
+    if (ring && (step === config.resplitAt || step === config.killAt)) {
       const began = performance.now();
-      if (hopLatencyUs === undefined && ring.size > 1) hopLatencyUs = await hopLatency();
-      if (step === config.resplitAt && ring.size > 1) await resplit();
+      if (hopLatencyUs === undefined && ring.size > 1) hopLatencyUs = await hopLatency(ring);
+      if (step === config.resplitAt && ring.size > 1) await resplit(ring);
       if (step === config.killAt && ring.size > 2) await kill(ring.members[1]);
       decodeSkipped += performance.now() - began;
     }
@@ -137,7 +138,7 @@ export async function runHead(stage: Stage, head: Head, config: WorkerConfig, ki
     if (recoveryMs !== recoveredBefore) decodeSkipped += performance.now() - began;
   }
   const decodeSeconds = (performance.now() - decodeBegan - decodeSkipped) / 1000;
-  if (hopLatencyUs === undefined) hopLatencyUs = ring.size > 1 ? await hopLatency() : 0;
+  if (hopLatencyUs === undefined && ring && ring.size > 1) hopLatencyUs = await hopLatency(ring);
   return {
     tokens: generated,
     prefillTokensPerSecond: prefillTokens / prefillSeconds,

@@ -18,9 +18,11 @@ const PROMPT = env('RVMA_PIPELINE_PROMPT', process.env.RVMA_PIPELINE_MODEL === '
 const NEW_TOKENS = env('RVMA_PIPELINE_TOKENS', process.env.RVMA_PIPELINE_MODEL === 'tiny' ? 12 : 64);
 // 'off' disables the re-split or the kill; by default they happen at a third and two thirds.
 const step = (name: string, at: number): number | undefined => (process.env[name] === 'off' ? undefined : env(name, at));
-const RESPLIT_AT = step('RVMA_PIPELINE_RESPLIT_AT', Math.floor(NEW_TOKENS / 3));
-const KILL_AT = WORKERS > 2 ? step('RVMA_PIPELINE_KILL_AT', Math.floor((2 * NEW_TOKENS) / 3)) : undefined;
+const RESPLIT_AT = process.env.RVMA_PIPELINE_RING === 'net' ? undefined : step('RVMA_PIPELINE_RESPLIT_AT', Math.floor(NEW_TOKENS / 3));
+const KILL_AT = WORKERS > 2 && process.env.RVMA_PIPELINE_RING !== 'net' ? step('RVMA_PIPELINE_KILL_AT', Math.floor((2 * NEW_TOKENS) / 3)) : undefined;
 const TRANSPORT = process.env.RVMA_PIPELINE_TRANSPORT ?? 'shm';
+// 'net': the LEAP-style net.Socket ring instead of rvma's (for comparison: no re-split, no kill).
+const RING: 'rvma' | 'net' = process.env.RVMA_PIPELINE_RING === 'net' ? 'net' : 'rvma';
 const DEADLINE_MS = env('RVMA_PIPELINE_DEADLINE_MS', 120_000);
 
 function listenFor(index: number): string {
@@ -30,7 +32,7 @@ function listenFor(index: number): string {
 async function main(): Promise<void> {
   const prompt = makePrompt(MODEL, PROMPT, 1);
   console.log(
-    `rvma pipeline: ${WORKERS} workers over ${TRANSPORT}, a ${MODEL.layers}-layer model (d ${MODEL.dModel}), ` +
+    `rvma pipeline: ${WORKERS} workers over ${RING === 'net' ? 'a net.Socket ring' : TRANSPORT}, a ${MODEL.layers}-layer model (d ${MODEL.dModel}), ` +
       `prompt ${PROMPT} tokens, ${NEW_TOKENS} new; re-split at token ${RESPLIT_AT ?? '-'}, kill at token ${KILL_AT ?? '-'}`,
   );
   await ensureModel(MODEL); // once here, not in every worker at the same time
@@ -80,6 +82,7 @@ async function main(): Promise<void> {
         group: 'pipeline',
         listen: listenFor(index),
         progress: process.env.RVMA_PIPELINE_PROGRESS === 'thread' ? 'thread' : 'loop',
+        ring: RING,
       };
       child.send({ type: 'start', config } satisfies ToWorker);
     }
@@ -102,7 +105,7 @@ async function main(): Promise<void> {
     ['prefill', `${report.prefillTokensPerSecond.toFixed(1)} tokens/s`],
     ['decode', `${report.decodeTokensPerSecond.toFixed(1)} tokens/s`],
     ['single-process run', `${refSeconds.toFixed(2)} s (loading the model included)`],
-    ['per-hop latency', `${report.hopLatencyUs.toFixed(0)} µs (decode round trip less layer compute, per hop)`],
+    ['per-hop latency', report.hopLatencyUs === undefined ? '-' : `${report.hopLatencyUs.toFixed(0)} µs (decode round trip less layer compute, per hop)`],
     ['recovery', report.recoveryMs === undefined ? '-' : `${report.recoveryMs.toFixed(0)} ms (re-form, reload, feed the conversation again)`],
   ];
   for (const s of report.splits) {
@@ -117,6 +120,8 @@ async function main(): Promise<void> {
     fail('the pipeline generated other tokens than the single-process run');
   }
   console.log(`every one of the ${NEW_TOKENS} tokens equals the single-process run`);
+  // For bench:ring, which runs the example over both rings.
+  if (process.env.RVMA_PIPELINE_JSON) console.log(`RESULT ${JSON.stringify(report)}`);
 }
 
 main().catch((error: Error) => {

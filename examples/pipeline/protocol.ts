@@ -19,6 +19,8 @@ export interface WorkerConfig {
   group: string;
   listen: string;
   progress: 'loop' | 'thread';
+  /** The rvma Ring, or the LEAP-style net.Socket ring it is compared with. */
+  ring: 'rvma' | 'net';
 }
 
 /** 'killed': the worker the head asked to kill is gone (so the next token meets the loss). */
@@ -35,8 +37,8 @@ export interface HeadReport {
   tokens: number[];
   prefillTokensPerSecond: number;
   decodeTokensPerSecond: number;
-  /** Decode round trip minus the layer compute of every rank, per hop. */
-  hopLatencyUs: number;
+  /** Decode round trip minus the layer compute of every rank, per hop (rvma ring only). */
+  hopLatencyUs: number | undefined;
   splits: SplitChange[];
   recoveryMs: number | undefined;
 }

@@ -1,10 +1,19 @@
-// What every rank of the pipeline holds: its ring membership, its layer range with the ORT
-// sessions and KV caches, and the KV mailbox; and how it applies the control records.
+// What every rank of the pipeline holds: its layer range with the ORT sessions and KV caches,
+// the data path to its neighbours, and, on the rvma ring, the ring itself and the KV mailbox
+// that re-splits move caches through; and how it applies the control records.
 import { Endpoint, LayerRange, Mailbox, Ring, RingControlMessage } from '../../src';
 import { Move, startMove } from './kv-move';
 import { ModelConfig } from './model/config';
 import { LayerRunner } from './model/runtime';
+import { Pipe } from './pipe';
 import { PipelineBody, rangeLayers } from './protocol';
+
+/** The rvma ring's parts: what re-splits, recovery and control records need. */
+export interface Control {
+  endpoint: Endpoint;
+  ring: Ring;
+  kvMailbox: Mailbox;
+}
 
 export class Stage {
   /** Layer compute of decode frames (one token in flight), since the last report. */
@@ -15,12 +24,16 @@ export class Stage {
   constructor(
     readonly cfg: ModelConfig,
     readonly modelDir: string,
-    readonly endpoint: Endpoint,
-    readonly ring: Ring,
-    readonly kvMailbox: Mailbox,
+    readonly pipe: Pipe,
+    readonly control: Control | undefined,
     public runner: LayerRunner,
     public ranges: LayerRange[],
   ) {}
+
+  private get ring(): Ring {
+    if (!this.control) throw new Error('this ring carries no control records');
+    return this.control.ring;
+  }
 
   /** Runs this rank's layers on one token's hidden state. */
   async run(hidden: Float32Array, timed: boolean): Promise<Float32Array> {
@@ -35,7 +48,8 @@ export class Stage {
 
   /** Starts a re-split (the head calls it for itself; the others on RESIZE_CHAIN). */
   beginMove(to: LayerRange[]): Move {
-    this.move = startMove(this.cfg, this.endpoint, this.kvMailbox, this.runner, this.ring.members, this.ring.rank, this.ranges, to);
+    const { endpoint, kvMailbox } = this.control!;
+    this.move = startMove(this.cfg, endpoint, kvMailbox, this.runner, this.ring.members, this.ring.rank, this.ranges, to);
     this.ranges = to;
     return this.move;
   }

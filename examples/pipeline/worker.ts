@@ -3,20 +3,24 @@
 // send the result on (the tail only when the head waits for it). Control records are applied
 // as they come; a lost rank makes it re-form the ring with the others.
 import { Endpoint, RedisDirectory, Ring, RvmaError } from '../../src';
+import { NetRing } from '../common/net-ring';
 import { openKvMailbox } from './kv-move';
 import { ensureModel } from './model/build';
 import { Head, LayerRunner } from './model/runtime';
 import { runHead } from './head';
 import { FLAG_NEED_REPLY, FromWorker, ToWorker, WorkerConfig, activationHeader, evenSplit, rangeLayers, readActivationHeader } from './protocol';
-import { Stage } from './stage';
+import { Pipe, netPipe, ringPipe } from './pipe';
+import { Control, Stage } from './stage';
 
 const tell = (m: FromWorker): void => void process.send?.(m);
+let stopping = false;
 const code = (e: unknown): string | undefined => (e instanceof RvmaError ? e.code : undefined);
 
 async function serve(stage: Stage, promptLength: number): Promise<void> {
-  const { ring } = stage;
+  const { pipe } = stage;
+  const ring = stage.control?.ring;
   const control = (async () => {
-    for (;;) {
+    for (; ring; ) {
       let m;
       try {
         m = await ring.control();
@@ -31,17 +35,17 @@ async function serve(stage: Stage, promptLength: number): Promise<void> {
   })();
   for (;;) {
     try {
-      const frame = await ring.recvPrev();
+      const frame = await pipe.recvPrev();
       const { pos, flags } = readActivationHeader(frame.header);
       const hidden = new Float32Array(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength / 4);
       const out = await stage.run(hidden, pos >= promptLength);
       frame.release(); // the layers have read it
-      if (ring.rank < ring.size - 1 || flags === FLAG_NEED_REPLY) {
-        ring.sendNext([activationHeader(pos, flags), out]).catch(() => undefined); // a loss shows in recvPrev
+      if (pipe.rank < pipe.size - 1 || flags === FLAG_NEED_REPLY) {
+        pipe.sendNext(activationHeader(pos, flags), out).catch(() => undefined); // a loss shows in recvPrev
       }
     } catch (error) {
-      if (code(error) === 'ERR_RVMA_CLOSED') break;
-      if (code(error) !== 'ERR_RVMA_PEER_LOST') throw error;
+      if (code(error) === 'ERR_RVMA_CLOSED' || stopping) break;
+      if (code(error) !== 'ERR_RVMA_PEER_LOST' || !ring) throw error;
       // At the end the head leaves first: the reform then ends with this ring's close().
       await ring.reform({ timeout: 20_000 }).catch((e: unknown) => {
         if (!ring.closed) throw e;
@@ -51,19 +55,34 @@ async function serve(stage: Stage, promptLength: number): Promise<void> {
   await control;
 }
 
+/** The rvma ring: an endpoint, the ring, the KV mailbox. */
+async function rvmaPipe(config: WorkerConfig, directory: RedisDirectory): Promise<{ pipe: Pipe; control: Control; close(): Promise<void> }> {
+  const endpoint = await Endpoint.create({ nodeId: `pipeline-${config.index}-${process.pid}`, directory, listen: config.listen, progress: config.progress });
+  const frameBytes = 8 + config.model.dModel * 4;
+  const ring = await Ring.join(endpoint, { group: config.group, size: config.workers, rank: config.index, frameBytes, timeout: 60_000 });
+  const control = { endpoint, ring, kvMailbox: openKvMailbox(endpoint, config.model) };
+  return { pipe: ringPipe(ring), control, close: async () => (await ring.close(), await endpoint.close()) };
+}
+
+/** The LEAP-style net.Socket ring, ranks in launch order. */
+async function netPipe_(config: WorkerConfig, directory: RedisDirectory): Promise<{ pipe: Pipe; control: undefined; close(): Promise<void> }> {
+  const limits = { headerBytes: 8, frameBytes: 8 + config.model.dModel * 4 };
+  const net = await NetRing.join(directory, config.group, config.index, config.workers, limits);
+  return { pipe: netPipe(net), control: undefined, close: () => net.close() };
+}
+
 async function start(config: WorkerConfig): Promise<void> {
   const cfg = config.model;
   const directory = await RedisDirectory.connect({ url: config.redisUrl, cluster: config.cluster, ttlMs: 2000 });
-  const endpoint = await Endpoint.create({ nodeId: `pipeline-${config.index}-${process.pid}`, directory, listen: config.listen, progress: config.progress });
   const modelDir = await ensureModel(cfg);
-  const frameBytes = 8 + cfg.dModel * 4;
-  const ring = await Ring.join(endpoint, { group: config.group, size: config.workers, rank: config.index, frameBytes, timeout: 60_000 });
-  const ranges = evenSplit(cfg.layers, ring.size);
-  const runner = await LayerRunner.create(cfg, modelDir, rangeLayers(ranges[ring.rank]));
-  const stage = new Stage(cfg, modelDir, endpoint, ring, openKvMailbox(endpoint, cfg), runner, ranges);
-  tell({ type: 'ready', index: config.index, nodeId: endpoint.nodeId });
+  const link = config.ring === 'net' ? await netPipe_(config, directory) : await rvmaPipe(config, directory);
+  const { pipe } = link;
+  const ranges = evenSplit(cfg.layers, pipe.size);
+  const runner = await LayerRunner.create(cfg, modelDir, rangeLayers(ranges[pipe.rank]));
+  const stage = new Stage(cfg, modelDir, pipe, link.control, runner, ranges);
+  tell({ type: 'ready', index: config.index, nodeId: link.control?.endpoint.nodeId ?? `net-${config.index}` });
   const stopped = new Promise<void>((resolve) => process.on('message', (m: ToWorker) => m.type === 'stop' && resolve()));
-  if (ring.rank === 0) {
+  if (pipe.rank === 0) {
     const head = await Head.create(cfg, modelDir);
     const kill = (nodeId: string): Promise<void> =>
       new Promise((resolve) => {
@@ -78,16 +97,17 @@ async function start(config: WorkerConfig): Promise<void> {
     const report = await runHead(stage, head, config, kill);
     tell({ type: 'report', report });
     await stopped;
+    stopping = true;
     await head.close();
-    await ring.close();
+    await link.close();
   } else {
     const serving = serve(stage, config.prompt.length);
     await stopped;
-    await ring.close();
-    await serving;
+    stopping = true;
+    await link.close();
+    if (config.ring === 'rvma') await serving; // a net.Socket ring's recv does not end on close
   }
   await stage.runner.close();
-  await endpoint.close();
   await directory.close();
 }
 

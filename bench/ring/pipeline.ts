@@ -1,0 +1,74 @@
+// bench:ring's scenario (c): the pipeline example (examples/pipeline) over the rvma ring and over
+// the LEAP-style net.Socket ring, same model, prompt and tokens, no re-split and no kill: prefill
+// and decode tokens/s, and the ratios. Each run also checks its tokens against a single process.
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { median, table } from '../common/stats';
+
+const LAUNCHER = path.join(__dirname, '..', '..', 'examples', 'pipeline', 'launcher.js');
+
+interface Run {
+  prefill: number;
+  decode: number;
+}
+
+export interface PipelineRow {
+  id: string;
+  label: string;
+  env: Record<string, string>;
+}
+
+export const PIPELINE_RINGS: PipelineRow[] = [
+  { id: 'net', label: 'net.Socket ring (LEAP-style)', env: { RVMA_PIPELINE_RING: 'net' } },
+  { id: 'shm', label: 'rvma ring, shm', env: { RVMA_PIPELINE_TRANSPORT: 'shm' } },
+  { id: 'tcp', label: 'rvma ring, tcp', env: { RVMA_PIPELINE_TRANSPORT: 'tcp' } },
+];
+
+function runOnce(env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [LAUNCHER], {
+      env: { ...process.env, RVMA_PIPELINE_RESPLIT_AT: 'off', RVMA_PIPELINE_KILL_AT: 'off', RVMA_PIPELINE_JSON: '1', ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('exit', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+      if (code !== 0 || !line) return reject(new Error(`the pipeline example failed (exit ${code}):\n${out}`));
+      const r = JSON.parse(line.slice(7)) as { prefillTokensPerSecond: number; decodeTokensPerSecond: number };
+      resolve({ prefill: r.prefillTokensPerSecond, decode: r.decodeTokensPerSecond });
+    });
+  });
+}
+
+/** Runs every ring `reps` times, interleaved (so load drifts hit all alike); medians and ratios. */
+export async function pipelineScenario(reps: number, quick: boolean): Promise<{ text: string; medians: Record<string, Run> }> {
+  const env: Record<string, string> = quick ? { RVMA_PIPELINE_TOKENS: '24', RVMA_PIPELINE_PROMPT: '16' } : {};
+  const runs = new Map<string, Run[]>(PIPELINE_RINGS.map((r) => [r.id, []]));
+  for (let rep = 0; rep < reps; rep++) {
+    for (const ring of PIPELINE_RINGS) runs.get(ring.id)!.push(await runOnce({ ...env, ...ring.env }));
+    console.log(`pipeline example: repetition ${rep + 1}/${reps} done`);
+  }
+  const medians: Record<string, Run> = {};
+  for (const [id, r] of runs) medians[id] = { prefill: median(r.map((x) => x.prefill)), decode: median(r.map((x) => x.decode)) };
+  const net = medians.net;
+  const rows = [['ring', 'prefill tokens/s', 'decode tokens/s', 'prefill / net', 'decode / net', 'target', 'met']];
+  for (const ring of PIPELINE_RINGS) {
+    const m = medians[ring.id];
+    const base = ring.id === 'net';
+    const ratios = [m.prefill / net.prefill, m.decode / net.decode];
+    rows.push([
+      ring.label,
+      m.prefill.toFixed(1),
+      m.decode.toFixed(1),
+      base ? '-' : ratios[0].toFixed(2),
+      base ? '-' : ratios[1].toFixed(2),
+      base ? '' : '>= 1.00',
+      base ? '' : ratios.every((x) => x >= 1) ? 'pass' : 'MISS',
+    ]);
+  }
+  const text =
+    `(c) the pipeline example (8 layers, d_model 256, on onnxruntime-node), 3 workers, medians of ${reps} runs each, tokens checked against a single process:\n` +
+    table(rows);
+  return { text, medians };
+}
