@@ -1,10 +1,12 @@
 // Rendezvous keys in TensorFlow's format:
 //   src_device;src_incarnation(hex);dst_device;tensor_name;frame_id:iter_id
+// The incarnation is written as TensorFlow's CreateKey writes it (strings::FpToString): 16
+// lowercase hex digits, zero-padded, so a bigint and a hex string of one incarnation make one key.
 import { invalid } from '../mailbox/validate';
 
 export interface ParsedKey {
   srcDevice: string;
-  /** Hex incarnation of the sending endpoint. */
+  /** Incarnation of the sending endpoint: 16 lowercase hex digits. */
   srcIncarnation: string;
   dstDevice: string;
   name: string;
@@ -38,9 +40,9 @@ export function createKey(
   const call = 'createKey';
   checkDevice(call, 'srcDevice', srcDevice);
   checkDevice(call, 'dstDevice', dstDevice);
-  const incarnation = typeof srcIncarnation === 'bigint' && srcIncarnation >= 0n ? srcIncarnation.toString(16) : srcIncarnation;
-  if (typeof incarnation !== 'string' || !/^[0-9a-fA-F]+$/.test(incarnation)) {
-    throw invalid(call, 'srcIncarnation must be a non-negative bigint or a hex string');
+  const incarnation = normalIncarnation(srcIncarnation);
+  if (incarnation === undefined) {
+    throw invalid(call, 'srcIncarnation must be a bigint in [0, 2^64) or a string of 1 to 16 hex digits');
   }
   if (typeof name !== 'string' || !name || name.includes(';')) {
     throw invalid(call, 'name must be a non-empty string without ";"');
@@ -49,7 +51,7 @@ export function createKey(
   if (!Number.isSafeInteger(frameId) || !Number.isSafeInteger(iterId) || frameId! < 0 || iterId! < 0) {
     throw invalid(call, 'frameIter must hold non-negative integers frameId and iterId');
   }
-  return `${srcDevice};${incarnation.toLowerCase()};${dstDevice};${name};${frameId}:${iterId}`;
+  return `${srcDevice};${incarnation};${dstDevice};${name};${frameId}:${iterId}`;
 }
 
 export function parseKey(key: string): ParsedKey {
@@ -59,7 +61,8 @@ export function parseKey(key: string): ParsedKey {
   if (parts.length !== 5) throw invalid(call, `key must have 5 parts separated by ";", got ${parts.length}: "${key}"`);
   const [srcDevice, srcIncarnation, dstDevice, name, frameIter] = parts;
   checkDevice(call, 'src_device', srcDevice);
-  if (!/^[0-9a-fA-F]+$/.test(srcIncarnation)) throw invalid(call, `src_incarnation must be hex, got "${srcIncarnation}"`);
+  const incarnation = normalIncarnation(srcIncarnation);
+  if (incarnation === undefined) throw invalid(call, `src_incarnation must be 1 to 16 hex digits, got "${srcIncarnation}"`);
   checkDevice(call, 'dst_device', dstDevice);
   if (!name) throw invalid(call, 'tensor_name is empty');
   const m = /^(\d+):(\d+)$/.exec(frameIter);
@@ -69,7 +72,7 @@ export function parseKey(key: string): ParsedKey {
   }
   return {
     srcDevice,
-    srcIncarnation: srcIncarnation.toLowerCase(),
+    srcIncarnation: incarnation,
     dstDevice,
     name,
     frameId: Number(m[1]),
@@ -77,6 +80,18 @@ export function parseKey(key: string): ParsedKey {
     srcTask: taskOf(srcDevice),
     dstTask: taskOf(dstDevice),
   };
+}
+
+/** 16 lowercase hex digits of a u64 incarnation, from a bigint or a hex string; undefined if neither. */
+export function normalIncarnation(value: unknown): string | undefined {
+  if (typeof value === 'bigint') return value >= 0n && value < 1n << 64n ? value.toString(16).padStart(16, '0') : undefined;
+  if (typeof value !== 'string' || !/^[0-9a-fA-F]{1,16}$/.test(value)) return undefined;
+  return value.toLowerCase().padStart(16, '0');
+}
+
+/** The key of a parsed key as createKey writes it, whatever form its incarnation was given in. */
+export function keyOf(p: ParsedKey): string {
+  return `${p.srcDevice};${p.srcIncarnation};${p.dstDevice};${p.name};${p.frameId}:${p.iterId}`;
 }
 
 function checkDevice(call: string, part: string, device: string): void {

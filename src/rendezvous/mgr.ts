@@ -12,7 +12,7 @@ import { viewAs } from '../tensor/dtypes';
 import { Tensor } from '../tensor/tensor';
 import { ControlChannel } from './control';
 import { RendezvousCounters, newCounters } from './counters';
-import { ParsedKey, parseKey } from './key';
+import { ParsedKey, keyOf, normalIncarnation, parseKey } from './key';
 import {
   ControlMessage,
   ControlMessageError,
@@ -194,7 +194,7 @@ export class RendezvousMgr {
   private async request(index: number, pending: PendingRecv, parsed: ParsedKey): Promise<void> {
     const record = await this.endpoint.directory.resolveLabel(parsed.srcTask);
     if (!record) throw new RvmaError('ERR_RVMA_NO_PEER', `Rendezvous.recv: no live node hosts ${parsed.srcTask}`);
-    if (BigInt(`0x${record.incarnation}`) !== BigInt(`0x${parsed.srcIncarnation}`)) {
+    if (normalIncarnation(record.incarnation) !== parsed.srcIncarnation) {
       throw new RvmaError(
         'ERR_RVMA_PEER_LOST',
         `Rendezvous.recv: the key names incarnation ${parsed.srcIncarnation} of ${parsed.srcTask}, which is now ${record.incarnation}`,
@@ -304,7 +304,7 @@ export class RendezvousMgr {
     try {
       parsed = parseKey(m.key);
       if (!this.tasks.has(parsed.srcTask)) throw invalid('serve', `this endpoint does not host ${parsed.srcTask}`);
-      if (BigInt(`0x${parsed.srcIncarnation}`) !== BigInt(`0x${this.endpoint.incarnation}`)) {
+      if (parsed.srcIncarnation !== this.endpoint.incarnation) {
         throw new RvmaError('ERR_RVMA_PEER_LOST', `the key names incarnation ${parsed.srcIncarnation}, this node is ${this.endpoint.incarnation}`);
       }
     } catch (error) {
@@ -314,7 +314,8 @@ export class RendezvousMgr {
       return this.replyError(m.from, m.requestIndex, new RvmaError('ERR_RVMA_ABORTED', `step ${m.stepId} was cleaned up`));
     }
     const rendezvous = this.find(BigInt(m.stepId));
-    const serving: Serving = { from: m.from, stepId: rendezvous.stepId, key: m.key, rendezvous };
+    const key = keyOf(parsed); // the sender wrote its keys so: match in that form
+    const serving: Serving = { from: m.from, stepId: rendezvous.stepId, key, rendezvous };
     serving.parked = (error, item) => {
       serving.parked = undefined;
       if (error) {
@@ -324,7 +325,7 @@ export class RendezvousMgr {
       this.respond(id, serving, m, item!);
     };
     this.serving.set(id, serving);
-    rendezvous.recvLocal(m.key, serving.parked);
+    rendezvous.recvLocal(key, serving.parked);
   }
 
   private respond(id: string, serving: Serving, m: TensorRequest, item: Received): void {
@@ -338,7 +339,7 @@ export class RendezvousMgr {
     if (!this.options.validate && m.dataVaddr !== 0n && sameMeta(m.cachedMeta ?? undefined, meta)) {
       this.serving.delete(id);
       this.counters.directPuts++;
-      return void this.putContent(m.from, m.requestIndex, m.key, m.dataVaddr, content);
+      return void this.putContent(m.from, m.requestIndex, serving.key, m.dataVaddr, content);
     }
     // The receiver must reallocate first: keep a copy, since the caller may reuse its tensor
     // once its send is matched (the direct path above reads the caller's memory in place).

@@ -4,7 +4,7 @@ import { RvmaError } from '../mailbox/errors';
 import { checkBoolean, checkOptions, invalid } from '../mailbox/validate';
 import { Wait, WaitOptions, parseWaitOptions } from '../mailbox/wait';
 import { Tensor, toTensor } from '../tensor/tensor';
-import { ParsedKey, parseKey } from './key';
+import { ParsedKey, keyOf, parseKey } from './key';
 
 export interface Received {
   tensor: Tensor;
@@ -41,6 +41,7 @@ export class Rendezvous {
     const call = 'Rendezvous.send';
     const o = checkOptions<{ isDead?: boolean }>(call, options, ['isDead']);
     const parsed = parseKey(key);
+    key = keyOf(parsed); // one key for every spelling of its incarnation
     if (!this.host.isLocalTask(parsed.srcTask)) {
       throw invalid(call, `this endpoint does not host the key's source task ${parsed.srcTask}`);
     }
@@ -63,6 +64,7 @@ export class Rendezvous {
     try {
       const o = parseWaitOptions(call, options);
       const parsed = parseKey(key);
+      key = keyOf(parsed);
       if (!this.host.isLocalTask(parsed.dstTask)) {
         throw invalid(call, `this endpoint does not host the key's destination task ${parsed.dstTask}`);
       }

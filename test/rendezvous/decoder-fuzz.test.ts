@@ -200,7 +200,11 @@ const deviceName = fc
   });
 const incarnation = fc.oneof(
   u64,
-  fc.tuple(u64, fc.nat(2)).map(([v, form]) => [v.toString(16).toUpperCase(), v.toString(16).padStart(16, '0'), `00${v.toString(16)}`][form]),
+  // Every spelling of one incarnation: upper case, zero-padded to 16, one leading zero more.
+  fc.tuple(u64, fc.nat(2)).map(([v, form]) => {
+    const hex = v.toString(16);
+    return [hex.toUpperCase(), hex.padStart(16, '0'), hex.padStart(Math.min(16, hex.length + 1), '0')][form];
+  }),
 );
 const tensorName = fc.string({ unit: 'binary', minLength: 1, maxLength: 16 }).filter((s) => !s.includes(';'));
 const keyParts = fc.tuple(deviceName, incarnation, deviceName, tensorName, fc.record({ frameId: index, iterId: index }));
@@ -575,7 +579,8 @@ describe('keys: parseKey', () => {
     keyParts,
     (parts) => {
       const [srcDevice, incarnation, dstDevice, name, { frameId, iterId }] = parts;
-      const srcIncarnation = (typeof incarnation === 'bigint' ? incarnation.toString(16) : incarnation).toLowerCase();
+      // As TensorFlow writes it: 16 lowercase hex digits, zero-padded.
+      const srcIncarnation = (typeof incarnation === 'bigint' ? incarnation.toString(16) : incarnation).toLowerCase().padStart(16, '0');
       const tasks = { srcTask: taskOf(srcDevice), dstTask: taskOf(dstDevice) };
       const expected = { srcDevice, srcIncarnation, dstDevice, name, frameId, iterId, ...tasks };
       const parsed = parseKey(createKey(...parts));

@@ -11,10 +11,10 @@ const loose = (value: unknown) => value as never;
 describe('createKey / parseKey', () => {
   test('round trip: every part comes back, with the tasks split off the devices', () => {
     const key = createKey(SRC, 0xdeadbeef01n, DST, 'layer_3/weights:0', { frameId: 4, iterId: 17 });
-    expect(key).toBe(`${SRC};deadbeef01;${DST};layer_3/weights:0;4:17`);
+    expect(key).toBe(`${SRC};000000deadbeef01;${DST};layer_3/weights:0;4:17`);
     expect(parseKey(key)).toEqual({
       srcDevice: SRC,
-      srcIncarnation: 'deadbeef01',
+      srcIncarnation: '000000deadbeef01',
       dstDevice: DST,
       name: 'layer_3/weights:0',
       frameId: 4,
@@ -30,6 +30,31 @@ describe('createKey / parseKey', () => {
     const parsed = parseKey(key);
     expect(parsed.srcIncarnation).toBe('00abcdef00000001');
     expect([parsed.frameId, parsed.iterId]).toEqual([0, 0]);
+  });
+
+  // TensorFlow's RendezvousTest.Key: the incarnation is 16 hex digits, zero-padded (FpToString).
+  test("TensorFlow's key: CreateKey(/job:mnist/replica:1/task:2/CPU:0, 7890, /job:mnist/replica:1/task:2/device:GPU:0, var0, 0:0)", () => {
+    const key = createKey('/job:mnist/replica:1/task:2/CPU:0', 7890n, '/job:mnist/replica:1/task:2/device:GPU:0', 'var0', { frameId: 0, iterId: 0 });
+    expect(key).toBe('/job:mnist/replica:1/task:2/CPU:0;0000000000001ed2;/job:mnist/replica:1/task:2/device:GPU:0;var0;0:0');
+  });
+
+  test('every spelling of one incarnation makes one key, and parseKey reads back the same incarnation', () => {
+    const forms = [0x1ed2n, '1ed2', '1ED2', '0000000000001ed2', '001ed2'];
+    const keys = new Set(forms.map((f) => createKey(SRC, f, DST, 'x')));
+    expect(keys.size).toBe(1);
+    for (const f of forms) {
+      expect(parseKey(createKey(SRC, f, DST, 'x')).srcIncarnation).toBe('0000000000001ed2');
+      expect(parseKey(`${SRC};${typeof f === 'bigint' ? f.toString(16) : f};${DST};x;0:0`).srcIncarnation).toBe('0000000000001ed2');
+    }
+    // An endpoint incarnation that starts with 0 (1 in 16): its bigint form gives the same key.
+    const incarnation = '0f00000000000001';
+    expect(createKey(SRC, BigInt(`0x${incarnation}`), DST, 'x')).toBe(createKey(SRC, incarnation, DST, 'x'));
+  });
+
+  test('incarnations beyond 64 bits are refused', () => {
+    expectThrows(() => createKey(SRC, 1n << 64n, DST, 'x'), INVALID, /srcIncarnation/);
+    expectThrows(() => createKey(SRC, '1'.repeat(17), DST, 'x'), INVALID, /srcIncarnation/);
+    expectThrows(() => parseKey(`${SRC};${'1'.repeat(17)};${DST};x;0:0`), INVALID, /src_incarnation/);
   });
 
   test('a bigint incarnation and the same hex string give the same key', () => {
