@@ -11,6 +11,8 @@ export const enum Kind {
   MetaDataResponse = 2,
   TensorReRequest = 3,
   ErrorStatus = 4,
+  /** The receiver gave up on a request (timeout, abort): the sender withdraws it. */
+  TensorCancel = 5,
 }
 
 /** Every message names its sender's node id and incarnation, for replies and checks. */
@@ -49,7 +51,12 @@ export interface ErrorStatus extends From {
   message: string;
 }
 
-export type ControlMessage = TensorRequest | MetaDataResponse | TensorReRequest | ErrorStatus;
+export interface TensorCancel extends From {
+  kind: Kind.TensorCancel;
+  requestIndex: number;
+}
+
+export type ControlMessage = TensorRequest | MetaDataResponse | TensorReRequest | ErrorStatus | TensorCancel;
 
 export function encode(message: ControlMessage): Uint8Array {
   const m = message as unknown as Record<string, unknown>;
@@ -116,6 +123,8 @@ export function decode(bytes: Uint8Array): ControlMessage {
       return { kind: Kind.TensorReRequest, ...from, requestIndex: index(), dataVaddr: vaddr(1n) };
     case Kind.ErrorStatus:
       return { kind: Kind.ErrorStatus, ...from, requestIndex: index(), code: str('code'), message: str('message') };
+    case Kind.TensorCancel:
+      return { kind: Kind.TensorCancel, ...from, requestIndex: index() };
     default:
       // Not String(raw.kind): a peer's record may carry a toString that is no function.
       throw protocol(`unknown control message kind ${typeof raw.kind === 'number' ? raw.kind : typeof raw.kind}`);

@@ -39,9 +39,13 @@ export interface RendezvousOptions {
   beforeContentPut?: (key: string, bytes: Uint8Array) => void;
   /** Largest tensor content a recv accepts (a sender's meta could claim any size). Default 4 GiB. */
   maxTensorBytes?: number;
+  /** Tensor metas remembered for the cached-meta path, least recently used dropped first. Default 4096. */
+  metaCacheSize?: number;
 }
 
 const CLEANED_STEPS_KEPT = 4096;
+/** Cancels remembered whose request has not arrived yet (it may come after its cancel). */
+const EARLY_CANCELS_KEPT = 4096;
 
 const OPTION_KEYS = [
   'tasks',
@@ -51,6 +55,7 @@ const OPTION_KEYS = [
   'sendTimeoutMs',
   'beforeContentPut',
   'maxTensorBytes',
+  'metaCacheSize',
 ] as const;
 
 /** A recv waiting on a remote sender (receiver side). */
@@ -62,6 +67,10 @@ interface PendingRecv {
   mailbox?: Mailbox;
   meta?: TensorMeta;
   checksum: number | null;
+  /** The request went (or is going) to the sender. */
+  asked: boolean;
+  /** Settled by the sender's answer, or its loss: nothing to withdraw. */
+  answered: boolean;
 }
 
 /** A request being served (sender side): parked until the tensor is sent, or holding a clone. */
@@ -72,6 +81,8 @@ interface Serving {
   rendezvous: Rendezvous;
   parked?: (error: Error | undefined, item?: Received) => void;
   clone?: Uint8Array;
+  /** The tensor the request took, until it is delivered: it goes back if the receiver gives up. */
+  item?: Received;
 }
 
 export class RendezvousMgr {
@@ -91,6 +102,7 @@ export class RendezvousMgr {
       sendTimeoutMs: checkInteger(call, 'sendTimeoutMs', o.sendTimeoutMs ?? 10_000, 1, 2 ** 31 - 1),
       beforeContentPut: o.beforeContentPut,
       maxTensorBytes: checkInteger(call, 'maxTensorBytes', o.maxTensorBytes ?? 2 ** 32, 0, 2 ** 40),
+      metaCacheSize: checkInteger(call, 'metaCacheSize', o.metaCacheSize ?? 4096, 0, 2 ** 24),
     });
   }
 
@@ -98,6 +110,11 @@ export class RendezvousMgr {
   private readonly steps = new Map<bigint, Rendezvous>();
   private readonly requests = new Map<number, PendingRecv>();
   private readonly serving = new Map<string, Serving>();
+  /** Sender side: the request id serving each (receiver node, step, key), to find a superseded one. */
+  private readonly servingByRecv = new Map<string, string>();
+  /** Receiver side: (step, key) of the remote recvs in progress (a second one is refused). */
+  private readonly receiving = new Set<string>();
+  private readonly earlyCancels = new Set<string>();
   private readonly metaCache = new Map<string, TensorMeta>();
   /** Recently cleaned steps: a late request for one is refused, not parked forever. */
   private readonly cleaned = new Set<bigint>();
@@ -116,6 +133,7 @@ export class RendezvousMgr {
       sendTimeoutMs: number;
       beforeContentPut?: (key: string, bytes: Uint8Array) => void;
       maxTensorBytes: number;
+      metaCacheSize: number;
     },
   ) {
     this.channel = new ControlChannel(endpoint, options, (m) => this.onMessage(m), (error) => {
@@ -123,7 +141,7 @@ export class RendezvousMgr {
       // An undecodable message that names its request fails that recv; others are dropped.
       const answering = error instanceof ControlMessageError ? error.answering : undefined;
       const pending = answering && this.pendingFrom({ from: answering.from, requestIndex: answering.requestIndex });
-      pending?.wait.reject(error);
+      if (pending) this.answer(pending, error);
     });
     endpoint.on('peerLost', this.onPeerLost);
   }
@@ -173,20 +191,32 @@ export class RendezvousMgr {
   private aborted(rendezvous: Rendezvous, error: Error): void {
     for (const pending of [...this.requests.values()]) if (pending.stepId === rendezvous.stepId) pending.wait.reject(error);
     // Parked requests were answered with the error by their callbacks; held clones just go.
-    for (const [id, s] of [...this.serving]) if (s.stepId === rendezvous.stepId && !s.parked) this.serving.delete(id);
+    for (const [id, s] of [...this.serving]) if (s.stepId === rendezvous.stepId && !s.parked) this.forget(id);
   }
 
   /** Receiver side: ask the sender's task for the tensor. */
   private recvRemote(rendezvous: Rendezvous, key: string, parsed: ParsedKey, options: WaitOptions): Promise<Received> {
+    const receiving = `${rendezvous.stepId};${key}`;
+    if (this.receiving.has(receiving)) {
+      // As for a local recv: one recv of a key per step at a time (see docs/rendezvous.md).
+      return Promise.reject(invalid('Rendezvous.recv', `key is already being received in step ${rendezvous.stepId}: ${key}`));
+    }
     const index = this.nextRequest++;
     const wait = new Wait<Received>(`Rendezvous.recv of ${key}`, options, () => {
       const pending = this.requests.get(index);
       this.requests.delete(index);
-      pending?.mailbox?.close();
+      this.receiving.delete(receiving);
+      if (!pending) return;
+      pending.mailbox?.close();
+      // A recv that gave up withdraws its request, so that the tensor goes to the next recv.
+      if (pending.asked && !pending.answered && pending.peer) {
+        this.channel.send(pending.peer, { kind: Kind.TensorCancel, ...this.from(), requestIndex: index }).catch(() => {});
+      }
     });
     if (wait.done) return wait.promise;
-    const pending: PendingRecv = { key, stepId: rendezvous.stepId, wait, checksum: null };
+    const pending: PendingRecv = { key, stepId: rendezvous.stepId, wait, checksum: null, asked: false, answered: false };
     this.requests.set(index, pending);
+    this.receiving.add(receiving);
     this.request(index, pending, parsed).catch((error: Error) => wait.reject(error));
     return wait.promise;
   }
@@ -202,9 +232,10 @@ export class RendezvousMgr {
     }
     if (pending.wait.done) return;
     pending.peer = record.nodeId;
-    const cached = this.options.validate ? undefined : this.metaCache.get(pending.key);
+    const cached = this.options.validate ? undefined : this.cachedMeta(pending.key);
     if (cached && !cached.isDead && cached.byteSize > 0) this.allocate(pending, cached);
     this.counters.requests++;
+    pending.asked = true; // from here a give-up is told to the sender (a cancel may overtake the request)
     await this.channel.send(record.nodeId, {
       kind: Kind.TensorRequest,
       ...this.from(),
@@ -243,10 +274,38 @@ export class RendezvousMgr {
         throw new RvmaError('ERR_RVMA_CHECKSUM', `Rendezvous.recv: content of ${pending.key} does not match its checksum`);
       }
       this.counters.bytesReceived += bytes;
-      pending.wait.resolve({ tensor: tensorOf(meta, buffer), isDead: false });
+      this.answer(pending, undefined, { tensor: tensorOf(meta, buffer), isDead: false });
     } catch (error) {
-      pending.wait.reject(error as Error);
+      this.answer(pending, error as Error);
     }
+  }
+
+  /** Settles a recv with what its sender answered (nothing is withdrawn then). */
+  private answer(pending: PendingRecv, error: Error | undefined, item?: Received): void {
+    pending.answered = true;
+    if (error) pending.wait.reject(error);
+    else pending.wait.resolve(item!);
+  }
+
+  private cachedMeta(key: string): TensorMeta | undefined {
+    const meta = this.metaCache.get(key);
+    if (meta) {
+      this.metaCache.delete(key); // most recently used: last in insertion order
+      this.metaCache.set(key, meta);
+    }
+    return meta;
+  }
+
+  private cacheMeta(key: string, meta: TensorMeta): void {
+    this.metaCache.delete(key);
+    if (this.options.metaCacheSize === 0) return;
+    this.metaCache.set(key, meta);
+    if (this.metaCache.size > this.options.metaCacheSize) this.metaCache.delete(this.metaCache.keys().next().value!);
+  }
+
+  /** Meta entries cached now (bounded by metaCacheSize). */
+  get metaCacheEntries(): number {
+    return this.metaCache.size;
   }
 
   // ---- control messages
@@ -261,6 +320,8 @@ export class RendezvousMgr {
         return this.metaArrived(m);
       case Kind.ErrorStatus:
         return this.errorArrived(m);
+      case Kind.TensorCancel:
+        return this.withdraw(`${m.from}/${m.requestIndex}`, true);
     }
   }
 
@@ -273,15 +334,15 @@ export class RendezvousMgr {
     const pending = this.pendingFrom(m);
     if (!pending) return;
     this.counters.metaResponses++;
-    this.metaCache.set(pending.key, m.meta);
+    this.cacheMeta(pending.key, m.meta);
     if (m.meta.isDead || m.meta.byteSize === 0) {
-      pending.wait.resolve({ tensor: tensorOf(m.meta, new Uint8Array(0)), isDead: m.meta.isDead });
+      this.answer(pending, undefined, { tensor: tensorOf(m.meta, new Uint8Array(0)), isDead: m.meta.isDead });
       return;
     }
     try {
       this.allocate(pending, m.meta);
     } catch (error) {
-      return pending.wait.reject(error as Error);
+      return pending.wait.reject(error as Error); // ours, not the sender's: it holds the tensor for us
     }
     pending.checksum = m.checksum;
     this.counters.reRequests++;
@@ -294,7 +355,7 @@ export class RendezvousMgr {
     if (!pending) return;
     this.counters.errors++;
     const code: RvmaErrorCode = isRvmaErrorCode(m.code) ? m.code : 'ERR_RVMA_PROTOCOL';
-    pending.wait.reject(new RvmaError(code, `Rendezvous.recv: the sender ${m.from} failed: ${m.message}`));
+    this.answer(pending, new RvmaError(code, `Rendezvous.recv: the sender ${m.from} failed: ${m.message}`));
   }
 
   /** Sender side: wait for the local send, then answer with content or meta. */
@@ -313,18 +374,26 @@ export class RendezvousMgr {
     if (this.cleaned.has(BigInt(m.stepId))) {
       return this.replyError(m.from, m.requestIndex, new RvmaError('ERR_RVMA_ABORTED', `step ${m.stepId} was cleaned up`));
     }
+    // Its receiver gave up before the request got here.
+    if (this.earlyCancels.delete(id)) return;
     const rendezvous = this.find(BigInt(m.stepId));
     const key = keyOf(parsed); // the sender wrote its keys so: match in that form
+    // A receiver has one recv of a key per step at a time: an earlier request of it was given up
+    // (its cancel is still on the way).
+    const recv = `${m.from};${rendezvous.stepId};${key}`;
+    const earlier = this.servingByRecv.get(recv);
+    if (earlier) this.withdraw(earlier, false);
     const serving: Serving = { from: m.from, stepId: rendezvous.stepId, key, rendezvous };
     serving.parked = (error, item) => {
       serving.parked = undefined;
       if (error) {
-        this.serving.delete(id);
+        this.forget(id);
         return this.replyError(m.from, m.requestIndex, error);
       }
       this.respond(id, serving, m, item!);
     };
     this.serving.set(id, serving);
+    this.servingByRecv.set(recv, id);
     rendezvous.recvLocal(key, serving.parked);
   }
 
@@ -332,18 +401,19 @@ export class RendezvousMgr {
     const content = item.isDead ? new Uint8Array(0) : encodeContent(item.tensor);
     const meta = metaOf(item.tensor, item.isDead, content);
     if (meta.isDead || meta.byteSize === 0) {
-      this.serving.delete(id);
+      this.forget(id);
       return this.replyMeta(m, meta, null);
     }
     // A validating sender always answers with meta: its checksum must travel.
     if (!this.options.validate && m.dataVaddr !== 0n && sameMeta(m.cachedMeta ?? undefined, meta)) {
-      this.serving.delete(id);
+      this.forget(id);
       this.counters.directPuts++;
-      return void this.putContent(m.from, m.requestIndex, serving.key, m.dataVaddr, content);
+      return void this.putContent(m.from, m.requestIndex, serving, item, m.dataVaddr, content);
     }
     // The receiver must reallocate first: keep a copy, since the caller may reuse its tensor
     // once its send is matched (the direct path above reads the caller's memory in place).
     serving.clone = Uint8Array.from(content);
+    serving.item = { tensor: cloneTensor(item.tensor, serving.clone, meta), isDead: false };
     this.replyMeta(m, meta, this.options.validate ? crc32(serving.clone) : null);
   }
 
@@ -353,24 +423,55 @@ export class RendezvousMgr {
     if (!serving?.clone) {
       return this.replyError(m.from, m.requestIndex, new RvmaError('ERR_RVMA_PROTOCOL', 'no content is held for that request'));
     }
-    this.serving.delete(id);
+    this.forget(id);
     this.counters.clonePuts++;
-    await this.putContent(m.from, m.requestIndex, serving.key, m.dataVaddr, serving.clone);
+    await this.putContent(m.from, m.requestIndex, serving, serving.item!, m.dataVaddr, serving.clone);
   }
 
-  private async putContent(to: string, requestIndex: number, key: string, vaddr: bigint, content: Uint8Array): Promise<void> {
-    this.options.beforeContentPut?.(key, content);
+  private async putContent(to: string, requestIndex: number, serving: Serving, item: Received, vaddr: bigint, content: Uint8Array): Promise<void> {
+    this.options.beforeContentPut?.(serving.key, content);
     try {
       await this.endpoint.put(to, vaddr, content, { timeout: this.options.sendTimeoutMs });
       this.counters.bytesSent += content.byteLength;
     } catch (error) {
+      // The receiver gave up and closed its mailbox: the tensor is still this step's to give.
+      if (error instanceof RvmaError && error.code === 'ERR_RVMA_NO_MAILBOX' && serving.rendezvous.restore(serving.key, item)) {
+        this.counters.withdrawn++;
+      }
       this.replyError(to, requestIndex, error as Error);
     }
   }
 
+  /**
+   * Sender side: a request its receiver gave up (told, or implied by a newer request of the same
+   * recv). Parked: it leaves the table. Answered with meta: the tensor goes back to the step.
+   * Unknown (`told`): remembered, since the request may arrive after its cancel.
+   */
+  private withdraw(id: string, told: boolean): void {
+    const s = this.serving.get(id);
+    if (!s) {
+      if (!told) return;
+      this.earlyCancels.add(id);
+      if (this.earlyCancels.size > EARLY_CANCELS_KEPT) this.earlyCancels.delete(this.earlyCancels.values().next().value!);
+      return;
+    }
+    this.forget(id);
+    this.counters.withdrawn++;
+    if (s.parked) s.rendezvous.cancelLocal(s.key, s.parked);
+    else if (s.item) s.rendezvous.restore(s.key, s.item);
+  }
+
+  private forget(id: string): void {
+    const s = this.serving.get(id);
+    if (!s) return;
+    this.serving.delete(id);
+    const recv = `${s.from};${s.stepId};${s.key}`;
+    if (this.servingByRecv.get(recv) === id) this.servingByRecv.delete(recv);
+  }
+
   private replyMeta(m: TensorRequest, meta: TensorMeta, checksum: number | null): void {
     const message: MetaDataResponse = { kind: Kind.MetaDataResponse, ...this.from(), requestIndex: m.requestIndex, meta, checksum };
-    this.channel.send(m.from, message).catch(() => this.serving.delete(`${m.from}/${m.requestIndex}`));
+    this.channel.send(m.from, message).catch(() => this.forget(`${m.from}/${m.requestIndex}`));
   }
 
   private replyError(to: string, requestIndex: number, error: Error): void {
@@ -381,10 +482,10 @@ export class RendezvousMgr {
 
   private peerLost(nodeId: string): void {
     const error = new RvmaError('ERR_RVMA_PEER_LOST', `Rendezvous.recv: the sending node ${nodeId} was lost`);
-    for (const pending of [...this.requests.values()]) if (pending.peer === nodeId) pending.wait.reject(error);
+    for (const pending of [...this.requests.values()]) if (pending.peer === nodeId) this.answer(pending, error);
     for (const [id, s] of [...this.serving]) {
       if (s.from !== nodeId) continue;
-      this.serving.delete(id);
+      this.forget(id);
       if (s.parked) s.rendezvous.cancelLocal(s.key, s.parked);
     }
   }
@@ -396,6 +497,11 @@ export class RendezvousMgr {
   private assertOpen(call: string): void {
     if (this.closed) throw new RvmaError('ERR_RVMA_CLOSED', `RendezvousMgr.${call}: the manager is closed`);
   }
+}
+
+/** The tensor over the sender's clone of its content: what goes back if the receiver gives up. */
+function cloneTensor(tensor: Tensor, clone: Uint8Array, meta: TensorMeta): Tensor {
+  return tensor.dtype === 'string' ? tensor : tensorOf(meta, clone);
 }
 
 /** The tensor over received bytes (no copy); strings are decoded. */

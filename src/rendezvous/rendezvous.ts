@@ -108,6 +108,24 @@ export class Rendezvous {
     this.slots.set(key, { waiting: done });
   }
 
+  /**
+   * @internal A tensor a remote request took and never delivered (the receiver gave up) goes
+   * back: to a recv waiting for it, or parked again for the next one. Dropped if the step aborted
+   * or a later send of the key is parked already.
+   */
+  restore(key: string, item: Received): boolean {
+    if (this.aborted) return false;
+    const slot = this.slots.get(key);
+    if (slot?.waiting) {
+      this.slots.delete(key);
+      slot.waiting(undefined, item);
+      return true;
+    }
+    if (slot?.sent) return false;
+    this.slots.set(key, { sent: item });
+    return true;
+  }
+
   /** @internal Drops a parked local recv that gave up (a remote request that timed out). */
   cancelLocal(key: string, done: LocalDone): void {
     const slot = this.slots.get(key);

@@ -125,6 +125,7 @@ const FIELDS: Record<number, string[]> = {
   [Kind.MetaDataResponse]: ['kind', ...FROM, 'requestIndex', 'meta', 'checksum'],
   [Kind.TensorReRequest]: ['kind', ...FROM, 'requestIndex', 'dataVaddr'],
   [Kind.ErrorStatus]: ['kind', ...FROM, 'requestIndex', 'code', 'message'],
+  [Kind.TensorCancel]: ['kind', ...FROM, 'requestIndex'],
 };
 
 function assertMessage(m: ControlMessage): void {
@@ -244,6 +245,7 @@ const validMessage: fc.Arbitrary<ControlMessage> = fc.oneof(
   fc
     .record({ ...sender, requestIndex: index, code: fc.oneof(fc.constantFrom('ERR_RVMA_ABORTED', 'EACCES'), text), message: text })
     .map((r) => ({ kind: Kind.ErrorStatus as const, ...r })),
+  fc.record({ ...sender, requestIndex: index }).map((r) => ({ kind: Kind.TensorCancel as const, ...r })),
 );
 
 // ---- generators: mutations
