@@ -3,8 +3,6 @@
 import { ChildProcess, fork } from 'node:child_process';
 import { Hello, Reply, Request } from './protocol';
 
-const DEFAULT_TIMEOUT_MS = 30_000;
-
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 export type Body = WithoutId<Request>;
 

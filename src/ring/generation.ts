@@ -5,9 +5,9 @@ import { Endpoint } from '../mailbox/endpoint';
 import { RvmaError } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
 import { Wait, WaitOptions } from '../mailbox/wait';
-import { Inbound } from './inbound';
+import { Inbound, RingFrame } from './inbound';
 import { Member, Membership } from './membership';
-import { RingOptions } from './options';
+import { CONTROL_SLOTS, RingOptions } from './options';
 import { Outbound } from './outbound';
 import { Direction, Kind, RingControl, WireRecord, decodeRecord, encodeRecord } from './records';
 
@@ -61,7 +61,7 @@ export class Generation {
   ) {
     const { endpoint, options } = host;
     const open = (vaddr: bigint, maxBuffers: number): Mailbox => endpoint.openAt('Ring.join', vaddr, { epoch: 'ops', threshold: 1, maxBuffers });
-    this.control = open(base, 64);
+    this.control = open(base, CONTROL_SLOTS);
     try {
       // Frames from prev are prev's sendNext: the credits for them are for direction 'next'.
       const inbound = (vaddr: bigint, what: string, dir: Direction): Inbound => {
@@ -74,7 +74,7 @@ export class Generation {
       this.control.close();
       throw error;
     }
-    for (let i = 0; i < 64; i++) this.control.post(options.controlBytes);
+    for (let i = 0; i < CONTROL_SLOTS; i++) this.control.post(options.controlBytes);
     this.control.listen((c) => this.receiveControl(c.buffer, c.bytes));
   }
 
@@ -134,10 +134,10 @@ export class Generation {
   sendPrev(header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
     return this.failure ? Promise.reject(this.failure) : this.toPrev.send(header, data, options);
   }
-  recvPrev(options: WaitOptions, into?: Uint8Array): ReturnType<Inbound['recv']> {
+  recvPrev(options: WaitOptions, into?: Uint8Array): Promise<RingFrame> {
     return this.fromPrev.recv(options, into);
   }
-  recvNext(options: WaitOptions, into?: Uint8Array): ReturnType<Inbound['recv']> {
+  recvNext(options: WaitOptions, into?: Uint8Array): Promise<RingFrame> {
     return this.fromNext.recv(options, into);
   }
 
