@@ -2,6 +2,7 @@
 // and both halves of TensorFlow's verbs protocol over mailboxes. The receiver never hands
 // out memory addresses or keys: it opens a one-time mailbox and sends its vaddr.
 import { crc32 } from 'node:zlib';
+import type { NodeRecord } from '../../registry/directory';
 import { Endpoint, PeerLostInfo } from '../mailbox/endpoint';
 import { RvmaError, RvmaErrorCode, isRvmaErrorCode } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
@@ -116,6 +117,8 @@ export class RendezvousMgr {
   private readonly receiving = new Set<string>();
   private readonly earlyCancels = new Set<string>();
   private readonly metaCache = new Map<string, TensorMeta>();
+  /** Receiver side: the node hosting each sender task, as the directory said (see senderOf). */
+  private readonly senders = new Map<string, NodeRecord>();
   /** Recently cleaned steps: a late request for one is refused, not parked forever. */
   private readonly cleaned = new Set<bigint>();
   private readonly channel: ControlChannel;
@@ -217,12 +220,17 @@ export class RendezvousMgr {
     const pending: PendingRecv = { key, stepId: rendezvous.stepId, wait, checksum: null, asked: false, answered: false };
     this.requests.set(index, pending);
     this.receiving.add(receiving);
-    this.request(index, pending, parsed).catch((error: Error) => wait.reject(error));
+    this.request(index, pending, parsed).catch((error: Error) => {
+      // The node we knew for the task is gone or moved: ask the directory next time.
+      const code = error instanceof RvmaError ? error.code : undefined;
+      if (code === 'ERR_RVMA_PEER_LOST' || code === 'ERR_RVMA_NO_PEER' || code === 'ERR_RVMA_NO_MAILBOX') this.senders.delete(parsed.srcTask);
+      wait.reject(error);
+    });
     return wait.promise;
   }
 
   private async request(index: number, pending: PendingRecv, parsed: ParsedKey): Promise<void> {
-    const record = await this.endpoint.directory.resolveLabel(parsed.srcTask);
+    const record = await this.senderOf(parsed);
     if (!record) throw new RvmaError('ERR_RVMA_NO_PEER', `Rendezvous.recv: no live node hosts ${parsed.srcTask}`);
     if (normalIncarnation(record.incarnation) !== parsed.srcIncarnation) {
       throw new RvmaError(
@@ -244,6 +252,21 @@ export class RendezvousMgr {
       requestIndex: index,
       dataVaddr: pending.mailbox?.vaddr ?? 0n,
       cachedMeta: pending.mailbox ? cached! : null,
+    });
+  }
+
+  /**
+   * The node hosting the key's source task. Asked of the directory once, and again only when the
+   * key names another incarnation than the one known (the sender restarted) or that node was
+   * lost: a directory round trip per recv would cost more than the transfer (a Redis GET).
+   */
+  private senderOf(parsed: ParsedKey): NodeRecord | undefined | Promise<NodeRecord | undefined> {
+    const known = this.senders.get(parsed.srcTask);
+    if (known && normalIncarnation(known.incarnation) === parsed.srcIncarnation) return known;
+    return this.endpoint.directory.resolveLabel(parsed.srcTask).then((record) => {
+      if (record) this.senders.set(parsed.srcTask, record);
+      else this.senders.delete(parsed.srcTask);
+      return record;
     });
   }
 
@@ -481,6 +504,7 @@ export class RendezvousMgr {
   }
 
   private peerLost(nodeId: string): void {
+    for (const [task, record] of [...this.senders]) if (record.nodeId === nodeId) this.senders.delete(task);
     const error = new RvmaError('ERR_RVMA_PEER_LOST', `Rendezvous.recv: the sending node ${nodeId} was lost`);
     for (const pending of [...this.requests.values()]) if (pending.peer === nodeId) this.answer(pending, error);
     for (const [id, s] of [...this.serving]) {
