@@ -61,11 +61,12 @@ async function run(config: WorkerConfig): Promise<void> {
       const key = createKey(device(prev), prevIncarnation, device(config.rank), `t${i}`);
       const begin = performance.now();
       recvs.push(
-        rendezvous.recv(key, { timeout: 20_000 }).then(({ tensor }) => {
+        rendezvous.recv(key, { timeout: 20_000 }).then(({ tensor, release }) => {
           stats.latenciesMs.push(performance.now() - begin);
           stats.tensors++;
           stats.bytes += (tensor.data as Float32Array).byteLength;
           if (!sameBytes(tensor, tensorFor(step, prev, i))) stats.mismatches++;
+          release?.(); // checked: its buffer serves a later step's recv
         }),
       );
     }

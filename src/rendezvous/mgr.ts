@@ -42,6 +42,8 @@ export interface RendezvousOptions {
   maxTensorBytes?: number;
   /** Tensor metas remembered for the cached-meta path, least recently used dropped first. Default 4096. */
   metaCacheSize?: number;
+  /** Bytes of released receive buffers kept for reuse (Received.release). Default 256 MiB. */
+  receivePoolBytes?: number;
 }
 
 const CLEANED_STEPS_KEPT = 4096;
@@ -57,6 +59,7 @@ const OPTION_KEYS = [
   'beforeContentPut',
   'maxTensorBytes',
   'metaCacheSize',
+  'receivePoolBytes',
 ] as const;
 
 /** A recv waiting on a remote sender (receiver side). */
@@ -104,6 +107,7 @@ export class RendezvousMgr {
       beforeContentPut: o.beforeContentPut,
       maxTensorBytes: checkInteger(call, 'maxTensorBytes', o.maxTensorBytes ?? 2 ** 32, 0, 2 ** 40),
       metaCacheSize: checkInteger(call, 'metaCacheSize', o.metaCacheSize ?? 4096, 0, 2 ** 24),
+      receivePoolBytes: checkInteger(call, 'receivePoolBytes', o.receivePoolBytes ?? 256 * 2 ** 20, 0, 2 ** 40),
     });
   }
 
@@ -119,6 +123,9 @@ export class RendezvousMgr {
   private readonly metaCache = new Map<string, TensorMeta>();
   /** Receiver side: the node hosting each sender task, as the directory said (see senderOf). */
   private readonly senders = new Map<string, NodeRecord>();
+  /** Released receive buffers by size, for the next recv of that size (see Received.release). */
+  private readonly pool = new Map<number, Uint8Array[]>();
+  private pooledBytes = 0;
   /** Recently cleaned steps: a late request for one is refused, not parked forever. */
   private readonly cleaned = new Set<bigint>();
   private readonly channel: ControlChannel;
@@ -137,6 +144,7 @@ export class RendezvousMgr {
       beforeContentPut?: (key: string, bytes: Uint8Array) => void;
       maxTensorBytes: number;
       metaCacheSize: number;
+      receivePoolBytes: number;
     },
   ) {
     this.channel = new ControlChannel(endpoint, options, (m) => this.onMessage(m), (error) => {
@@ -179,6 +187,8 @@ export class RendezvousMgr {
     const error = new RvmaError('ERR_RVMA_CLOSED', 'the rendezvous manager closed');
     for (const step of [...this.steps.keys()]) this.steps.get(step)!.startAbort(error);
     this.steps.clear();
+    this.pool.clear();
+    this.pooledBytes = 0;
     this.channel.close();
     await this.channel.done;
   }
@@ -280,7 +290,7 @@ export class RendezvousMgr {
     }
     pending.mailbox?.close();
     const mailbox = this.endpoint.openDynamicMailbox({ epoch: 'bytes', maxBuffers: 1 });
-    mailbox.post(meta.byteSize);
+    mailbox.post(this.pooled(meta.byteSize) ?? meta.byteSize);
     pending.mailbox = mailbox;
     pending.meta = meta;
     mailbox.next().then(
@@ -297,7 +307,19 @@ export class RendezvousMgr {
         throw new RvmaError('ERR_RVMA_CHECKSUM', `Rendezvous.recv: content of ${pending.key} does not match its checksum`);
       }
       this.counters.bytesReceived += bytes;
-      this.answer(pending, undefined, { tensor: tensorOf(meta, buffer), isDead: false });
+      const tensor = tensorOf(meta, buffer);
+      if (meta.dtype === 'string') {
+        this.giveBack(buffer); // decoded into JS strings: the bytes are not needed any more
+        this.answer(pending, undefined, { tensor, isDead: false });
+      } else {
+        let released = false;
+        const release = (): void => {
+          if (released) return;
+          released = true;
+          this.giveBack(buffer);
+        };
+        this.answer(pending, undefined, { tensor, isDead: false, release });
+      }
     } catch (error) {
       this.answer(pending, error as Error);
     }
@@ -324,6 +346,26 @@ export class RendezvousMgr {
     if (this.options.metaCacheSize === 0) return;
     this.metaCache.set(key, meta);
     if (this.metaCache.size > this.options.metaCacheSize) this.metaCache.delete(this.metaCache.keys().next().value!);
+  }
+
+  private pooled(size: number): Uint8Array | undefined {
+    const buffer = this.pool.get(size)?.pop();
+    if (buffer) this.pooledBytes -= size;
+    return buffer;
+  }
+
+  private giveBack(buffer: Uint8Array): void {
+    const size = buffer.byteLength;
+    if (this.closed || size === 0 || this.pooledBytes + size > this.options.receivePoolBytes) return;
+    let free = this.pool.get(size);
+    if (!free) this.pool.set(size, (free = []));
+    free.push(buffer);
+    this.pooledBytes += size;
+  }
+
+  /** Bytes of released receive buffers held for reuse (at most receivePoolBytes). */
+  get receivePoolBytes(): number {
+    return this.pooledBytes;
   }
 
   /** Meta entries cached now (bounded by metaCacheSize). */

@@ -9,6 +9,13 @@ import { ParsedKey, keyOf, parseKey } from './key';
 export interface Received {
   tensor: Tensor;
   isDead: boolean;
+  /**
+   * A remote recv's tensor views a buffer of the manager's receive pool: release() hands it back
+   * so that the next recv of that size reuses it (warm memory, no page faults). Do not touch the
+   * tensor's data afterwards. Not calling it is fine: the buffer is then garbage-collected.
+   * Absent for local recvs.
+   */
+  release?(): void;
 }
 
 type LocalDone = (error: Error | undefined, item?: Received) => void;
