@@ -177,7 +177,17 @@ export class RendezvousMgr {
     const rendezvous = this.steps.get(step);
     if (!rendezvous) return;
     this.steps.delete(step);
-    rendezvous.startAbort(new RvmaError('ERR_RVMA_ABORTED', `step ${step} was cleaned up`));
+    const error = (): Error => new RvmaError('ERR_RVMA_ABORTED', `step ${step} was cleaned up`);
+    // The usual case, every transfer of the step done: nothing to fail, so no error built yet.
+    if (!this.busyIn(step) && rendezvous.retireIdle(error)) return;
+    rendezvous.startAbort(error());
+  }
+
+  /** Whether a remote recv or a request being served belongs to the step. */
+  private busyIn(step: bigint): boolean {
+    for (const pending of this.requests.values()) if (pending.stepId === step) return true;
+    for (const s of this.serving.values()) if (s.stepId === step) return true;
+    return false;
   }
 
   async close(): Promise<void> {

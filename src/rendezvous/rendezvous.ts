@@ -36,6 +36,7 @@ export interface RendezvousHost {
 export class Rendezvous {
   private readonly slots = new Map<string, Slot>();
   private aborted: Error | undefined;
+  private lazyAbort: (() => Error) | undefined;
 
   /** @internal Created by RendezvousMgr.find. */
   constructor(
@@ -54,7 +55,7 @@ export class Rendezvous {
     }
     const isDead = o.isDead === undefined ? false : checkBoolean(call, 'isDead', o.isDead);
     const item: Received = { tensor: toTensor(call, tensor), isDead };
-    if (this.aborted) throw this.aborted;
+    if (this.abortError) throw this.abortError;
     const slot = this.slots.get(key);
     if (slot?.sent) throw invalid(call, `key was already sent in step ${this.stepId}: ${key}`);
     if (slot?.waiting) {
@@ -75,7 +76,7 @@ export class Rendezvous {
       if (!this.host.isLocalTask(parsed.dstTask)) {
         throw invalid(call, `this endpoint does not host the key's destination task ${parsed.dstTask}`);
       }
-      if (this.aborted) throw this.aborted;
+      if (this.abortError) throw this.abortError;
       if (!this.host.isLocalTask(parsed.srcTask)) return this.host.recvRemote(this, key, parsed, o);
       const wait = new Wait<Received>(`${call} of ${key}`, o, () => {
         const slot = this.slots.get(key);
@@ -91,7 +92,7 @@ export class Rendezvous {
 
   /** Fails every pending recv with error; later sends and recvs of this step fail too. */
   startAbort(error: Error): void {
-    if (this.aborted) return;
+    if (this.abortError) return;
     this.aborted = error;
     const slots = [...this.slots.values()];
     this.slots.clear();
@@ -99,13 +100,27 @@ export class Rendezvous {
     this.host.aborted(this, error);
   }
 
+  /**
+   * @internal Aborts a step that has nothing parked (cleanup's usual case) without building the
+   * error, and its stack, until someone asks for it. False when something is parked.
+   */
+  retireIdle(makeError: () => Error): boolean {
+    if (this.slots.size > 0) return false;
+    if (!this.aborted) this.lazyAbort ??= makeError;
+    return true;
+  }
+
   get abortError(): Error | undefined {
+    if (!this.aborted && this.lazyAbort) {
+      this.aborted = this.lazyAbort();
+      this.lazyAbort = undefined;
+    }
     return this.aborted;
   }
 
   /** @internal TensorFlow's RecvLocalAsync: done runs once the tensor is there, or with an error. */
   recvLocal(key: string, done: LocalDone): void {
-    if (this.aborted) return done(this.aborted);
+    if (this.abortError) return done(this.abortError);
     const slot = this.slots.get(key);
     if (slot?.sent) {
       this.slots.delete(key);
@@ -121,7 +136,7 @@ export class Rendezvous {
    * or a later send of the key is parked already.
    */
   restore(key: string, item: Received): boolean {
-    if (this.aborted) return false;
+    if (this.abortError) return false;
     const slot = this.slots.get(key);
     if (slot?.waiting) {
       this.slots.delete(key);
