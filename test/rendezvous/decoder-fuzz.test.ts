@@ -2,96 +2,22 @@
 // tensor meta, string tensor content and keys. Whatever a peer sends is either refused with
 // the decoder's typed error or decodes to a value that holds every invariant the manager
 // relies on. RVMA_FUZZ_SEED=<n> replays a reported failure (or explores another seed).
-import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
-import { RvmaError, RvmaErrorCode } from '../../src/mailbox/errors';
 import { createKey, parseKey, taskOf } from '../../src/rendezvous/key';
 import { ControlMessage, ControlMessageError, Kind, decode, encode } from '../../src/rendezvous/messages';
 import { MAX_CONTENT_BYTES, TensorMeta, checkMeta, decodeStrings, encodeContent, packValue, unpackValue } from '../../src/tensor/codec';
 import { DTYPES, elementSize } from '../../src/tensor/dtypes';
 import { elementCount } from '../../src/tensor/tensor';
 import { expectThrows } from '../helpers/errors';
+import { assertRefusal, fail, fromHex, fuzzer, hex, printable } from '../helpers/fuzz';
 
 const PROTOCOL = 'ERR_RVMA_PROTOCOL';
 const U64_MAX = (1n << 64n) - 1n;
 const U32_MAX = 2 ** 32 - 1;
 
-const SEED = seedFromEnv(process.env.RVMA_FUZZ_SEED);
-/** A decoder that spends this long on one small input is a denial of service, not a decoder. */
-const SLOW_MS = 50;
-
-function seedFromEnv(value: string | undefined): number {
-  if (value === undefined || value === '') return 0x5eed;
-  const seed = Number(value);
-  if (!Number.isSafeInteger(seed)) throw new Error(`RVMA_FUZZ_SEED must be an integer, got "${value}"`);
-  return seed | 0; // fast-check seeds are 32-bit
-}
-
-/** One property over `runs` generated inputs; a failure names the seed that replays it and the input. */
-function fuzz<T>(name: string, runs: number, input: fc.Arbitrary<T>, check: (value: T) => void, show: (value: T) => string): void {
-  test(`${name} (${runs} cases)`, () => {
-    // Refusals are the common outcome here: capturing their stacks (jest asks for 100 frames)
-    // would take much of the run. A counterexample is run again below, with its stack.
-    const depth = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    let details: fc.RunDetails<[T]>;
-    try {
-      details = fc.check(
-        fc.property(input, (value) => {
-          const start = performance.now();
-          check(value);
-          if (performance.now() - start <= SLOW_MS) return;
-          // Wall time also counts a collection or a busy machine: the same input again, in CPU time.
-          const cpu = process.cpuUsage();
-          check(value);
-          const { user, system } = process.cpuUsage(cpu);
-          if ((user + system) / 1000 > SLOW_MS) throw new Error(`one input took ${((user + system) / 1000).toFixed(0)} ms of CPU`);
-        }),
-        { numRuns: runs, seed: SEED },
-      );
-    } finally {
-      Error.stackTraceLimit = depth;
-    }
-    if (!details.failed) return;
-    const found = details.counterexample?.[0];
-    let failure: unknown = details.errorInstance;
-    try {
-      if (found !== undefined) check(found);
-    } catch (error) {
-      failure = error;
-    }
-    throw new Error(
-      `replay with RVMA_FUZZ_SEED=${SEED} npx jest test/rendezvous/decoder-fuzz -t '${name}'\n` +
-        `input: ${found === undefined ? '(none)' : show(found)}\n` +
-        `failure: ${(failure as Error)?.stack ?? String(failure)}\n${fc.defaultReportMessage(details) ?? ''}`,
-    );
-  });
-}
-
-const hex = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
-const fromHex = (text: string) => new Uint8Array(Buffer.from(text, 'hex'));
-
-function fail(what: string, value?: unknown): never {
-  throw new Error(`${what}${value === undefined ? '' : `: ${printable(value)}`}`);
-}
-
-function printable(value: unknown): string {
-  try {
-    return JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)) ?? String(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
-
-/** A refusal is exactly an RvmaError with the decoder's code: no TypeError, no other code. */
-function assertRefusal(error: unknown, code: RvmaErrorCode): void {
-  if (!(error instanceof RvmaError)) {
-    throw new Error(`threw a ${(error as Error)?.constructor?.name} instead of RvmaError: ${(error as Error)?.stack ?? String(error)}`);
-  }
-  if (error.code !== code) fail(`threw ${error.code} instead of ${code}`, error.message);
-}
+const { fuzz } = fuzzer('test/rendezvous/decoder-fuzz', 0x5eed);
 
 // ---- the invariants decoded values must hold
 

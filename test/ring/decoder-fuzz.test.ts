@@ -1,91 +1,18 @@
 // Property-based fuzz of the ring's decoders of peer bytes (data frame headers, control records): each input is
 // refused with ERR_RVMA_PROTOCOL or decodes to a value the ring relies on and re-encodes unchanged. RVMA_FUZZ_SEED=<n> replays.
-import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
-import { RvmaError, RvmaErrorCode } from '../../src/mailbox/errors';
 import { FRAME_HEADER_BYTES, frameHead, readFrameHeader } from '../../src/ring/frame';
 import { Kind, MAX_RANKS, RingControl, WireRecord, checkControl, decodeRecord, encodeRecord } from '../../src/ring/records';
 import { packValue } from '../../src/tensor/codec';
 import { expectThrows } from '../helpers/errors';
+import { assertRefusal, fail, fromHex, fuzzer, hex, printable } from '../helpers/fuzz';
 
 const PROTOCOL = 'ERR_RVMA_PROTOCOL';
 const MAX_TEXT = 4096;
 
-const SEED = seedFromEnv(process.env.RVMA_FUZZ_SEED);
-/** A decoder that spends this long on one small input is a denial of service, not a decoder. */
-const SLOW_MS = 50;
-
-function seedFromEnv(value: string | undefined): number {
-  if (value === undefined || value === '') return 0x71e6;
-  const seed = Number(value);
-  if (!Number.isSafeInteger(seed)) throw new Error(`RVMA_FUZZ_SEED must be an integer, got "${value}"`);
-  return seed | 0; // fast-check seeds are 32-bit
-}
-
-/** One property over `runs` generated inputs; a failure names the seed that replays it and the input. */
-function fuzz<T>(name: string, runs: number, input: fc.Arbitrary<T>, check: (value: T) => void, show: (value: T) => string): void {
-  test(`${name} (${runs} cases)`, () => {
-    // Refusals are the common outcome: their stacks would take much of the run.
-    const depth = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    let details: fc.RunDetails<[T]>;
-    try {
-      details = fc.check(
-        fc.property(input, (value) => {
-          const start = performance.now();
-          check(value);
-          if (performance.now() - start <= SLOW_MS) return;
-          // Wall time also counts a collection or a busy machine: the same input again, in CPU time.
-          const cpu = process.cpuUsage();
-          check(value);
-          const { user, system } = process.cpuUsage(cpu);
-          if ((user + system) / 1000 > SLOW_MS) throw new Error(`one input took ${((user + system) / 1000).toFixed(0)} ms of CPU`);
-        }),
-        { numRuns: runs, seed: SEED },
-      );
-    } finally {
-      Error.stackTraceLimit = depth;
-    }
-    if (!details.failed) return;
-    const found = details.counterexample?.[0];
-    let failure: unknown = details.errorInstance;
-    try {
-      if (found !== undefined) check(found);
-    } catch (error) {
-      failure = error;
-    }
-    throw new Error(
-      `replay with RVMA_FUZZ_SEED=${SEED} npx jest test/ring/decoder-fuzz -t '${name}'\n` +
-        `input: ${found === undefined ? '(none)' : show(found)}\n` +
-        `failure: ${(failure as Error)?.stack ?? String(failure)}\n${fc.defaultReportMessage(details) ?? ''}`,
-    );
-  });
-}
-
-const hex = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
-const fromHex = (text: string) => new Uint8Array(Buffer.from(text, 'hex'));
-
-function fail(what: string, value?: unknown): never {
-  throw new Error(`${what}${value === undefined ? '' : `: ${printable(value)}`}`);
-}
-
-function printable(value: unknown): string {
-  try {
-    return JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)) ?? String(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
-
-/** A refusal is exactly an RvmaError with the decoder's code: no TypeError, no other code. */
-function assertRefusal(error: unknown, code: RvmaErrorCode): void {
-  if (!(error instanceof RvmaError)) {
-    throw new Error(`threw a ${(error as Error)?.constructor?.name} instead of RvmaError: ${(error as Error)?.stack ?? String(error)}`);
-  }
-  if (error.code !== code) fail(`threw ${error.code} instead of ${code}`, error.message);
-}
+const { fuzz } = fuzzer('test/ring/decoder-fuzz', 0x71e6);
 
 /** Received bytes are a view into a larger buffer: a decoder must not read past its view. */
 function inView(bytes: Uint8Array, fill = 0xc1): Uint8Array {

@@ -1,0 +1,86 @@
+// The property-test harness of the decoder fuzz suites (fast-check): one property per call over
+// `runs` inputs, with a CPU bound per input, and a failure that names the seed and the input
+// that replay it. RVMA_FUZZ_SEED=<n> replays a reported failure (or explores another seed).
+import { performance } from 'node:perf_hooks';
+import fc from 'fast-check';
+import { RvmaError, RvmaErrorCode } from '../../src/mailbox/errors';
+
+/** A decoder that spends this long on one small input is a denial of service, not a decoder. */
+const SLOW_MS = 50;
+
+function seedFromEnv(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const seed = Number(value);
+  if (!Number.isSafeInteger(seed)) throw new Error(`RVMA_FUZZ_SEED must be an integer, got "${value}"`);
+  return seed | 0; // fast-check seeds are 32-bit
+}
+
+export type Fuzz = <T>(name: string, runs: number, input: fc.Arbitrary<T>, check: (value: T) => void, show: (value: T) => string) => void;
+
+/** The fuzz() of one suite: `file` (as given to jest) and the default seed say how to replay. */
+export function fuzzer(file: string, defaultSeed: number): { fuzz: Fuzz; seed: number } {
+  const seed = seedFromEnv(process.env.RVMA_FUZZ_SEED, defaultSeed);
+  const fuzz: Fuzz = (name, runs, input, check, show) => {
+    test(`${name} (${runs} cases)`, () => {
+      // Refusals are the common outcome: capturing their stacks (jest asks for 100 frames) would
+      // take much of the run. A counterexample is run again below, with its stack.
+      const depth = Error.stackTraceLimit;
+      Error.stackTraceLimit = 0;
+      let details;
+      try {
+        details = fc.check(
+          fc.property(input, (value) => {
+            const start = performance.now();
+            check(value);
+            if (performance.now() - start <= SLOW_MS) return;
+            // Wall time also counts a collection or a busy machine: the same input again, in CPU time.
+            const cpu = process.cpuUsage();
+            check(value);
+            const { user, system } = process.cpuUsage(cpu);
+            if ((user + system) / 1000 > SLOW_MS) throw new Error(`one input took ${((user + system) / 1000).toFixed(0)} ms of CPU`);
+          }),
+          { numRuns: runs, seed },
+        );
+      } finally {
+        Error.stackTraceLimit = depth;
+      }
+      if (!details.failed) return;
+      const found = details.counterexample?.[0];
+      let failure: unknown = details.errorInstance;
+      try {
+        if (found !== undefined) check(found);
+      } catch (error) {
+        failure = error;
+      }
+      throw new Error(
+        `replay with RVMA_FUZZ_SEED=${seed} npx jest ${file} -t '${name}'\n` +
+          `input: ${found === undefined ? '(none)' : show(found)}\n` +
+          `failure: ${(failure as Error)?.stack ?? String(failure)}\n${fc.defaultReportMessage(details) ?? ''}`,
+      );
+    });
+  };
+  return { fuzz, seed };
+}
+
+export const hex = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+export const fromHex = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'hex'));
+
+export function printable(value: unknown): string {
+  try {
+    return JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)) ?? String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+export function fail(what: string, value?: unknown): never {
+  throw new Error(`${what}${value === undefined ? '' : `: ${printable(value)}`}`);
+}
+
+/** A refusal is exactly an RvmaError with the decoder's code: no TypeError, no other code. */
+export function assertRefusal(error: unknown, code: RvmaErrorCode): void {
+  if (!(error instanceof RvmaError)) {
+    throw new Error(`threw a ${(error as Error)?.constructor?.name} instead of RvmaError: ${(error as Error)?.stack ?? String(error)}`);
+  }
+  if (error.code !== code) fail(`threw ${error.code} instead of ${code}`, error.message);
+}
