@@ -7,19 +7,13 @@ import { FRAME_HEADER_BYTES, frameHead, readFrameHeader } from '../../src/ring/f
 import { Kind, MAX_RANKS, RingControl, WireRecord, checkControl, decodeRecord, encodeRecord } from '../../src/ring/records';
 import { packValue } from '../../src/tensor/codec';
 import { expectThrows } from '../helpers/errors';
-import { assertRefusal, fail, fromHex, fuzzer, hex, printable } from '../helpers/fuzz';
+import { assertRefusal, byteEdits, fail, fromHex, fuzzer, hex, inView, mutateBytes, printable } from '../helpers/fuzz';
 
 const PROTOCOL = 'ERR_RVMA_PROTOCOL';
 const MAX_TEXT = 4096;
 
 const { fuzz } = fuzzer('test/ring/decoder-fuzz', 0x71e6);
 
-/** Received bytes are a view into a larger buffer: a decoder must not read past its view. */
-function inView(bytes: Uint8Array, fill = 0xc1): Uint8Array {
-  const buffer = new Uint8Array(bytes.length + 16).fill(fill);
-  buffer.set(bytes, 8);
-  return buffer.subarray(8, 8 + bytes.length);
-}
 
 // ---- data frames: readFrameHeader
 
@@ -323,55 +317,6 @@ function editRecord(record: WireRecord, edits: FieldEdit[]): Record<string, unkn
   return r;
 }
 
-// msgpack type markers: a byte turned into one of these changes the parse the most.
-const MSGPACK_MARKERS = [0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc6, 0xc7, 0xc9,
-  0xca, 0xcb, 0xcf, 0xd3, 0xd4, 0xd5, 0xd8, 0xd9, 0xdb, 0xdc, 0xdd, 0xde, 0xdf, 0xe0, 0xff];
-
-type ByteEdit = [op: number, at: number, value: number];
-const byteEdits = fc.array(fc.tuple(fc.nat(7), fc.nat(), fc.nat(255)), { minLength: 1, maxLength: 4 });
-
-function splice(b: Uint8Array, at: number, remove: number, insert: number[]): Uint8Array {
-  const tail = b.subarray(Math.min(b.length, at + remove));
-  const out = new Uint8Array(at + insert.length + tail.length);
-  out.set(b.subarray(0, at));
-  out.set(insert, at);
-  out.set(tail, at + insert.length);
-  return out;
-}
-
-function mutateBytes(input: Uint8Array, edits: ByteEdit[]): Uint8Array {
-  let b: Uint8Array = input.slice();
-  for (const [op, at, value] of edits) {
-    const i = b.length ? at % b.length : 0;
-    switch (op) {
-      case 0: // bit flip
-        if (b.length) b[i] ^= 1 << (value & 7);
-        break;
-      case 1: // truncation
-        b = b.subarray(0, at % (b.length + 1));
-        break;
-      case 2: // extension
-        b = splice(b, b.length, 0, Array.from({ length: 1 + (at % 8) }, (_, k) => (value + 97 * k) & 0xff));
-        break;
-      case 3: // a byte replaced
-        if (b.length) b[i] = value;
-        break;
-      case 4: // a byte inserted
-        b = splice(b, i, 0, [value]);
-        break;
-      case 5: // bytes deleted
-        b = splice(b, i, 1 + (value % 8), []);
-        break;
-      case 6: // a msgpack marker where there was something else
-        if (b.length) b[i] = MSGPACK_MARKERS[value % MSGPACK_MARKERS.length];
-        break;
-      case 7: // a huge length or number
-        b = splice(b, i, 4, [0xff, 0xff, 0xff, value]);
-        break;
-    }
-  }
-  return inView(b);
-}
 
 const arbitraryBytes = fc.oneof(
   fc.uint8Array({ maxLength: 64 }),
