@@ -142,3 +142,23 @@ export function mutateBytes(input: Uint8Array, edits: ByteEdit[]): Uint8Array {
   }
   return inView(b);
 }
+
+/**
+ * Bytes that look like msgpack to a decoder: random ones; an array or map header declaring up to
+ * 2^32 items (counts near powers of two) and a few bytes; or one of `firstBytes` (container and
+ * extension headers of the records decoded) then random bytes, so the parse goes deeper.
+ */
+export function msgpackLike(firstBytes: number[]): fc.Arbitrary<Uint8Array> {
+  return fc.oneof(
+    fc.uint8Array({ maxLength: 64 }),
+    fc.tuple(fc.constantFrom(0xdc, 0xdd, 0xde, 0xdf), fc.nat(32), fc.nat(2), fc.uint8Array({ maxLength: 8 })).map(([marker, log, less, rest]) => {
+      const count = Math.max(0, 2 ** log - less);
+      const width = marker === 0xdc || marker === 0xde ? 2 : 4;
+      const header = Buffer.alloc(1 + width);
+      header[0] = marker;
+      header.writeUIntBE(count % 2 ** (8 * width), 1, width);
+      return Uint8Array.from([...header, ...rest]);
+    }),
+    fc.tuple(fc.constantFrom(...firstBytes), fc.uint8Array({ maxLength: 96 })).map(([first, rest]) => Uint8Array.from([first, ...rest])),
+  );
+}

@@ -11,7 +11,7 @@ import { MAX_CONTENT_BYTES, TensorMeta, checkMeta, decodeStrings, encodeContent,
 import { DTYPES, elementSize } from '../../src/tensor/dtypes';
 import { elementCount } from '../../src/tensor/tensor';
 import { expectThrows } from '../helpers/errors';
-import { assertRefusal, byteEdits, fail, fromHex, fuzzer, hex, mutateBytes, printable } from '../helpers/fuzz';
+import { assertRefusal, byteEdits, fail, fromHex, fuzzer, hex, msgpackLike, mutateBytes, printable } from '../helpers/fuzz';
 
 const PROTOCOL = 'ERR_RVMA_PROTOCOL';
 const U64_MAX = (1n << 64n) - 1n;
@@ -257,21 +257,7 @@ function editRecord(record: Record<string, unknown>, edits: FieldEdit[]): Record
 /** The record as encode() hands it to msgpack (vaddrs as decimal strings). */
 const wireRecord = (m: ControlMessage): Record<string, unknown> => ('dataVaddr' in m ? { ...m, dataVaddr: String(m.dataVaddr) } : { ...m });
 
-const arbitraryBytes = fc.oneof(
-  fc.uint8Array({ maxLength: 64 }),
-  // An array or map header declaring up to 2^32 items (counts near powers of two), then a few bytes.
-  fc.tuple(fc.constantFrom(0xdc, 0xdd, 0xde, 0xdf), fc.nat(32), fc.nat(2), fc.uint8Array({ maxLength: 8 })).map(([marker, log, less, rest]) => {
-    const count = Math.max(0, 2 ** log - less);
-    const width = marker === 0xdc || marker === 0xde ? 2 : 4;
-    const header = Buffer.alloc(1 + width);
-    header[0] = marker;
-    header.writeUIntBE(count % 2 ** (8 * width), 1, width);
-    return Uint8Array.from([...header, ...rest]);
-  }),
-  // A container or extension header first, so the parse goes deeper than the first byte.
-  fc.tuple(fc.constantFrom(0x84, 0x86, 0x87, 0x88, 0xde, 0xdf, 0x92, 0xdc, 0xc7, 0xd4, 0xd5, 0xc9), fc.uint8Array({ maxLength: 96 }))
-    .map(([first, rest]) => Uint8Array.from([first, ...rest])),
-);
+const arbitraryBytes = msgpackLike([0x84, 0x86, 0x87, 0x88, 0xde, 0xdf, 0x92, 0xdc, 0xc7, 0xd4, 0xd5, 0xc9]);
 
 // ---- control messages
 
