@@ -39,7 +39,8 @@ const nextBase = new WeakMap<Endpoint, bigint>();
 
 export class Ring extends EventEmitter {
   private current: Generation | undefined;
-  private forming: Promise<void> | undefined;
+  /** A join or reform is claiming its ranks: ring operations wait for the new generation. */
+  private forming = false;
   private readonly messages: RingControlMessage[] = [];
   private readonly controlWaits: Wait<RingControlMessage>[] = [];
   private readonly host: GenerationHost;
@@ -235,13 +236,12 @@ export class Ring extends EventEmitter {
     const gen = this.openGeneration();
     this.current = gen;
     this.claim = new MembershipClaim(this.endpoint.directory);
-    const forming = this.claim.claim(
-      { group: this.options.group, nodeId: this.endpoint.nodeId, base: gen.base, deadline: started + timeout, signal, ...claim },
-      started,
-    );
-    this.forming = forming.then(() => undefined, () => undefined);
+    this.forming = true;
     try {
-      const membership = await forming;
+      const membership = await this.claim.claim(
+        { group: this.options.group, nodeId: this.endpoint.nodeId, base: gen.base, deadline: started + timeout, signal, ...claim },
+        started,
+      );
       if (this.isClosed) throw new RvmaError('ERR_RVMA_CLOSED', 'Ring.join: the ring was closed');
       gen.activate(membership);
     } catch (error) {
@@ -249,7 +249,7 @@ export class Ring extends EventEmitter {
       await this.claim.release();
       throw error;
     } finally {
-      this.forming = undefined;
+      this.forming = false;
     }
   }
 
