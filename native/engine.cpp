@@ -131,11 +131,20 @@ Status Engine::put(PutRequest req) {
     if (req.raw && !provider->supportsRaw()) continue;
     Provider* p = provider.get();
     if (req.gathered() && !p->gathers(req)) req.join();
-    progress_.submit([p, req = std::move(req)] { p->put(req); });
+    // Loop mode: this thread is the progress context; no task to build.
+    if (progress_.mode() == ProgressMode::Loop) p->put(req);
+    else progress_.submit([p, req = std::move(req)] { p->put(req); });
     return Status::Ok;
   }
   // Aimed at a known incarnation that nothing reaches any more: that node is gone.
-  return req.incarnation && !known ? Status::PeerLost : Status::NoPeer;
+  Status refused = req.incarnation && !known ? Status::PeerLost : Status::NoPeer;
+  if (!CounterPutId::is(req.id)) return refused;
+  putDone(req.id, refused);
+  return Status::Ok;
+}
+
+void Engine::flush() {
+  if (!closed_ && progress_.mode() == ProgressMode::Loop) progress_.endRound();
 }
 
 Status Engine::connect(uint64_t requestId, const std::string& address) {
@@ -236,13 +245,19 @@ void Engine::mailboxReleased(uint32_t mailboxId) {
   push(Event{uint64_t(EventKind::MailboxReleased), mailboxId, 0, 0, 0, 0, 0, 0});
 }
 
-void Engine::putDone(uint64_t putId, Status status) {
-  push(Event{uint64_t(EventKind::PutDone), putId, 0, 0, 0, 0, 0, uint64_t(status)});
-}
+void Engine::putDone(uint64_t putId, Status status) { putFailed(putId, status, std::string()); }
 
+// A counted put comes up only when it failed (JS reports it with its index), or when its
+// outcome reached a level a waiter armed.
 void Engine::putFailed(uint64_t putId, Status status, const std::string& reason) {
-  if (reason.empty()) return putDone(putId, status);
-  push(Event{uint64_t(EventKind::PutDone), putId, 0, 0, 0, 0, 1, uint64_t(status)}, {reason});
+  bool reached = false;
+  if (CounterPutId::is(putId)) counters_.settle(CounterPutId::slot(putId), status, &reached);
+  // The failure first: a waiter woken by its level has heard of the failures within it.
+  if (!CounterPutId::is(putId) || !ok(status)) {
+    if (reason.empty()) push(Event{uint64_t(EventKind::PutDone), putId, 0, 0, 0, 0, 0, uint64_t(status)});
+    else push(Event{uint64_t(EventKind::PutDone), putId, 0, 0, 0, 0, 1, uint64_t(status)}, {reason});
+  }
+  if (reached) push(Event{uint64_t(EventKind::CounterReached), CounterPutId::slot(putId), 0, 0, 0, 0, 0, 0});
 }
 
 void Engine::connected(uint64_t requestId, Status status, const std::string& detail) {

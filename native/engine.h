@@ -12,6 +12,7 @@
 
 #include "core/event_sink.h"
 #include "core/mailbox_table.h"
+#include "core/put_counters.h"
 #include "core/region_table.h"
 #include "progress.h"
 #include "providers/provider.h"
@@ -30,6 +31,7 @@ enum class EventKind : uint32_t {
   RawWritten = 6,  // id: region id, epoch: offset, bytes: length
   RegionReleased = 7,
   PeerLost = 8,  // texts: the node id, then its incarnation (hex)
+  CounterReached = 9,  // id: the put counter's slot, whose armed level was reached
 };
 
 // Flat so the addon can hand a batch to JS as one typed array (kWords per event).
@@ -75,7 +77,13 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   uint64_t incarnation() const { return incarnation_; }
 
   // Ok: accepted, the outcome arrives as a PutDone event. Anything else: refused now.
+  // A put whose id names a counter (CounterPutId) is always accepted: its outcome, a refusal
+  // now included, bumps the counter, and only a failure comes up as a PutDone event.
   Status put(PutRequest req);
+  PutCounters& counters() { return counters_; }
+  // Loop mode: the puts JS queued in this turn go out now (thread mode: the worker sends them
+  // at the end of the round that took them).
+  void flush();
   // The outcome arrives as a Connected event carrying the peer's node id.
   Status connect(uint64_t requestId, const std::string& address);
   // RegionTable::remove, then the providers stop lending the region to peers.
@@ -120,6 +128,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   uint64_t incarnation_;
   std::shared_ptr<MailboxTable> table_;
   RegionTable regions_;
+  PutCounters counters_;
   Progress progress_;
   // In routing order: the first that reaches a peer carries its puts.
   std::vector<std::unique_ptr<Provider>> providers_;

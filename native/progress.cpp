@@ -129,6 +129,11 @@ void Progress::dispatch(uint64_t token, uint32_t epollEvents) {
   if (it == handlers_.end()) return;
   IoHandler handler = it->second;  // a copy: the handler may remove itself
   handler(epollEvents);
+  endRound();
+}
+
+void Progress::endRound() {
+  for (auto& fn : roundEnds_) fn();
 }
 
 void Progress::runTasks() {
@@ -170,6 +175,7 @@ void Progress::busyPoll(uint32_t us, std::function<int()> poll, std::function<vo
 int Progress::pollOnce() {
   int work = 0;
   for (auto& poll : busyPolls_) work += poll();
+  if (mode_ == ProgressMode::Loop) endRound();  // the worker ends its rounds in run()
   return work;
 }
 
@@ -188,9 +194,11 @@ void Progress::run() {
   while (!stopping()) {
     beforeSleep();
     wait(-1);
+    endRound();
     if (busyPolls_.empty()) continue;
     for (auto until = Clock::now() + window; !stopRequested_;) {
       int work = wait(0) + pollOnce();
+      endRound();
       if (work > 0) until = Clock::now() + window;
       else if (Clock::now() >= until) break;
       // Spinning must not keep the CPU from a thread with work (the application's JS thread

@@ -59,6 +59,12 @@ class Progress {
   // so that the provider can ask for a wake-up again. Set before start(); each provider that
   // busy-polls adds its own pair, and the longest window wins.
   void busyPoll(uint32_t us, std::function<int()> poll, std::function<void()> beforeSleep);
+  // Work a provider holds back for the rest of a round (a put queued on a connection waits
+  // for the others queued in the same round, so they leave in one write): fn runs at the end
+  // of every round. A round is one pass of the worker (its tasks and ready fds), one fd
+  // callback or busy-poll pass in loop mode, or a flush() from JS. Register before start().
+  void atRoundEnd(std::function<void()> fn) { roundEnds_.push_back(std::move(fn)); }
+  void endRound();
   // Loop mode: the event loop does the spinning (see JsWake); these run one round of it.
   uint32_t busyPollUs() const { return busyPollUs_; }
   int pollOnce();
@@ -90,6 +96,7 @@ class Progress {
   uint32_t busyPollUs_ = 0;
   std::vector<std::function<int()>> busyPolls_;
   std::vector<std::function<void()>> beforeSleeps_;
+  std::vector<std::function<void()>> roundEnds_;
   uint64_t nextToken_ = 2;  // 1 is the wake-up eventfd
 };
 

@@ -22,6 +22,8 @@ export const enum EventKind {
   RegionReleased = 7,
   /** Word 2 indexes the batch's texts: the node id, then its incarnation (hex). */
   PeerLost = 8,
+  /** id: the put counter's slot, whose armed level was reached. */
+  CounterReached = 9,
 }
 
 export interface NativeEndpoint {
@@ -46,7 +48,17 @@ export interface NativeEndpoint {
     memory: number,
     /** A gathered put: these bytes come first, then data's. */
     head?: Uint8Array,
+    /** Copy the payload now: the caller's memory is free at once. */
+    copy?: boolean,
   ): number;
+  /** Sends the puts queued in this turn (loop progress). */
+  flush(): void;
+  /** A counter's slot, or -status. */
+  createPutCounter(): number;
+  putCounterPage(index: number): ArrayBuffer | undefined;
+  /** true: already settled `level` puts; otherwise a CounterReached event follows. */
+  armPutCounter(slot: number, level: number): boolean;
+  releasePutCounter(slot: number): void;
   /** The memory named `memory` was collected. */
   forgetMemory(memory: number): void;
   /** [registered, reused, evicted, cachedBytes]; undefined without verbs. */

@@ -25,6 +25,11 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::Post>("post"),
                          InstanceMethod<&EndpointWrap::IncEpoch>("incEpoch"),
                          InstanceMethod<&EndpointWrap::Put>("put"),
+                         InstanceMethod<&EndpointWrap::Flush>("flush"),
+                         InstanceMethod<&EndpointWrap::CreatePutCounter>("createPutCounter"),
+                         InstanceMethod<&EndpointWrap::PutCounterPage>("putCounterPage"),
+                         InstanceMethod<&EndpointWrap::ArmPutCounter>("armPutCounter"),
+                         InstanceMethod<&EndpointWrap::ReleasePutCounter>("releasePutCounter"),
                          InstanceMethod<&EndpointWrap::Connect>("connect"),
                          InstanceMethod<&EndpointWrap::ForgetMemory>("forgetMemory"),
                          InstanceMethod<&EndpointWrap::RegistrationStats>("registrationStats"),
@@ -243,8 +248,10 @@ Napi::Value EndpointWrap::IncEpoch(const Napi::CallbackInfo& info) {
 }
 
 // put(putId, peer, vaddr, data, offset: bigint, append: boolean, raw?: boolean, incarnation?: bigint,
-//     memory?: number, head?: bytes) -> status. raw: a one-sided write where vaddr is the peer's
-//     region key. head: a gathered put, whose payload is head's bytes followed by data's.
+//     memory?: number, head?: bytes, copy?: boolean) -> status. raw: a one-sided write where vaddr
+//     is the peer's region key. head: a gathered put, whose payload is head's bytes followed by
+//     data's. copy: the payload is copied now, and the caller's memory is free at once. A putId
+//     that names a counter (CounterPutId) is counted there instead of reported.
 Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!engine_) return Napi::Number::New(env, double(Status::Closed));
@@ -271,12 +278,57 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
     req.len += headLen;
   }
   Status s;
+  if (info.Length() > 10 && info[10].IsBoolean() && info[10].As<Napi::Boolean>().Value()) req.own();
   try {
     s = engine_->put(std::move(req));
   } catch (const std::bad_alloc&) {
     return statusError(env, Status::InvalidArgument, "out of memory queueing a put");
   }
   return Napi::Number::New(env, double(s));
+}
+
+// flush(): the puts queued in this turn go out now (loop mode; the worker needs no prompt).
+Napi::Value EndpointWrap::Flush(const Napi::CallbackInfo& info) {
+  if (engine_) engine_->flush();
+  return info.Env().Undefined();
+}
+
+// createPutCounter() -> slot | -status
+Napi::Value EndpointWrap::CreatePutCounter(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!engine_) return Napi::Number::New(env, -double(Status::Closed));
+  uint32_t slot;
+  if (!engine_->counters().allocate(&slot)) return Napi::Number::New(env, -double(Status::InvalidArgument));
+  return Napi::Number::New(env, slot);
+}
+
+// putCounterPage(index) -> ArrayBuffer over that page of counter words (kept alive by the view)
+Napi::Value EndpointWrap::PutCounterPage(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!engine_ || info.Length() < 1 || !info[0].IsNumber()) return env.Undefined();
+  auto page = engine_->counters().page(info[0].As<Napi::Number>().Uint32Value());
+  if (!page) return env.Undefined();
+  auto* hold = new std::shared_ptr<rvma::CounterPage>(page);
+  return Napi::ArrayBuffer::New(
+      env, page->data(), rvma::CounterPage::kBytes,
+      [](Napi::Env, void*, std::shared_ptr<rvma::CounterPage>* held) { delete held; }, hold);
+}
+
+// armPutCounter(slot, level) -> true when the counter already settled `level` puts; otherwise
+// a CounterReached event follows once it has.
+Napi::Value EndpointWrap::ArmPutCounter(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!engine_) return Napi::Boolean::New(env, true);
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) return typeError(env, "armPutCounter(slot, level)");
+  uint32_t slot = info[0].As<Napi::Number>().Uint32Value();
+  uint64_t level = uint64_t(info[1].As<Napi::Number>().DoubleValue());
+  return Napi::Boolean::New(env, engine_->counters().arm(slot, level));
+}
+
+// releasePutCounter(slot): no put can bump it any more.
+Napi::Value EndpointWrap::ReleasePutCounter(const Napi::CallbackInfo& info) {
+  if (engine_ && info.Length() > 0 && info[0].IsNumber()) engine_->counters().release(info[0].As<Napi::Number>().Uint32Value());
+  return info.Env().Undefined();
 }
 
 // connect(requestId: number, address: string) -> status (a Connected event follows on 0)

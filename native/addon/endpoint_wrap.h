@@ -23,6 +23,11 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value Post(const Napi::CallbackInfo& info);
   Napi::Value IncEpoch(const Napi::CallbackInfo& info);
   Napi::Value Put(const Napi::CallbackInfo& info);
+  Napi::Value Flush(const Napi::CallbackInfo& info);
+  Napi::Value CreatePutCounter(const Napi::CallbackInfo& info);
+  Napi::Value PutCounterPage(const Napi::CallbackInfo& info);
+  Napi::Value ArmPutCounter(const Napi::CallbackInfo& info);
+  Napi::Value ReleasePutCounter(const Napi::CallbackInfo& info);
   Napi::Value Connect(const Napi::CallbackInfo& info);
   Napi::Value ForgetMemory(const Napi::CallbackInfo& info);
   Napi::Value RegistrationStats(const Napi::CallbackInfo& info);

@@ -34,7 +34,7 @@ struct PutRequest {
   uint64_t memory = 0;  // names the JS memory holding data while it lives (0: unknown), see memoryGone
   const uint8_t* head = nullptr;  // a gathered put's first bytes (owned by the caller, like data)
   uint64_t headLen = 0;
-  std::shared_ptr<const std::vector<uint8_t>> joined = nullptr;  // a joined gathered put's bytes
+  std::shared_ptr<const std::vector<uint8_t>> joined = nullptr;  // the payload, once owned (join, own)
 
   bool gathered() const { return headLen != 0; }
   // Payload bytes [from, from + n), gathered or not, into dst.
@@ -49,9 +49,12 @@ struct PutRequest {
     if (n) std::memcpy(dst, data + (from - headLen), n);
   }
   void copyTo(uint8_t* dst) const { copyRange(dst, 0, len); }
-  // Makes the payload one contiguous range (data, len) in memory the request owns.
+  // Makes a gathered payload one contiguous range (data, len) in memory the request owns.
   void join() {
-    if (!headLen) return;
+    if (headLen) own();
+  }
+  // Copies the payload into memory the request owns: the caller's may change at once.
+  void own() {
     auto bytes = std::make_shared<std::vector<uint8_t>>(len);
     copyTo(bytes->data());
     data = bytes->data();

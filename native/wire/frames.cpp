@@ -84,6 +84,10 @@ DecodeResult decodeHeader(const uint8_t in[kHeaderBytes], FrameHeader* f) {
       return plain && statusOk && f->vaddr == 0 && f->offset == 0 && f->len == 0 ? DecodeResult::Ok
                                                                                   : DecodeResult::Malformed;
     }
+    case FrameType::Acks:
+      return plain && f->status == 0 && f->vaddr == 0 && f->len == 0 && f->offset >= 2 && f->offset <= kMaxAcksRun
+                 ? DecodeResult::Ok
+                 : DecodeResult::Malformed;
     case FrameType::Floor:
     case FrameType::Window: {
       bool named = f->type == FrameType::Floor || f->id != 0;

@@ -8,7 +8,7 @@
 namespace rvma::wire {
 
 constexpr uint32_t kMagic = 0x414d5652;  // "RVMA" as bytes on the wire
-constexpr uint16_t kVersion = 2;  // 2: Window and Floor frames, Nack status 12 (Ambiguous)
+constexpr uint16_t kVersion = 3;  // 2: Window and Floor frames, Nack status 12 (Ambiguous); 3: Acks frames
 constexpr size_t kHelloBytes = 32;       // followed by the node id
 constexpr size_t kMaxNodeIdBytes = 255;
 constexpr size_t kMaxAddressBytes = 255;
@@ -39,7 +39,11 @@ enum class FrameType : uint8_t {
   RawWrite = 7,  // one-sided write of len bytes into registered region `vaddr` (its key)
   Floor = 8,   // id: every put id below it that the sender sent here is settled (never sent again)
   Window = 9,  // id: the receiver's name for the window of outcomes this connection's puts go into, nonzero
+  Acks = 10,   // offset (>= 2) puts placed, the last of them put id: one answer for a run of them
 };
+
+// The most puts one Acks frame answers (a receiver starts a new frame after that many).
+constexpr uint64_t kMaxAcksRun = 1u << 20;
 
 enum FrameFlags : uint8_t { kAppend = 1 };
 

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Directory } from '../../registry/directory';
 import { EpochType } from './mailbox';
+import { PutCounter } from './put-counter';
 import { checkBoolean, checkInteger, checkOneOf, checkOptions, checkString, checkU64, invalid } from './validate';
 import { ShmOptions, parseShmOptions } from './shm-options';
 import { VerbsOptions, parseVerbsOptions } from './verbs-options';
@@ -106,6 +107,13 @@ export interface PutOptions {
   noBufferRetryMs?: number;
   timeout?: number;
   signal?: AbortSignal;
+}
+
+/** A counted put's options (see PutCounter): no timeout or signal, the counter is waited on instead. */
+export interface CountedPutOptions {
+  counter: PutCounter;
+  offset?: number | bigint;
+  append?: boolean;
 }
 
 export interface Capabilities {
@@ -246,4 +254,18 @@ export function parsePutOptions(call: string, options: unknown): ParsedPutOption
   const offset = o.offset === undefined || o.offset === 0 ? 0n : checkU64(call, 'offset', o.offset);
   checkWaitOptions(call, o.timeout, o.signal);
   return { offset, append, timeout: o.timeout, signal: o.signal, noBufferRetryMs: o.noBufferRetryMs };
+}
+
+/** Checks a counted put's options (keys: what the call takes). */
+export function parseCountedPutOptions(
+  call: string,
+  options: unknown,
+  keys: (keyof CountedPutOptions)[] = ['counter', 'offset', 'append'],
+): { counter: PutCounter; offset: bigint; append: boolean } {
+  const o = checkOptions<CountedPutOptions>(call, options, keys);
+  if (!(o.counter instanceof PutCounter)) throw invalid(call, 'counter must be a PutCounter (endpoint.createPutCounter())');
+  const append = o.append === undefined ? false : checkBoolean(call, 'append', o.append);
+  if (append && o.offset !== undefined) throw invalid(call, 'give either offset or append, not both');
+  const offset = o.offset === undefined || o.offset === 0 ? 0n : checkU64(call, 'offset', o.offset);
+  return { counter: o.counter, offset, append };
 }

@@ -10,6 +10,7 @@ import { RvmaError, StatusContext, codeOfStatus, hex, statusError } from './erro
 import { EpochType, Mailbox, MailboxHost } from './mailbox';
 import { MemoryIds } from './memory-ids';
 import { PutData, checkPutData } from './put-data';
+import { COUNTER_SLOTS_PER_PAGE, COUNTER_SLOT_WORDS, PutCounter, PutCounterHost, counterOfPutId } from './put-counter';
 import { Region, RegionHost } from './region';
 import {
   Capabilities,
@@ -20,8 +21,10 @@ import {
   PeerLostInfo,
   ProgressMode,
   ProtocolErrorInfo,
+  CountedPutOptions,
   PutOptions,
   RESERVED_VADDR_MAX,
+  parseCountedPutOptions,
   parseCreateOptions,
   parsePutOptions,
 } from './endpoint-options';
@@ -48,6 +51,7 @@ export type {
   ProgressMode,
   ProtocolErrorInfo,
   ProviderName,
+  CountedPutOptions,
   PutOptions,
   TcpOptions,
 } from './endpoint-options';
@@ -139,6 +143,15 @@ export class Endpoint extends EventEmitter {
   private readonly handle: NativeEndpoint;
   private readonly mailboxes = new Map<number, Mailbox>();
   private readonly puts = new Map<number, PendingPut>();
+  private readonly counters = new Map<number, PutCounter>();
+  private readonly counterPages: Uint32Array[] = [];
+  private readonly counterHost: PutCounterHost;
+  /** Puts handed to the native side in this turn leave in one write, at its end (loop progress). */
+  private flushQueued = false;
+  private readonly flushPuts = (): void => {
+    this.flushQueued = false;
+    if (!this.isClosed) this.handle.flush();
+  };
   private readonly connects = new Map<number, Wait<string>>();
   private readonly regions = new Map<number, Region>();
   private readonly regionHost: RegionHost;
@@ -242,6 +255,15 @@ export class Endpoint extends EventEmitter {
       handle: this.handle,
       waiting: (delta) => this.waiting(delta),
       released: (id) => this.regions.delete(id),
+    };
+    this.counterHost = {
+      nodeId,
+      armPutCounter: (slot, level) => this.isClosed || this.handle.armPutCounter(slot, level),
+      releasePutCounter: (slot) => {
+        this.counters.delete(slot);
+        if (!this.isClosed) this.handle.releasePutCounter(slot);
+      },
+      waiting: (delta) => this.waiting(delta),
     };
   }
 
@@ -402,8 +424,20 @@ export class Endpoint extends EventEmitter {
    * change until the promise settles. `[head, data]` is one put of head's bytes followed by
    * data's, gathered natively (neither is copied in JavaScript).
    */
-  put(target: string | Endpoint, vaddr: bigint, data: PutData, options?: PutOptions): Promise<void> {
+  put(target: string | Endpoint, vaddr: bigint, data: PutData, options?: PutOptions): Promise<void>;
+  /**
+   * A counted put: returns at once, and `options.counter` counts it once it is placed or has
+   * failed (see PutCounter). Throws on bad arguments; every later failure is counted and
+   * reported by the counter's 'failed' event. Puts of up to PutCounter.COPY_MAX_BYTES are
+   * copied now; larger data must not change until the counter has settled the put.
+   */
+  put(target: string | Endpoint, vaddr: bigint, data: PutData, options: CountedPutOptions): void;
+  put(target: string | Endpoint, vaddr: bigint, data: PutData, options?: PutOptions | CountedPutOptions): Promise<void> | void {
     const call = 'Endpoint.put';
+    if (isCounted(options)) {
+      const o = parseCountedPutOptions(call, options);
+      return this.sendCounted(call, target, checkU64(call, 'vaddr', vaddr, 1n), data, o.offset, o.append, false, o.counter);
+    }
     try {
       const o = parsePutOptions(call, options);
       const v = checkU64(call, 'vaddr', vaddr, 1n);
@@ -425,8 +459,28 @@ export class Endpoint extends EventEmitter {
     offset: number | bigint,
     data: ArrayBufferView | ArrayBuffer,
     options?: WaitOptions,
-  ): Promise<void> {
+  ): Promise<void>;
+  /** A counted raw write: returns at once; `options.counter` counts it (see the counted put). */
+  rawWrite(
+    target: string | Endpoint,
+    key: bigint,
+    offset: number | bigint,
+    data: ArrayBufferView | ArrayBuffer,
+    options: { counter: PutCounter },
+  ): void;
+  rawWrite(
+    target: string | Endpoint,
+    key: bigint,
+    offset: number | bigint,
+    data: ArrayBufferView | ArrayBuffer,
+    options?: WaitOptions | { counter: PutCounter },
+  ): Promise<void> | void {
     const call = 'Endpoint.rawWrite';
+    if (isCounted(options)) {
+      const o = parseCountedPutOptions(call, options, ['counter']);
+      const k = checkU64(call, 'key', key, 1n);
+      return this.sendCounted(call, target, k, data, checkU64(call, 'offset', offset), false, true, o.counter);
+    }
     try {
       const o = parseWaitOptions(call, options);
       const k = checkU64(call, 'key', key, 1n);
@@ -434,6 +488,27 @@ export class Endpoint extends EventEmitter {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * A sender-side completion counter for puts and raw writes that name it: they return at
+   * once, and the counter tells how many were placed or failed (see PutCounter).
+   */
+  createPutCounter(): PutCounter {
+    const call = 'Endpoint.createPutCounter';
+    this.assertOpen(call);
+    const slot = this.handle.createPutCounter();
+    if (slot < 0) throw statusError(-slot, { op: call, vaddr: 0n });
+    const pageIndex = Math.floor(slot / COUNTER_SLOTS_PER_PAGE);
+    let page = this.counterPages[pageIndex];
+    if (!page) {
+      const buffer = this.handle.putCounterPage(pageIndex);
+      if (!buffer) throw new Error(`rvma internal: put counter page ${pageIndex} missing`);
+      page = this.counterPages[pageIndex] = new Uint32Array(buffer);
+    }
+    const counter = new PutCounter(this.counterHost, slot, page, (slot % COUNTER_SLOTS_PER_PAGE) * COUNTER_SLOT_WORDS);
+    this.counters.set(slot, counter);
+    return counter;
   }
 
   /** Registers memory for raw one-sided writes from peers; hand region.key to the writers. */
@@ -520,6 +595,45 @@ export class Endpoint extends EventEmitter {
     const memory = this.memory?.of(data!) ?? 0;
     const status = this.handle.put(id, d.route.peer, d.vaddr, data!, offset, append, raw, d.route.incarnation, memory, head);
     if (status !== 0) this.putDone(id, status);
+    else this.flushSoon();
+  }
+
+  /** A counted put or raw write: no promise, no per-put state here; the counter settles it. */
+  private sendCounted(
+    call: string,
+    target: string | Endpoint,
+    vaddr: bigint,
+    data: PutData,
+    offset: bigint,
+    append: boolean,
+    raw: boolean,
+    counter: PutCounter,
+  ): void {
+    if (this.counters.get(counter.slot) !== counter) throw invalid(call, 'the counter belongs to another endpoint, or is closed');
+    const [head, bytes] = checkPutData(call, data);
+    const name = this.targetName(call, target);
+    this.assertOpen(call);
+    const id = counter.issue(call, name, vaddr, bytes, head);
+    const copy = bytes.byteLength + (head?.byteLength ?? 0) <= PutCounter.COPY_MAX_BYTES;
+    const submit = (d: Destination): void => {
+      if (this.isClosed) return; // counted as lost when the endpoint closed
+      const memory = copy ? 0 : (this.memory?.of(bytes) ?? 0);
+      const status = this.handle.put(id, d.route.peer, d.vaddr, bytes, offset, append, raw, d.route.incarnation, memory, head, copy);
+      if (status !== 0) counter.putFailed(counterOfPutId(id)!.index, status, undefined);
+      else this.flushSoon();
+    };
+    const destination = this.routeTo(target, vaddr);
+    if (!(destination instanceof Promise)) return submit(destination);
+    const index = counter.issued - 1;
+    destination.then(submit, (error: unknown) => {
+      if (!this.isClosed) counter.failedLocally(index, error instanceof RvmaError ? error : new RvmaError('ERR_RVMA_NO_PEER', `${call}: ${String(error)}`));
+    });
+  }
+
+  private flushSoon(): void {
+    if (this.flushQueued || this.progress === 'thread') return;
+    this.flushQueued = true;
+    queueMicrotask(this.flushPuts);
   }
 
   /**
@@ -564,6 +678,8 @@ export class Endpoint extends EventEmitter {
       pending.wait.reject(error);
     }
     this.puts.clear();
+    for (const counter of [...this.counters.values()]) counter.endpointClosed();
+    this.counters.clear();
     for (const wait of [...this.connects.values()]) wait.reject(error);
     for (const mailbox of this.mailboxes.values()) mailbox.endpointClosed();
     this.mailboxes.clear();
@@ -588,7 +704,12 @@ export class Endpoint extends EventEmitter {
       if (kind === EventKind.Completion) {
         this.mailboxes.get(id)?.complete(events[i + 3], events[i + 4], events[i + 5], events[i + 6]);
       } else if (kind === EventKind.PutDone) {
-        this.putDone(id, events[i + 7], events[i + 6] === 1 ? texts![events[i + 2]] : undefined);
+        const reason = events[i + 6] === 1 ? texts![events[i + 2]] : undefined;
+        const counted = counterOfPutId(id);
+        if (counted) this.counters.get(counted.slot)?.putFailed(counted.index, events[i + 7], reason);
+        else this.putDone(id, events[i + 7], reason);
+      } else if (kind === EventKind.CounterReached) {
+        this.counters.get(id)?.reached();
       } else if (kind === EventKind.MailboxReleased) {
         this.mailboxes.get(id)?.released();
       } else if (kind === EventKind.Connected) {
@@ -684,6 +805,11 @@ export class Endpoint extends EventEmitter {
   private assertOpen(call: string): void {
     if (this.isClosed) throw new RvmaError('ERR_RVMA_CLOSED', `${call}: endpoint "${this.nodeId}" is closed`);
   }
+}
+
+/** Whether a put's options ask for the counted form. */
+function isCounted(options: unknown): options is { counter: PutCounter } {
+  return typeof options === 'object' && options !== null && (options as { counter?: unknown }).counter !== undefined;
 }
 
 /** A wildcard listen address means nothing to other hosts: publish this host's name instead. */

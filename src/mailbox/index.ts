@@ -10,6 +10,7 @@ export type {
   ProtocolErrorInfo,
   ProviderName,
   PutData,
+  CountedPutOptions,
   PutOptions,
   RegistrationStats,
   ShmOptions,
@@ -18,6 +19,8 @@ export type {
 export type { VerbsOptions } from './verbs-options';
 export { Mailbox } from './mailbox';
 export { Region } from './region';
+export { PutCounter } from './put-counter';
+export type { PutCounterState, PutFailure } from './put-counter';
 export type { RawWrite } from './region';
 export type { EpochType, PostOptions } from './mailbox';
 export type { Completion } from './completion';

@@ -45,6 +45,10 @@ void frameFrom(const uint8_t* data, size_t size) {
     case FrameType::Nack:
       require(f.len == 0 && f.vaddr == 0 && f.parts == 0 && (f.type == FrameType::Ack) == (f.status == 0));
       break;
+    case FrameType::Acks:
+      require(f.len == 0 && f.vaddr == 0 && f.parts == 0 && f.flags == 0 && f.status == 0);
+      require(f.offset >= 2 && f.offset <= kMaxAcksRun);
+      break;
     case FrameType::Floor:
     case FrameType::Window:
       require(f.len == 0 && f.vaddr == 0 && f.offset == 0 && f.flags == 0 && f.parts == 0 && f.status == 0);

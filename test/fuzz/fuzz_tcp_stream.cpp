@@ -110,6 +110,7 @@ class Harness {
     req.data = ours_;
     req.len = sizeof ours_;
     provider_->put(req);
+    progress_.endRound();  // as the engine's flush does: the put goes out now
   }
 
   // Writes bytes to connection i; the provider reads them at the next run (an operation of

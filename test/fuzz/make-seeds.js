@@ -9,8 +9,8 @@ const root = path.join(__dirname, 'corpus');
 
 // --- tcp frames (docs/protocol.md) ---
 const TCP_MAGIC = 0x414d5652;
-const TCP_VERSION = 2;
-const T = { Put: 1, Ack: 2, Nack: 3, Ping: 4, Pong: 5, Error: 6, RawWrite: 7, Floor: 8, Window: 9 };
+const TCP_VERSION = 3;
+const T = { Put: 1, Ack: 2, Nack: 3, Ping: 4, Pong: 5, Error: 6, RawWrite: 7, Floor: 8, Window: 9, Acks: 10 };
 
 function hello(nodeId, address = '') {
   const fixed = Buffer.alloc(32);
@@ -61,6 +61,7 @@ const frames = {
   append: put(2n, OPS_BOX, 0n, fill(8, 2), 1),
   part: part(3n, OPS_BOX, 2, 4096n, fill(8, 3), 0n, 8192n),
   ack: header({ type: T.Ack, id: 1n }),
+  acks: header({ type: T.Acks, id: 3n, offset: 3n }),
   nack: header({ type: T.Nack, id: 1n, status: 2 }),
   ping: header({ type: T.Ping }),
   pong: header({ type: T.Pong }),
@@ -113,6 +114,8 @@ const streams = {
     RUN,
   ),
   answers: stream(0, ours(0), write(0, Buffer.concat([header({ type: T.Ack, id: 1n }), header({ type: T.Nack, id: 2n, status: 1 })])), RUN),
+  acksRun: stream(0, ours(0), ours(0), ours(0), write(0, Buffer.concat([header({ type: T.Acks, id: 2n, offset: 2n }), header({ type: T.Ack, id: 3n })])), RUN),
+  acksUnsent: stream(0, ours(0), write(0, header({ type: T.Acks, id: 2n, offset: 2n })), RUN),
   raw: stream(0, write(0, Buffer.concat([raw(1n, 0n, fill(64, 5)), raw(2n, 4090n, fill(8, 6))])), RUN),
   keepalive: stream(0, write(0, Buffer.concat([header({ type: T.Ping }), header({ type: T.Pong })])), RUN),
   floor: stream(1, write(0, Buffer.concat([put(1n, BYTES_BOX, 0n, fill(8, 1)), header({ type: T.Floor, id: 2n })])), RUN, write(1, put(1n, BYTES_BOX, 0n, fill(8, 1))), RUN),

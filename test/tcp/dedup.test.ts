@@ -6,7 +6,7 @@
 // the window keeps its name while it lives, so a sender can tell when it may send again.
 import { Agent, startAgent, trackChildren } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
-import { FrameType, Header, encodeHeader, encodeHello, parseFrames, parseHello, rawExchange } from './wire';
+import { FrameType, Header, encodeHeader, encodeHello, onePerPut, parseFrames, parseHello, rawExchange } from './wire';
 
 const BOX = VADDR + 0x20n; // on the child: ops epochs of EPOCH_OPS puts, 64 KiB buffers
 const LATE = VADDR + 0x21n; // on the child: opened only during a test
@@ -53,7 +53,7 @@ describe.each(PROGRESS_MODES)('tcp receiver de-duplication (%s progress)', (prog
     expect(answers[0]).toMatchObject({ type: FrameType.Window, status: 0, vaddr: 0n, offset: 0n, len: 0n });
     expect(answers[0].id).not.toBe(0n);
     windows.set(agent, [...(windows.get(agent) ?? []), answers[0].id]);
-    return answers.slice(1).map((f) => ({ type: f.type, id: f.id, status: f.status }));
+    return onePerPut(answers.slice(1), Buffer.concat(frames)).map((f) => ({ type: f.type, id: f.id, status: f.status }));
   }
 
   const ack = (id: bigint): Answer => ({ type: FrameType.Ack, id, status: 0 });

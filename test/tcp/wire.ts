@@ -8,7 +8,7 @@
 import * as net from 'node:net';
 
 export const MAGIC = 0x414d5652;
-export const VERSION = 2; // native/wire/frames.h kVersion
+export const VERSION = 3; // native/wire/frames.h kVersion
 export const HELLO_BYTES = 32;
 export const HEADER_BYTES = 40;
 export const PART_EXT_BYTES = 16;
@@ -26,6 +26,8 @@ export const enum FrameType {
   Floor = 8,
   /** id: the receiver's name for its window of the sender's puts; puts go out only after it. */
   Window = 9,
+  /** offset (>= 2) puts placed, the last of them put id: one answer for a run of puts. */
+  Acks = 10,
 }
 export const FLAG_APPEND = 1;
 
@@ -206,4 +208,32 @@ export function rawExchange(address: string, bytes: Buffer, options: RawExchange
       resolve({ received: Buffer.concat(chunks), how });
     });
   });
+}
+
+/**
+ * The answers with each Acks frame spelled out as one Ack per put it covers. Answers come in
+ * the order of the puts on the connection, so the ids sent (puts and raw writes, in order,
+ * from the frames written) name them. An Acks frame that does not end on the put it should is
+ * kept as it is, for the test to see.
+ */
+export function onePerPut(answers: ParsedFrame[], written: Buffer): ParsedFrame[] {
+  const sent = parseFrames(written, 0).frames;
+  const ids = sent.filter((f) => f.type === FrameType.Put || f.type === FrameType.RawWrite).map((f) => f.id);
+  const out: ParsedFrame[] = [];
+  let next = 0;
+  for (const f of answers) {
+    if (f.type === FrameType.Ack || f.type === FrameType.Nack) next++;
+    if (f.type !== FrameType.Acks) {
+      out.push(f);
+      continue;
+    }
+    const n = Number(f.offset);
+    if (ids[next + n - 1] !== f.id) {
+      out.push(f);
+      continue;
+    }
+    for (let i = 0; i < n; i++) out.push({ ...f, type: FrameType.Ack, offset: 0n, id: ids[next + i] });
+    next += n;
+  }
+  return out;
 }

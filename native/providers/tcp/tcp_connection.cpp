@@ -21,7 +21,8 @@ constexpr size_t kDirectMin = 4096;        // payload reads this large skip the 
 // every callback, so a receiver needs few posted buffers to keep up with a fast sender.
 constexpr uint64_t kThreadReadBudget = 8 << 20;
 constexpr uint64_t kLoopReadBudget = 256 << 10;
-constexpr int kMaxIov = 64;
+// A small put is two pieces (header, payload): this many pieces carry 128 puts per write.
+constexpr int kMaxIov = 256;
 // Appends up to this long are read whole into the staging buffer before their range is
 // reserved: one cut off with its connection leaves no hole in the buffer, so records packed
 // by many senders stay parseable while connections break.
@@ -107,6 +108,12 @@ void TcpConnection::sendPut(OutPut p) {
   item.put = true;
   pending_.push_back(PendingPut{std::move(p)});
   tx_.push_back(std::move(item));
+  owner_.endOfRound(this);  // with the others of this round, in one write
+}
+
+void TcpConnection::endRound() {
+  if (state_ == State::Dead) return;
+  emitAcks();
   flush();
 }
 
@@ -390,6 +397,8 @@ bool TcpConnection::onHeader() {
       answer(hdr_.id, hdr_.type == wire::FrameType::Ack ? Status::Ok : Status(hdr_.status));
       return state_ != State::Dead;
     }
+    case wire::FrameType::Acks:
+      return onAcks();
     case wire::FrameType::Floor:
       owner_.onFloor(window_, hdr_.id);
       return state_ != State::Dead;
@@ -531,12 +540,42 @@ bool TcpConnection::answerAndDrain(Status s) {
   return state_ != State::Dead;
 }
 
+// Answers keep the order of the puts: an ack joins the run, a refusal ends it. Both go out at
+// the end of the round, so one frame answers all the puts placed from one read.
 void TcpConnection::sendAnswer(uint64_t putId, Status s) {
-  wire::FrameHeader f{ok(s) ? wire::FrameType::Ack : wire::FrameType::Nack};
-  f.id = putId;
-  f.status = uint16_t(s);
+  if (ok(s)) {
+    if (acksRun_ == wire::kMaxAcksRun) emitAcks();
+    acksRun_++;
+    acksLast_ = putId;
+  } else {
+    emitAcks();
+    wire::FrameHeader f{wire::FrameType::Nack};
+    f.id = putId;
+    f.status = uint16_t(s);
+    sendFrame(f);
+  }
+  owner_.endOfRound(this);
+}
+
+void TcpConnection::emitAcks() {
+  if (acksRun_ == 0) return;
+  wire::FrameHeader f{acksRun_ == 1 ? wire::FrameType::Ack : wire::FrameType::Acks};
+  f.id = acksLast_;
+  if (acksRun_ > 1) f.offset = acksRun_;
+  acksRun_ = 0;
   sendFrame(f);
-  flush();
+}
+
+// Acks: the next `offset` unanswered puts are placed, the last of them put `id`.
+bool TcpConnection::onAcks() {
+  const uint64_t n = hdr_.offset;
+  if (pending_.size() - answered_ < n || pending_[answered_ + n - 1].put.wireId != hdr_.id) {
+    protocolFail("acks for " + std::to_string(n) + " puts up to id " + std::to_string(hdr_.id) +
+                 ", which were not all sent here unanswered");
+    return false;
+  }
+  for (uint64_t i = 0; i < n && state_ != State::Dead; i++) answer(pending_[answered_].put.wireId, Status::Ok);
+  return state_ != State::Dead;
 }
 
 // A small append, all in the staging buffer at p: placed at once, or refused.
@@ -606,6 +645,12 @@ void TcpConnection::finishAnswered() {
 }
 
 void TcpConnection::protocolFail(const std::string& why) {
+  // What was placed before the violation is answered first, as the peer may still read it.
+  if (state_ != State::Connecting) {
+    emitAcks();
+    flush();
+    if (state_ == State::Dead) return;
+  }
   wire::FrameHeader err{wire::FrameType::Error};
   std::string text = why.substr(0, wire::kMaxErrorTextBytes);
   err.len = text.size();

@@ -30,7 +30,12 @@ class TcpConnection {
   TcpConnection& operator=(const TcpConnection&) = delete;
 
   void start(uint64_t nowMs);  // registers with epoll, sends hello (or waits for connect)
+  // Queues the put; it goes out with the others of this round (endRound).
   void put(OutPut p);
+  // The end of a progress round: the answers gathered go out as one, then the send queue.
+  void endRound();
+  // Whether the provider has this connection on its list for the end of the round.
+  bool roundPending = false;
   void sendFloor(uint64_t floor);
   void tick(uint64_t nowMs);   // keepalive and timeouts
   // Closes the socket and cancels a half-placed put. The puts not answered yet go back to the
@@ -112,6 +117,8 @@ class TcpConnection {
   bool refuse(Status s);
   bool answerAndDrain(Status s);
   void sendAnswer(uint64_t putId, Status s);
+  void emitAcks();
+  bool onAcks();
   bool beginPayload();
   uint8_t* payloadDst() const;
   void answer(uint64_t putId, Status status);
@@ -132,6 +139,8 @@ class TcpConnection {
   uint64_t startedMs_ = 0, lastRxMs_ = 0, lastTxMs_ = 0;
   bool wantWrite_ = false;
 
+  // Placed puts not answered yet: a run of acks that goes out as one Ack or Acks frame.
+  uint64_t acksRun_ = 0, acksLast_ = 0;
   std::deque<TxItem> tx_;
   std::deque<OutPut> waiting_;  // over the in-flight cap or before the handshake
   std::deque<PendingPut> pending_;

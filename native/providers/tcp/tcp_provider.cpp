@@ -86,6 +86,15 @@ bool TcpProvider::listen(std::string* error) {
 
 void TcpProvider::start() {
   if (listenFd_ >= 0) listenToken_ = ctx_.progress.add(listenFd_, EPOLLIN, [this](uint32_t) { onAccept(); });
+  ctx_.progress.atRoundEnd([this] {
+    // Sending may make a connection fail, which takes it off the list: walk a detached copy.
+    std::vector<TcpConnection*> due;
+    due.swap(roundPending_);
+    for (TcpConnection* c : due) {
+      c->roundPending = false;
+      c->endRound();
+    }
+  });
   uint32_t interval = std::max<uint32_t>(10, std::min(options_.keepaliveMs, options_.peerTimeoutMs) / 2);
   ctx_.progress.every(interval, [this] {
     dead_.clear();
@@ -444,7 +453,17 @@ void TcpProvider::supersede(TcpConnection* stale) {
   stale->fail(Status::PeerLost, "stale: its sender sent again, or settled, the put it was still writing", false);
 }
 
+void TcpProvider::endOfRound(TcpConnection* conn) {
+  if (conn->roundPending) return;
+  conn->roundPending = true;
+  roundPending_.push_back(conn);
+}
+
 void TcpProvider::unlink(TcpConnection* conn, bool wasReady, bool transient) {
+  if (conn->roundPending) {
+    roundPending_.erase(std::remove(roundPending_.begin(), roundPending_.end(), conn), roundPending_.end());
+    conn->roundPending = false;
+  }
   auto drop = [conn](auto& map, const std::string& key) {
     auto it = map.find(key);
     if (it == map.end()) return;

@@ -55,6 +55,8 @@ class TcpProvider final : public Provider {
   // address the peer reached us on.
   wire::Hello hello(int fd) const;
   void onHandshake(TcpConnection* conn);
+  // conn has frames or answers to send at the end of this progress round.
+  void endOfRound(TcpConnection* conn);
   // conn died: it leaves every route at once (its puts are reported after).
   void unlink(TcpConnection* conn, bool wasReady, bool transient);
   // conn died, and its answered puts are reported. A transient failure (a ready connection lost to the transport) keeps its
@@ -135,6 +137,7 @@ class TcpProvider final : public Provider {
   uint64_t nextSerial_ = 1;
   std::vector<std::unique_ptr<TcpConnection>> conns_;
   std::vector<std::unique_ptr<TcpConnection>> dead_;  // freed on the next tick
+  std::vector<TcpConnection*> roundPending_;  // live ones with TcpConnection::roundPending
   std::unordered_map<std::string, std::vector<TcpConnection*>> byNode_;     // ready ones
   std::unordered_map<std::string, std::vector<TcpConnection*>> byAddress_;  // dialed ones
   std::unordered_map<std::string, std::string> addressOfNode_;

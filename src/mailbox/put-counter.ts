@@ -1,0 +1,280 @@
+// A sender-side completion counter, RVMA's local completion pointer: puts that name it return
+// at once, and the receiver's answers bump words in native memory that reads here see with no
+// native call. Only failures, and a level a waiter asked for, come up as events.
+import { EventEmitter } from 'node:events';
+import { RvmaError, RvmaErrorCode, StatusContext, statusError } from './errors';
+import { checkInteger } from './validate';
+import { Wait, WaitOptions, parseWaitOptions } from './wait';
+
+// Slot layout in 32-bit words (native/core/put_counters.h).
+export const COUNTER_SLOT_WORDS = 8;
+export const COUNTER_SLOTS_PER_PAGE = 1024;
+const COMPLETED = 0;
+const FAILED = 2;
+const SEQ = 7;
+const TWO_32 = 2 ** 32;
+// A put id that names a counter (CounterPutId): flag + slot * 2^32 + its index mod 2^32.
+const COUNTER_FLAG = 2 ** 52;
+
+/** Whether a native put id names a counter; then its slot and index (mod 2^32). */
+export function counterOfPutId(id: number): { slot: number; index: number } | undefined {
+  if (id < COUNTER_FLAG) return undefined;
+  const rest = id - COUNTER_FLAG;
+  return { slot: Math.floor(rest / TWO_32), index: rest % TWO_32 };
+}
+
+/** What a counted put that failed reports ('failed' event). */
+export interface PutFailure {
+  code: RvmaErrorCode;
+  error: RvmaError;
+  /** The put's position among this counter's puts, from 0 (-1: a count of puts, see `count`). */
+  index: number;
+  /** How many puts this report covers: 1, or those in flight when the endpoint closed. */
+  count: number;
+}
+
+/** A level of settled puts, as reach() resolves with it. */
+export interface PutCounterState {
+  completed: number;
+  failed: number;
+}
+
+/** What a counter needs of its endpoint. @internal */
+export interface PutCounterHost {
+  readonly nodeId: string;
+  armPutCounter(slot: number, level: number): boolean;
+  releasePutCounter(slot: number): void;
+  /** Keeps the endpoint's wake-up referenced while a reach() waits. */
+  waiting(delta: 1 | -1): void;
+}
+
+interface Reach {
+  level: number;
+  wait: Wait<PutCounterState>;
+}
+
+export class PutCounter extends EventEmitter {
+  /**
+   * Counted puts of up to this many bytes are copied when they are issued: their memory may
+   * change at once. Larger ones are read where they are, until the counter covers them.
+   */
+  static readonly COPY_MAX_BYTES = 4096;
+
+  private issuedCount = 0;
+  /** Failures counted here, not natively: a route that failed, puts lost with the endpoint. */
+  private localFailed = 0;
+  private reaches: Reach[] = [];
+  private armedAt = 0;
+  /** Memory of large puts in flight, kept alive until everything issued is settled. */
+  private held: Uint8Array[] = [];
+  private closed = false;
+  private endpointGone = false;
+  private releasePending = false;
+  /** Where its puts went, while they all went to one place (for failure messages). */
+  private destination: { target: string; vaddr: bigint } | undefined;
+  private mixed = false;
+  private last: RvmaError | undefined;
+
+  /** @internal */
+  constructor(
+    private readonly host: PutCounterHost,
+    /** @internal */ readonly slot: number,
+    private readonly words: Uint32Array,
+    private readonly base: number,
+  ) {
+    super();
+  }
+
+  /** Puts issued with this counter. */
+  get issued(): number {
+    return this.issuedCount;
+  }
+
+  /** Puts the receiver placed. */
+  get completed(): number {
+    return this.read(COMPLETED);
+  }
+
+  /** Puts refused or lost (each reported by a 'failed' event). */
+  get failed(): number {
+    return this.read(FAILED) + this.localFailed;
+  }
+
+  /** completed + failed: puts whose memory the library no longer reads. */
+  get settled(): number {
+    const w = this.words;
+    const b = this.base;
+    for (;;) {
+      const seq = Atomics.load(w, b + SEQ);
+      if (seq & 1) continue;
+      const n =
+        Atomics.load(w, b + COMPLETED) + Atomics.load(w, b + COMPLETED + 1) * TWO_32 +
+        Atomics.load(w, b + FAILED) + Atomics.load(w, b + FAILED + 1) * TWO_32;
+      if (Atomics.load(w, b + SEQ) === seq) return n + this.localFailed;
+    }
+  }
+
+  /** The last failure, if any. */
+  get lastError(): RvmaError | undefined {
+    return this.last;
+  }
+
+  /**
+   * Resolves once `level` puts are settled (completed or failed), with the counts then.
+   * Rejects with ERR_RVMA_TIMEOUT / ERR_RVMA_ABORTED; the puts go on regardless.
+   */
+  reach(level: number, options?: WaitOptions): Promise<PutCounterState> {
+    const call = 'PutCounter.reach';
+    try {
+      checkInteger(call, 'level', level, 0, Number.MAX_SAFE_INTEGER);
+      const o = parseWaitOptions(call, options);
+      if (level > this.issuedCount) {
+        throw new RvmaError('ERR_RVMA_INVALID_ARGUMENT', `${call}: level ${level} is above the ${this.issuedCount} puts issued`);
+      }
+      if (this.settled >= level) return Promise.resolve(this.state());
+      const reach: Reach = {
+        level,
+        wait: new Wait<PutCounterState>(`${call}(${level})`, o, () => {
+          this.reaches = this.reaches.filter((r) => r !== reach);
+          this.host.waiting(-1);
+        }),
+      };
+      if (reach.wait.done) return reach.wait.promise;
+      this.host.waiting(1);
+      this.reaches.push(reach);
+      this.arm();
+      return reach.wait.promise;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Frees the counter. Puts still in flight settle first (their slot is reused only then);
+   * their failures are still reported. Waits in reach() reject with ERR_RVMA_CLOSED.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const error = new RvmaError('ERR_RVMA_CLOSED', 'PutCounter.reach: the counter was closed');
+    for (const r of [...this.reaches]) r.wait.reject(error);
+    if (this.endpointGone) return;
+    if (this.settled >= this.issuedCount) this.host.releasePutCounter(this.slot);
+    else {
+      this.releasePending = true;
+      this.arm();
+    }
+  }
+
+  /** Counts a put about to be issued; returns its native put id. @internal */
+  issue(call: string, target: string, vaddr: bigint, data: Uint8Array, head: Uint8Array | undefined): number {
+    if (this.closed) throw new RvmaError('ERR_RVMA_CLOSED', `${call}: the put counter is closed`);
+    const index = this.issuedCount++;
+    if (!this.mixed) {
+      const d = this.destination;
+      if (!d) this.destination = { target, vaddr };
+      else if (d.target !== target || d.vaddr !== vaddr) this.mixed = true;
+    }
+    if (data.byteLength + (head?.byteLength ?? 0) > PutCounter.COPY_MAX_BYTES) {
+      if (this.held.length && this.settled === index) this.held = [];
+      if (this.held[this.held.length - 1] !== data) this.held.push(data);
+      if (head) this.held.push(head);
+    }
+    return COUNTER_FLAG + this.slot * TWO_32 + (index % TWO_32);
+  }
+
+  /** A put failed natively (status) or before it got there (error). @internal */
+  putFailed(indexMod32: number, status: number, reason: string | undefined): void {
+    const context: StatusContext = {
+      op: 'Endpoint.put (counted)',
+      vaddr: this.destination && !this.mixed ? this.destination.vaddr : 0n,
+      node: this.destination && !this.mixed ? this.destination.target : 'one of its targets',
+      reason,
+    };
+    this.report(statusError(status, context), this.indexOf(indexMod32), 1);
+  }
+
+  /** A put that never reached the native side failed with error. @internal */
+  failedLocally(index: number, error: RvmaError): void {
+    this.localFailed++;
+    this.report(error, index, 1);
+    this.check();
+  }
+
+  /** The native counter reached the armed level. @internal */
+  reached(): void {
+    this.armedAt = 0;
+    this.check();
+  }
+
+  /** The endpoint closed: puts still in flight are lost. @internal */
+  endpointClosed(): void {
+    if (this.endpointGone) return;
+    this.endpointGone = true;
+    const lost = this.issuedCount - this.settled;
+    if (lost > 0) {
+      this.localFailed += lost;
+      this.report(new RvmaError('ERR_RVMA_CLOSED', `the endpoint "${this.host.nodeId}" closed with ${lost} counted puts in flight`), -1, lost);
+    }
+    this.held = [];
+    this.check();
+  }
+
+  private report(error: RvmaError, index: number, count: number): void {
+    this.last = error;
+    const failure: PutFailure = { code: error.code, error, index, count };
+    this.emit('failed', failure);
+  }
+
+  /** The full index of the latest issued put whose index is indexMod32 modulo 2^32. */
+  private indexOf(indexMod32: number): number {
+    const top = this.issuedCount - 1;
+    return top - ((((top - indexMod32) % TWO_32) + TWO_32) % TWO_32);
+  }
+
+  private state(): PutCounterState {
+    return { completed: this.completed, failed: this.failed };
+  }
+
+  /** Resolves the reaches that are met, then arms the native counter for the next one. */
+  private check(): void {
+    const settled = this.settled;
+    if (settled >= this.issuedCount) this.held = [];
+    if (this.reaches.length) {
+      const state = this.state();
+      for (const r of this.reaches.filter((x) => x.level <= settled)) r.wait.resolve(state);
+    }
+    if (this.releasePending && settled >= this.issuedCount && !this.endpointGone) {
+      this.releasePending = false;
+      this.host.releasePutCounter(this.slot);
+      return;
+    }
+    this.arm();
+  }
+
+  /** Asks the native side for an event at the lowest level anyone waits for. */
+  private arm(): void {
+    if (this.endpointGone) return;
+    let level = this.releasePending ? this.issuedCount : Infinity;
+    for (const r of this.reaches) level = Math.min(level, r.level);
+    if (level === Infinity) return;
+    const nativeLevel = level - this.localFailed;
+    if (this.armedAt === nativeLevel) return;
+    this.armedAt = nativeLevel;
+    if (this.host.armPutCounter(this.slot, nativeLevel)) {
+      this.armedAt = 0;
+      queueMicrotask(() => this.check());
+    }
+  }
+
+  private read(at: number): number {
+    const w = this.words;
+    const b = this.base;
+    for (;;) {
+      const seq = Atomics.load(w, b + SEQ);
+      if (seq & 1) continue;
+      const n = Atomics.load(w, b + at) + Atomics.load(w, b + at + 1) * TWO_32;
+      if (Atomics.load(w, b + SEQ) === seq) return n;
+    }
+  }
+}
