@@ -1,6 +1,7 @@
-// npm run bench:tcp [-- --reps N] [--placement same|split|none] [--variants a,b] [--scenarios x,y]:
-// every variant and scenario (or the ones named), repeated and interleaved, then the table of
-// medians and ratios, saved to bench/results/.
+// npm run bench:tcp [-- --reps N] [--placement same|split|none] [--variants a,b] [--scenarios x,y]
+// [--no-rate | --rate-only] [--quick]: every variant and scenario (or the ones named), repeated
+// and interleaved, then the table of medians and ratios, saved to bench/results/; then the
+// message-rate part (rate-run.ts; --quick shrinks its counts).
 import * as path from 'node:path';
 import { repetitions, selected } from '../common/args';
 import { removeCompiled } from '../common/compile';
@@ -10,12 +11,13 @@ import { describePlacement, pin, placementMode, placementOf } from '../common/pl
 import { Measurement, Scenario, Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { REPETITIONS, REPORT, SCENARIOS, VARIANTS } from './config';
+import { runRate } from './rate-run';
 import { compileSockbench, runSockbench } from './sockbench';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHILD = path.join(__dirname, 'child.js');
 
-async function main(): Promise<void> {
+async function runTable(): Promise<void> {
   const reps = repetitions(REPETITIONS);
   const mode = placementMode();
   const placement = placementOf(mode);
@@ -45,6 +47,11 @@ async function main(): Promise<void> {
     await Promise.all([...pairs.values()].map((p) => p.stop()));
     removeCompiled(sockbench);
   }
+}
+
+async function main(): Promise<void> {
+  if (!process.argv.includes('--rate-only')) await runTable();
+  if (!process.argv.includes('--no-rate')) await runRate(ROOT);
 }
 
 main().catch((error) => {
