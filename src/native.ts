@@ -53,6 +53,10 @@ export interface NativeEndpoint {
   ): number;
   /** Sends the puts queued in this turn (loop progress). */
   flush(): void;
+  /** The index queued puts name this destination by. */
+  route(peer: string, incarnation: bigint | undefined): number;
+  /** count small puts described in entries (see PutQueue), payloads in arena; then flush(). 0 or a status. */
+  putQueued(entries: Float64Array, count: number, arena: Uint8Array): number;
   /** A counter's slot, or -status. */
   createPutCounter(): number;
   putCounterPage(index: number): ArrayBuffer | undefined;

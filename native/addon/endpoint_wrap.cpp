@@ -26,6 +26,8 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::IncEpoch>("incEpoch"),
                          InstanceMethod<&EndpointWrap::Put>("put"),
                          InstanceMethod<&EndpointWrap::Flush>("flush"),
+                         InstanceMethod<&EndpointWrap::Route>("route"),
+                         InstanceMethod<&EndpointWrap::PutQueued>("putQueued"),
                          InstanceMethod<&EndpointWrap::CreatePutCounter>("createPutCounter"),
                          InstanceMethod<&EndpointWrap::PutCounterPage>("putCounterPage"),
                          InstanceMethod<&EndpointWrap::ArmPutCounter>("armPutCounter"),
@@ -291,6 +293,59 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
 Napi::Value EndpointWrap::Flush(const Napi::CallbackInfo& info) {
   if (engine_) engine_->flush();
   return info.Env().Undefined();
+}
+
+// route(peer: string, incarnation?: bigint) -> the index that queued puts name it by. JS asks
+// once per destination and keeps the index.
+Napi::Value EndpointWrap::Route(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint64_t incarnation = 0;
+  if (info.Length() < 1 || !info[0].IsString() ||
+      (info.Length() > 1 && !info[1].IsUndefined() && !toU64(info[1], &incarnation))) {
+    return typeError(env, "route(peer, incarnation?)");
+  }
+  routes_.push_back(Destination{info[0].As<Napi::String>().Utf8Value(), incarnation});
+  return Napi::Number::New(env, double(routes_.size() - 1));
+}
+
+// putQueued(entries: Float64Array, count, arena: Uint8Array) -> 0 | status: `count` small puts
+// described in entries (kQueuedWords numbers each), their payloads in arena, all copied now and
+// sent as one batch. JS fills both in one turn and hands them over once: one native call for
+// the batch instead of one per put. A refusal of a counted put is counted (Engine::put).
+Napi::Value EndpointWrap::PutQueued(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!engine_) return Napi::Number::New(env, double(Status::Closed));
+  uint8_t *entryBytes, *arena;
+  size_t entryLen, arenaLen;
+  if (info.Length() < 3 || !toBytes(info[0], &entryBytes, &entryLen) || !info[1].IsNumber() ||
+      !toBytes(info[2], &arena, &arenaLen)) {
+    return typeError(env, "putQueued(entries, count, arena)");
+  }
+  // Entry: putId, route, vaddr high 32 bits, vaddr low 32 bits, offset, flags (1 append,
+  // 2 raw), payload start in arena, payload length.
+  constexpr size_t kQueuedWords = 8;
+  const double* e = reinterpret_cast<const double*>(entryBytes);
+  const size_t count = info[1].As<Napi::Number>().Uint32Value();
+  if (count * kQueuedWords * sizeof(double) > entryLen) return typeError(env, "putQueued: count exceeds the entries");
+  try {
+    for (size_t i = 0; i < count; i++, e += kQueuedWords) {
+      const uint64_t route = uint64_t(e[1]), at = uint64_t(e[6]), len = uint64_t(e[7]);
+      if (route >= routes_.size() || at > arenaLen || len > arenaLen - at) return typeError(env, "putQueued: a bad entry");
+      const Destination& d = routes_[route];
+      const uint32_t flags = uint32_t(e[5]);
+      PutRequest req{uint64_t(e[0]), d.peer, (uint64_t(e[2]) << 32) | uint64_t(e[3]), arena + at, len,
+                     Placement{(flags & 1) != 0, uint64_t(e[4])}};
+      req.raw = (flags & 2) != 0;
+      req.incarnation = d.incarnation;
+      req.own();
+      Status s = engine_->put(std::move(req));
+      if (!ok(s)) engine_->putDone(uint64_t(e[0]), s);  // reported like any outcome
+    }
+  } catch (const std::bad_alloc&) {
+    return statusError(env, Status::InvalidArgument, "out of memory queueing puts");
+  }
+  engine_->flush();
+  return Napi::Number::New(env, 0);
 }
 
 // createPutCounter() -> slot | -status

@@ -5,6 +5,8 @@
 #include <napi.h>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "../engine.h"
 #include "js_wake.h"
@@ -24,6 +26,8 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value IncEpoch(const Napi::CallbackInfo& info);
   Napi::Value Put(const Napi::CallbackInfo& info);
   Napi::Value Flush(const Napi::CallbackInfo& info);
+  Napi::Value Route(const Napi::CallbackInfo& info);
+  Napi::Value PutQueued(const Napi::CallbackInfo& info);
   Napi::Value CreatePutCounter(const Napi::CallbackInfo& info);
   Napi::Value PutCounterPage(const Napi::CallbackInfo& info);
   Napi::Value ArmPutCounter(const Napi::CallbackInfo& info);
@@ -46,6 +50,13 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   static void onEnvCleanup(void* self);
 
   std::shared_ptr<Engine> engine_;
+  // Destinations named by index in queued puts (see PutQueued): a node id or address, and the
+  // incarnation it must be (0: any).
+  struct Destination {
+    std::string peer;
+    uint64_t incarnation;
+  };
+  std::vector<Destination> routes_;
   class JsWake* wake_ = nullptr;
   bool cleanupHook_ = false;
 };

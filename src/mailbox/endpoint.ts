@@ -10,6 +10,7 @@ import { RvmaError, StatusContext, codeOfStatus, hex, statusError } from './erro
 import { EpochType, Mailbox, MailboxHost } from './mailbox';
 import { MemoryIds } from './memory-ids';
 import { PutData, checkPutData } from './put-data';
+import { PutQueue, queueable } from './put-queue';
 import { COUNTER_SLOTS_PER_PAGE, COUNTER_SLOT_WORDS, PutCounter, PutCounterHost, counterOfPutId } from './put-counter';
 import { Region, RegionHost } from './region';
 import {
@@ -150,8 +151,12 @@ export class Endpoint extends EventEmitter {
   private flushQueued = false;
   private readonly flushPuts = (): void => {
     this.flushQueued = false;
-    if (!this.isClosed) this.handle.flush();
+    if (this.isClosed) return;
+    if (this.queue.size) this.queue.flush(); // sends everything queued natively too
+    else this.handle.flush();
   };
+  /** Small counted puts of this turn, handed over in one native call (see PutQueue). */
+  private readonly queue: PutQueue;
   private readonly connects = new Map<number, Wait<string>>();
   private readonly regions = new Map<number, Region>();
   private readonly regionHost: RegionHost;
@@ -256,6 +261,7 @@ export class Endpoint extends EventEmitter {
       waiting: (delta) => this.waiting(delta),
       released: (id) => this.regions.delete(id),
     };
+    this.queue = new PutQueue(this.handle);
     this.counterHost = {
       nodeId,
       armPutCounter: (slot, level) => this.isClosed || this.handle.armPutCounter(slot, level),
@@ -593,9 +599,10 @@ export class Endpoint extends EventEmitter {
     pending.destination = d;
     const { id, data, offset, append, raw, head } = pending;
     const memory = this.memory?.of(data!) ?? 0;
+    this.queue.flush(); // puts leave in the order they were made
     const status = this.handle.put(id, d.route.peer, d.vaddr, data!, offset, append, raw, d.route.incarnation, memory, head);
     if (status !== 0) this.putDone(id, status);
-    else this.flushSoon();
+    else if (this.progress === 'loop') this.flushSoon();
   }
 
   /** A counted put or raw write: no promise, no per-put state here; the counter settles it. */
@@ -614,24 +621,45 @@ export class Endpoint extends EventEmitter {
     const name = this.targetName(call, target);
     this.assertOpen(call);
     const id = counter.issue(call, name, vaddr, bytes, head);
-    const copy = bytes.byteLength + (head?.byteLength ?? 0) <= PutCounter.COPY_MAX_BYTES;
-    const submit = (d: Destination): void => {
-      if (this.isClosed) return; // counted as lost when the endpoint closed
-      const memory = copy ? 0 : (this.memory?.of(bytes) ?? 0);
-      const status = this.handle.put(id, d.route.peer, d.vaddr, bytes, offset, append, raw, d.route.incarnation, memory, head, copy);
-      if (status !== 0) counter.putFailed(counterOfPutId(id)!.index, status, undefined);
-      else this.flushSoon();
-    };
     const destination = this.routeTo(target, vaddr);
-    if (!(destination instanceof Promise)) return submit(destination);
+    if (!(destination instanceof Promise)) return this.submitCounted(counter, id, destination, bytes, head, offset, append, raw);
     const index = counter.issued - 1;
-    destination.then(submit, (error: unknown) => {
-      if (!this.isClosed) counter.failedLocally(index, error instanceof RvmaError ? error : new RvmaError('ERR_RVMA_NO_PEER', `${call}: ${String(error)}`));
-    });
+    destination.then(
+      (d) => this.submitCounted(counter, id, d, bytes, head, offset, append, raw),
+      (error: unknown) => {
+        if (!this.isClosed) counter.failedLocally(index, error instanceof RvmaError ? error : new RvmaError('ERR_RVMA_NO_PEER', `${call}: ${String(error)}`));
+      },
+    );
   }
 
+  private submitCounted(
+    counter: PutCounter,
+    id: number,
+    d: Destination,
+    bytes: Uint8Array,
+    head: Uint8Array | undefined,
+    offset: bigint,
+    append: boolean,
+    raw: boolean,
+  ): void {
+    if (this.isClosed) return; // counted as lost when the endpoint closed
+    const size = bytes.byteLength + (head === undefined ? 0 : head.byteLength);
+    if (queueable(size, offset)) {
+      this.queue.add(id, d.route, d.vaddr, offset, append, raw, head, bytes);
+      this.flushSoon();
+      return;
+    }
+    const copy = size <= PutCounter.COPY_MAX_BYTES;
+    const memory = copy ? 0 : (this.memory?.of(bytes) ?? 0);
+    this.queue.flush();
+    const status = this.handle.put(id, d.route.peer, d.vaddr, bytes, offset, append, raw, d.route.incarnation, memory, head, copy);
+    if (status !== 0) counter.putFailed(counterOfPutId(id)!.index, status, undefined);
+    else this.flushSoon();
+  }
+
+  /** At the end of this turn: the queued puts go over, and under loop progress everything queued natively leaves. */
   private flushSoon(): void {
-    if (this.flushQueued || this.progress === 'thread') return;
+    if (this.flushQueued) return;
     this.flushQueued = true;
     queueMicrotask(this.flushPuts);
   }
@@ -671,6 +699,7 @@ export class Endpoint extends EventEmitter {
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
+    this.queue.clear();
     this.handle.close(); // joins the progress thread: nothing reads put data after this
     const error = new RvmaError('ERR_RVMA_CLOSED', `endpoint "${this.nodeId}" closed`);
     for (const pending of this.puts.values()) {
@@ -716,7 +745,10 @@ export class Endpoint extends EventEmitter {
         const status = events[i + 7];
         const text = texts![events[i + 2]];
         const wait = this.connects.get(id);
-        if (status === 0) wait?.resolve(text);
+        if (status === 0) {
+          this.resolver.learn(text);
+          wait?.resolve(text);
+        }
         else wait?.reject(new RvmaError(codeOfStatus(status), `Endpoint.connect: ${text}`));
       } else if (kind === EventKind.RawWritten) {
         this.regions.get(id)?.written(events[i + 3], events[i + 5]);

@@ -48,6 +48,14 @@ export class Resolver {
     });
   }
 
+  /**
+   * A node this endpoint connected to (Endpoint.connect): puts to its id go over that
+   * connection without asking the directory, until one fails with PEER_LOST or NO_PEER.
+   */
+  learn(nodeId: string): void {
+    if (!this.cache.has(nodeId)) this.cache.set(nodeId, { peer: nodeId });
+  }
+
   /** The node behind target restarted or vanished: the next put resolves afresh. */
   forget(target: string): void {
     this.cache.delete(target);

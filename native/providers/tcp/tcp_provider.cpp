@@ -272,6 +272,15 @@ void TcpProvider::send(OutPut p) {
       return;
     }
   }
+  // The common case, without building lists: a node with exactly one connection, ready,
+  // and the stripes it should have (dispatch would pick it, and split nothing).
+  if (options_.stripes <= 1) {
+    auto it = byNode_.find(p.req.peer);
+    if (it != byNode_.end() && it->second.size() == 1 && it->second.front()->state() == TcpConnection::State::Ready) {
+      it->second.front()->put(std::move(p));
+      return;
+    }
+  }
   Status status = Status::NoPeer;
   dialError_.clear();
   std::vector<TcpConnection*> conns = route(p.req.peer, &status);
