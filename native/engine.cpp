@@ -250,6 +250,9 @@ void Engine::putDone(uint64_t putId, Status status) { putFailed(putId, status, s
 // A counted put comes up only when it failed (JS reports it with its index), or when its
 // outcome reached a level a waiter armed.
 void Engine::putFailed(uint64_t putId, Status status, const std::string& reason) {
+  // From close on nothing is reported: JS settles what is left itself (a counter reports its
+  // puts still in flight as lost, with ERR_RVMA_CLOSED).
+  if (closed_) return;
   bool reached = false;
   if (CounterPutId::is(putId)) counters_.settle(CounterPutId::slot(putId), status, &reached);
   // The failure first: a waiter woken by its level has heard of the failures within it.

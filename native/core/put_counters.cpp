@@ -70,7 +70,6 @@ void PutCounters::settle(uint32_t slot, Status status, bool* reached) {
   __atomic_store_n(&w[CounterWords::kCompletedLo + 1], uint32_t(s.completed >> 32), __ATOMIC_RELAXED);
   __atomic_store_n(&w[CounterWords::kFailedLo], uint32_t(s.failed), __ATOMIC_RELAXED);
   __atomic_store_n(&w[CounterWords::kFailedLo + 1], uint32_t(s.failed >> 32), __ATOMIC_RELAXED);
-  if (!ok(status)) __atomic_store_n(&w[CounterWords::kLastStatus], uint32_t(status), __ATOMIC_RELAXED);
   __atomic_store_n(&w[CounterWords::kSeq], seq + 2, __ATOMIC_RELEASE);
   if (s.armed && s.completed + s.failed >= s.armed) {
     s.armed = 0;

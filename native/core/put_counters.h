@@ -13,11 +13,11 @@
 namespace rvma {
 
 // Slot layout in 32-bit words (mirrored in src/mailbox/put-counter.ts):
-//   w0-1 completed (u64)   w2-3 failed (u64)   w4 status of the last failure   w7 seqlock
+//   w0-1 completed (u64)   w2-3 failed (u64)   w7 seqlock
 struct CounterWords {
   static constexpr uint32_t kWords = 8;
   static constexpr uint32_t kBytes = kWords * 4;
-  static constexpr uint32_t kCompletedLo = 0, kFailedLo = 2, kLastStatus = 4, kSeq = 7;
+  static constexpr uint32_t kCompletedLo = 0, kFailedLo = 2, kSeq = 7;
 };
 
 // A put id that names a counter: flag | slot << 32 | the put's index on it (mod 2^32). Plain

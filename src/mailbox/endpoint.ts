@@ -567,7 +567,7 @@ export class Endpoint extends EventEmitter {
       retryUntil: o.noBufferRetryMs ? Date.now() + o.noBufferRetryMs : 0,
       retries: 0,
       call,
-      wait: new Wait<void>(`${call} to "${target}"`, o, () => {
+      wait: new Wait<void>(this.putLabel(call, target), o, () => {
         this.waiting(-1);
         // Settled early (timeout/abort): the native side may still read the bytes.
         if (pending.data === undefined || !pending.destination) this.puts.delete(id);
@@ -590,6 +590,19 @@ export class Endpoint extends EventEmitter {
     return pending.wait.promise;
   }
 
+  /** What a put's timeout or abort error names it: built once per target, not per put. */
+  private putLabel(call: string, target: string): string {
+    if (call !== this.lastLabelCall || target !== this.lastLabelTarget) {
+      this.lastLabelCall = call;
+      this.lastLabelTarget = target;
+      this.lastLabel = `${call} to "${target}"`;
+    }
+    return this.lastLabel;
+  }
+  private lastLabelCall = '';
+  private lastLabelTarget = '';
+  private lastLabel = '';
+
   /** Hands a put to the native side (again, when a NO_BUFFER refusal is retried). */
   private submit(pending: PendingPut, d: Destination): void {
     if (pending.wait.done || this.isClosed) {
@@ -598,6 +611,11 @@ export class Endpoint extends EventEmitter {
     }
     pending.destination = d;
     const { id, data, offset, append, raw, head } = pending;
+    if (queueable(data!.byteLength + (head === undefined ? 0 : head.byteLength), offset)) {
+      this.queue.add(id, d.route, d.vaddr, offset, append, raw, head, data!);
+      this.flushSoon();
+      return;
+    }
     const memory = this.memory?.of(data!) ?? 0;
     this.queue.flush(); // puts leave in the order they were made
     const status = this.handle.put(id, d.route.peer, d.vaddr, data!, offset, append, raw, d.route.incarnation, memory, head);
@@ -616,11 +634,11 @@ export class Endpoint extends EventEmitter {
     raw: boolean,
     counter: PutCounter,
   ): void {
-    if (this.counters.get(counter.slot) !== counter) throw invalid(call, 'the counter belongs to another endpoint, or is closed');
+    this.assertOpen(call);
+    counter.checkUsable(call, this.counterHost);
     const [head, bytes] = checkPutData(call, data);
     const name = this.targetName(call, target);
-    this.assertOpen(call);
-    const id = counter.issue(call, name, vaddr, bytes, head);
+    const id = counter.issue(name, vaddr, bytes, head);
     const destination = this.routeTo(target, vaddr);
     if (!(destination instanceof Promise)) return this.submitCounted(counter, id, destination, bytes, head, offset, append, raw);
     const index = counter.issued - 1;

@@ -1,6 +1,7 @@
 // A sender-side completion counter, RVMA's local completion pointer: puts that name it return
 // at once, and the receiver's answers bump words in native memory that reads here see with no
-// native call. Only failures, and a level a waiter asked for, come up as events.
+// native call. Only failures, and a level a waiter asked for, come up as events. Failures count
+// here once their event is in, so a reach() that covers a failure resolves after its report.
 import { EventEmitter } from 'node:events';
 import { RvmaError, RvmaErrorCode, StatusContext, statusError } from './errors';
 import { checkInteger } from './validate';
@@ -10,7 +11,6 @@ import { Wait, WaitOptions, parseWaitOptions } from './wait';
 export const COUNTER_SLOT_WORDS = 8;
 export const COUNTER_SLOTS_PER_PAGE = 1024;
 const COMPLETED = 0;
-const FAILED = 2;
 const SEQ = 7;
 const TWO_32 = 2 ** 32;
 // A put id that names a counter (CounterPutId): flag + slot * 2^32 + its index mod 2^32.
@@ -61,8 +61,12 @@ export class PutCounter extends EventEmitter {
   static readonly COPY_MAX_BYTES = 4096;
 
   private issuedCount = 0;
-  /** Failures counted here, not natively: a route that failed, puts lost with the endpoint. */
+  /** Failures reported: by native events, by a route that failed, or lost with the endpoint. */
+  private failedCount = 0;
+  /** Failures that never reached the native side (the native level of a wait leaves them out). */
   private localFailed = 0;
+  /** The native side says the level is reached, but failures in it are still on their way up. */
+  private awaitingFailures = false;
   private reaches: Reach[] = [];
   private armedAt = 0;
   /** Memory of large puts in flight, kept alive until everything issued is settled. */
@@ -92,26 +96,24 @@ export class PutCounter extends EventEmitter {
 
   /** Puts the receiver placed. */
   get completed(): number {
-    return this.read(COMPLETED);
-  }
-
-  /** Puts refused or lost (each reported by a 'failed' event). */
-  get failed(): number {
-    return this.read(FAILED) + this.localFailed;
-  }
-
-  /** completed + failed: puts whose memory the library no longer reads. */
-  get settled(): number {
     const w = this.words;
     const b = this.base;
     for (;;) {
       const seq = Atomics.load(w, b + SEQ);
       if (seq & 1) continue;
-      const n =
-        Atomics.load(w, b + COMPLETED) + Atomics.load(w, b + COMPLETED + 1) * TWO_32 +
-        Atomics.load(w, b + FAILED) + Atomics.load(w, b + FAILED + 1) * TWO_32;
-      if (Atomics.load(w, b + SEQ) === seq) return n + this.localFailed;
+      const n = Atomics.load(w, b + COMPLETED) + Atomics.load(w, b + COMPLETED + 1) * TWO_32;
+      if (Atomics.load(w, b + SEQ) === seq) return n;
     }
+  }
+
+  /** Puts refused or lost, each reported by a 'failed' event already. */
+  get failed(): number {
+    return this.failedCount;
+  }
+
+  /** completed + failed: puts whose memory the library no longer reads. */
+  get settled(): number {
+    return this.completed + this.failedCount;
   }
 
   /** The last failure, if any. */
@@ -166,9 +168,14 @@ export class PutCounter extends EventEmitter {
     }
   }
 
-  /** Counts a put about to be issued; returns its native put id. @internal */
-  issue(call: string, target: string, vaddr: bigint, data: Uint8Array, head: Uint8Array | undefined): number {
+  /** Throws unless puts of host may name this counter now. @internal */
+  checkUsable(call: string, host: PutCounterHost): void {
     if (this.closed) throw new RvmaError('ERR_RVMA_CLOSED', `${call}: the put counter is closed`);
+    if (host !== this.host) throw new RvmaError('ERR_RVMA_INVALID_ARGUMENT', `${call}: the counter belongs to another endpoint`);
+  }
+
+  /** Counts a put about to be issued (checkUsable first); returns its native put id. @internal */
+  issue(target: string, vaddr: bigint, data: Uint8Array, head: Uint8Array | undefined): number {
     const index = this.issuedCount++;
     if (!this.mixed) {
       const d = this.destination;
@@ -191,11 +198,15 @@ export class PutCounter extends EventEmitter {
       node: this.destination && !this.mixed ? this.destination.target : 'one of its targets',
       reason,
     };
+    this.failedCount++;
+    this.awaitingFailures = false;
     this.report(statusError(status, context), this.indexOf(indexMod32), 1);
+    this.check();
   }
 
   /** A put that never reached the native side failed with error. @internal */
   failedLocally(index: number, error: RvmaError): void {
+    this.failedCount++;
     this.localFailed++;
     this.report(error, index, 1);
     this.check();
@@ -213,7 +224,7 @@ export class PutCounter extends EventEmitter {
     this.endpointGone = true;
     const lost = this.issuedCount - this.settled;
     if (lost > 0) {
-      this.localFailed += lost;
+      this.failedCount += lost;
       this.report(new RvmaError('ERR_RVMA_CLOSED', `the endpoint "${this.host.nodeId}" closed with ${lost} counted puts in flight`), -1, lost);
     }
     this.held = [];
@@ -252,9 +263,13 @@ export class PutCounter extends EventEmitter {
     this.arm();
   }
 
-  /** Asks the native side for an event at the lowest level anyone waits for. */
+  /**
+   * Asks the native side for an event at the lowest level anyone waits for. The native count
+   * holds failures whose events are not in yet: when it says the level is reached and ours
+   * does not, those events are on their way, and each one checks again.
+   */
   private arm(): void {
-    if (this.endpointGone) return;
+    if (this.endpointGone || this.awaitingFailures) return;
     let level = this.releasePending ? this.issuedCount : Infinity;
     for (const r of this.reaches) level = Math.min(level, r.level);
     if (level === Infinity) return;
@@ -263,18 +278,8 @@ export class PutCounter extends EventEmitter {
     this.armedAt = nativeLevel;
     if (this.host.armPutCounter(this.slot, nativeLevel)) {
       this.armedAt = 0;
-      queueMicrotask(() => this.check());
-    }
-  }
-
-  private read(at: number): number {
-    const w = this.words;
-    const b = this.base;
-    for (;;) {
-      const seq = Atomics.load(w, b + SEQ);
-      if (seq & 1) continue;
-      const n = Atomics.load(w, b + at) + Atomics.load(w, b + at + 1) * TWO_32;
-      if (Atomics.load(w, b + SEQ) === seq) return n;
+      if (this.settled >= level) queueMicrotask(() => this.check());
+      else this.awaitingFailures = true;
     }
   }
 }
