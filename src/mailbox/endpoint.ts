@@ -155,7 +155,7 @@ export class Endpoint extends EventEmitter {
     if (this.queue.size) this.queue.flush(); // sends everything queued natively too
     else this.handle.flush();
   };
-  /** Small counted puts of this turn, handed over in one native call (see PutQueue). */
+  /** Small puts of this turn, handed over in one native call (see PutQueue). */
   private readonly queue: PutQueue;
   private readonly connects = new Map<number, Wait<string>>();
   private readonly regions = new Map<number, Region>();
@@ -611,16 +611,35 @@ export class Endpoint extends EventEmitter {
     }
     pending.destination = d;
     const { id, data, offset, append, raw, head } = pending;
-    if (queueable(data!.byteLength + (head === undefined ? 0 : head.byteLength), offset)) {
-      this.queue.add(id, d.route, d.vaddr, offset, append, raw, head, data!);
-      this.flushSoon();
-      return;
-    }
-    const memory = this.memory?.of(data!) ?? 0;
-    this.queue.flush(); // puts leave in the order they were made
-    const status = this.handle.put(id, d.route.peer, d.vaddr, data!, offset, append, raw, d.route.incarnation, memory, head);
+    const status = this.handOver(id, d, data!, head, offset, append, raw, false);
     if (status !== 0) this.putDone(id, status);
-    else if (this.progress === 'loop') this.flushSoon();
+  }
+
+  /**
+   * One put to the native side: a small one into this turn's queue (copied there), any other
+   * at once, behind what the queue holds. 0, or the status it was refused with now. copy: the
+   * native side copies the data now (a counted put's memory is not kept).
+   */
+  private handOver(
+    id: number,
+    d: Destination,
+    data: Uint8Array,
+    head: Uint8Array | undefined,
+    offset: bigint,
+    append: boolean,
+    raw: boolean,
+    copy: boolean,
+  ): number {
+    if (queueable(data.byteLength + (head === undefined ? 0 : head.byteLength), offset)) {
+      this.queue.add(id, d.route, d.vaddr, offset, append, raw, head, data);
+      this.flushSoon();
+      return 0;
+    }
+    const memory = copy ? 0 : (this.memory?.of(data) ?? 0);
+    this.queue.flush(); // puts leave in the order they were made
+    const status = this.handle.put(id, d.route.peer, d.vaddr, data, offset, append, raw, d.route.incarnation, memory, head, copy);
+    if (status === 0) this.flushSoon();
+    return status;
   }
 
   /** A counted put or raw write: no promise, no per-put state here; the counter settles it. */
@@ -661,21 +680,12 @@ export class Endpoint extends EventEmitter {
     raw: boolean,
   ): void {
     if (this.isClosed) return; // counted as lost when the endpoint closed
-    const size = bytes.byteLength + (head === undefined ? 0 : head.byteLength);
-    if (queueable(size, offset)) {
-      this.queue.add(id, d.route, d.vaddr, offset, append, raw, head, bytes);
-      this.flushSoon();
-      return;
-    }
-    const copy = size <= PutCounter.COPY_MAX_BYTES;
-    const memory = copy ? 0 : (this.memory?.of(bytes) ?? 0);
-    this.queue.flush();
-    const status = this.handle.put(id, d.route.peer, d.vaddr, bytes, offset, append, raw, d.route.incarnation, memory, head, copy);
+    const copy = bytes.byteLength + (head === undefined ? 0 : head.byteLength) <= PutCounter.COPY_MAX_BYTES;
+    const status = this.handOver(id, d, bytes, head, offset, append, raw, copy);
     if (status !== 0) counter.putFailed(counterOfPutId(id)!.index, status, undefined);
-    else this.flushSoon();
   }
 
-  /** At the end of this turn: the queued puts go over, and under loop progress everything queued natively leaves. */
+  /** At the end of this turn the queued puts go over, and (loop progress) everything queued natively leaves. */
   private flushSoon(): void {
     if (this.flushQueued) return;
     this.flushQueued = true;
@@ -766,8 +776,7 @@ export class Endpoint extends EventEmitter {
         if (status === 0) {
           this.resolver.learn(text);
           wait?.resolve(text);
-        }
-        else wait?.reject(new RvmaError(codeOfStatus(status), `Endpoint.connect: ${text}`));
+        } else wait?.reject(new RvmaError(codeOfStatus(status), `Endpoint.connect: ${text}`));
       } else if (kind === EventKind.RawWritten) {
         this.regions.get(id)?.written(events[i + 3], events[i + 5]);
       } else if (kind === EventKind.RegionReleased) {
