@@ -155,7 +155,7 @@ export class Endpoint extends EventEmitter {
     if (this.queue.size) this.queue.flush(); // sends everything queued natively too
     else this.handle.flush();
   };
-  /** Small puts of this turn, handed over in one native call (see PutQueue). */
+  /** Small counted puts of this turn, handed over in one native call (see PutQueue). */
   private readonly queue: PutQueue;
   private readonly connects = new Map<number, Wait<string>>();
   private readonly regions = new Map<number, Region>();
@@ -611,14 +611,16 @@ export class Endpoint extends EventEmitter {
     }
     pending.destination = d;
     const { id, data, offset, append, raw, head } = pending;
-    const status = this.handOver(id, d, data!, head, offset, append, raw, false);
+    // Not through the queue: a promise put reaches its provider now (with loopback, it is
+    // placed before put() returns).
+    const status = this.handOver(id, d, data!, head, offset, append, raw, false, false);
     if (status !== 0) this.putDone(id, status);
   }
 
   /**
-   * One put to the native side: a small one into this turn's queue (copied there), any other
-   * at once, behind what the queue holds. 0, or the status it was refused with now. copy: the
-   * native side copies the data now (a counted put's memory is not kept).
+   * One put to the native side: with mayQueue a small one into this turn's queue (copied
+   * there), any other at once, behind what the queue holds. 0, or the status it was refused
+   * with now. copy: the native side copies the data now (a counted put's memory is not kept).
    */
   private handOver(
     id: number,
@@ -629,8 +631,9 @@ export class Endpoint extends EventEmitter {
     append: boolean,
     raw: boolean,
     copy: boolean,
+    mayQueue: boolean,
   ): number {
-    if (queueable(data.byteLength + (head === undefined ? 0 : head.byteLength), offset)) {
+    if (mayQueue && queueable(data.byteLength + (head === undefined ? 0 : head.byteLength), offset)) {
       this.queue.add(id, d.route, d.vaddr, offset, append, raw, head, data);
       this.flushSoon();
       return 0;
@@ -681,7 +684,7 @@ export class Endpoint extends EventEmitter {
   ): void {
     if (this.isClosed) return; // counted as lost when the endpoint closed
     const copy = bytes.byteLength + (head === undefined ? 0 : head.byteLength) <= PutCounter.COPY_MAX_BYTES;
-    const status = this.handOver(id, d, bytes, head, offset, append, raw, copy);
+    const status = this.handOver(id, d, bytes, head, offset, append, raw, copy, true);
     if (status !== 0) counter.putFailed(counterOfPutId(id)!.index, status, undefined);
   }
 

@@ -1,4 +1,4 @@
-// The small puts of one turn, gathered in JS and handed to the native side in one call at
+// The small counted puts of one turn, gathered in JS and handed to the native side in one call at
 // the end of the turn (or when full): a typed array of descriptors and one arena holding their
 // payloads, copied there at the call. A put costs a few typed-array writes instead of a native
 // call with a dozen arguments to convert.
