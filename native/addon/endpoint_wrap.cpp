@@ -116,6 +116,15 @@ bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
          num("reconnectMs", &tcp->reconnectMs);
 }
 
+// An ArrayBuffer over a page of completion or counter words; the view keeps the page alive.
+Napi::Value pageView(const Napi::Env& env, std::shared_ptr<rvma::CompletionPage> page) {
+  if (!page) return env.Undefined();
+  auto* hold = new std::shared_ptr<rvma::CompletionPage>(std::move(page));
+  return Napi::ArrayBuffer::New(
+      env, (*hold)->data(), rvma::CompletionPage::kBytes,
+      [](Napi::Env, void*, std::shared_ptr<rvma::CompletionPage>* held) { delete held; }, hold);
+}
+
 // A memory id (see PutRequest::memory) from an optional argument: 0 when absent.
 // One N-API call on the put path (it fails, leaving 0, for anything but a number).
 uint64_t memoryArg(const Napi::CallbackInfo& info, size_t index) {
@@ -361,12 +370,7 @@ Napi::Value EndpointWrap::CreatePutCounter(const Napi::CallbackInfo& info) {
 Napi::Value EndpointWrap::PutCounterPage(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!engine_ || info.Length() < 1 || !info[0].IsNumber()) return env.Undefined();
-  auto page = engine_->counters().page(info[0].As<Napi::Number>().Uint32Value());
-  if (!page) return env.Undefined();
-  auto* hold = new std::shared_ptr<rvma::CounterPage>(page);
-  return Napi::ArrayBuffer::New(
-      env, page->data(), rvma::CounterPage::kBytes,
-      [](Napi::Env, void*, std::shared_ptr<rvma::CounterPage>* held) { delete held; }, hold);
+  return pageView(env, engine_->counters().page(info[0].As<Napi::Number>().Uint32Value()));
 }
 
 // armPutCounter(slot, level) -> true when the counter already settled `level` puts; otherwise
@@ -476,12 +480,7 @@ Napi::Value EndpointWrap::DeregisterRegion(const Napi::CallbackInfo& info) {
 Napi::Value EndpointWrap::CompletionPage(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber()) return typeError(env, "completionPage(index)");
-  auto page = engine_->table().completionPage(info[0].As<Napi::Number>().Uint32Value());
-  if (!page) return env.Undefined();
-  auto* hold = new std::shared_ptr<rvma::CompletionPage>(page);
-  return Napi::ArrayBuffer::New(
-      env, page->data(), rvma::CompletionPage::kBytes,
-      [](Napi::Env, void*, std::shared_ptr<rvma::CompletionPage>* held) { delete held; }, hold);
+  return pageView(env, engine_->table().completionPage(info[0].As<Napi::Number>().Uint32Value()));
 }
 
 Napi::Value EndpointWrap::OpenCount(const Napi::CallbackInfo& info) {

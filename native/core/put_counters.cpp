@@ -1,19 +1,6 @@
 #include "put_counters.h"
 
-#include <cstdlib>
-#include <cstring>
-#include <new>
-
 namespace rvma {
-
-CounterPage::CounterPage() {
-  void* mem = nullptr;
-  if (posix_memalign(&mem, 4096, kBytes) != 0) throw std::bad_alloc();
-  std::memset(mem, 0, kBytes);
-  words_ = static_cast<uint32_t*>(mem);
-}
-
-CounterPage::~CounterPage() { std::free(words_); }
 
 bool PutCounters::allocate(uint32_t* slot) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -24,12 +11,12 @@ bool PutCounters::allocate(uint32_t* slot) {
     if (states_.size() >= CounterPutId::kMaxSlots) return false;
     *slot = uint32_t(states_.size());
     states_.emplace_back();
-    if (*slot / CounterPage::kSlots >= pages_.size()) pages_.push_back(std::make_shared<CounterPage>());
+    if (*slot / CompletionPage::kSlots >= pages_.size()) pages_.push_back(std::make_shared<CompletionPage>());
   }
   states_[*slot] = State{};
   states_[*slot].live = true;
   uint32_t* w = words(*slot);
-  for (uint32_t i = 0; i < CounterWords::kWords; i++) __atomic_store_n(&w[i], 0u, __ATOMIC_RELAXED);
+  for (uint32_t i = 0; i < SlotWords::kWords; i++) __atomic_store_n(&w[i], 0u, __ATOMIC_RELAXED);
   return true;
 }
 
@@ -40,7 +27,7 @@ void PutCounters::release(uint32_t slot) {
   free_.push_back(slot);
 }
 
-std::shared_ptr<CounterPage> PutCounters::page(uint32_t index) {
+std::shared_ptr<CompletionPage> PutCounters::page(uint32_t index) {
   std::lock_guard<std::mutex> lock(mu_);
   return index < pages_.size() ? pages_[index] : nullptr;
 }

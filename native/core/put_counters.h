@@ -1,6 +1,6 @@
 // Sender-side completion counters: a put may name one instead of being reported by itself.
 // The provider's outcome bumps the counter's words in native memory that JS reads directly
-// (32-byte slots in pages mapped into JS, like the completion words); only failures and a
+// (32-byte slots in the completion words' pages, mapped into JS the same way); only failures and a
 // counter reaching the level a waiter armed travel up as events.
 #pragma once
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "completion_words.h"
 #include "status.h"
 
 namespace rvma {
@@ -15,8 +16,6 @@ namespace rvma {
 // Slot layout in 32-bit words (mirrored in src/mailbox/put-counter.ts):
 //   w0-1 completed (u64)   w2-3 failed (u64)   w7 seqlock
 struct CounterWords {
-  static constexpr uint32_t kWords = 8;
-  static constexpr uint32_t kBytes = kWords * 4;
   static constexpr uint32_t kCompletedLo = 0, kFailedLo = 2, kSeq = 7;
 };
 
@@ -29,21 +28,6 @@ struct CounterPutId {
   static uint32_t slot(uint64_t id) { return uint32_t(id >> 32) & (kMaxSlots - 1); }
 };
 
-class CounterPage {
- public:
-  static constexpr uint32_t kSlots = 1024;
-  static constexpr uint32_t kBytes = kSlots * CounterWords::kBytes;
-  CounterPage();
-  ~CounterPage();
-  CounterPage(const CounterPage&) = delete;
-  CounterPage& operator=(const CounterPage&) = delete;
-  uint32_t* slot(uint32_t i) { return words_ + i * CounterWords::kWords; }
-  uint8_t* data() { return reinterpret_cast<uint8_t*>(words_); }
-
- private:
-  uint32_t* words_;
-};
-
 // Any thread: outcomes come from the progress context, allocation and arming from JS.
 class PutCounters {
  public:
@@ -51,7 +35,7 @@ class PutCounters {
   bool allocate(uint32_t* slot);
   // Reused only by a later allocate; the caller releases a slot once nothing can bump it.
   void release(uint32_t slot);
-  std::shared_ptr<CounterPage> page(uint32_t index);
+  std::shared_ptr<CompletionPage> page(uint32_t index);
   // Whether completed + failed already reached `level`; if not, the next outcome that makes
   // it so reports the slot (settle's *reached), once.
   bool arm(uint32_t slot, uint64_t level);
@@ -64,10 +48,10 @@ class PutCounters {
     uint64_t armed = 0;  // 0: no waiter
     bool live = false;
   };
-  uint32_t* words(uint32_t slot) { return pages_[slot / CounterPage::kSlots]->slot(slot % CounterPage::kSlots); }
+  uint32_t* words(uint32_t slot) { return pages_[slot / CompletionPage::kSlots]->slot(slot % CompletionPage::kSlots); }
 
   std::mutex mu_;
-  std::vector<std::shared_ptr<CounterPage>> pages_;
+  std::vector<std::shared_ptr<CompletionPage>> pages_;
   std::vector<State> states_;
   std::vector<uint32_t> free_;
 };

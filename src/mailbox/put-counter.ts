@@ -7,9 +7,8 @@ import { RvmaError, RvmaErrorCode, StatusContext, statusError } from './errors';
 import { checkInteger } from './validate';
 import { Wait, WaitOptions, parseWaitOptions } from './wait';
 
-// Slot layout in 32-bit words (native/core/put_counters.h).
-export const COUNTER_SLOT_WORDS = 8;
-export const COUNTER_SLOTS_PER_PAGE = 1024;
+// Slot layout in 32-bit words (native/core/put_counters.h), in pages of completion words.
+export { SLOT_WORDS as COUNTER_SLOT_WORDS, SLOTS_PER_PAGE as COUNTER_SLOTS_PER_PAGE } from './completion-words';
 const COMPLETED = 0;
 const SEQ = 7;
 const TWO_32 = 2 ** 32;
