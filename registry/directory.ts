@@ -70,6 +70,11 @@ export interface Directory {
   unbindName(name: string): Promise<void>;
   resolveName(name: string): Promise<NameBinding | undefined>;
   list(): Promise<NodeRecord[]>;
+  /**
+   * Every name bound to a live node, by name. Optional, so that a directory written before it
+   * still implements the interface; both directories of this package have it.
+   */
+  listNames?(): Promise<NameBinding[]>;
   /** Join/leave/update events until the signal aborts or the directory closes. */
   watch(options?: { signal?: AbortSignal }): AsyncIterableIterator<DirectoryEvent>;
   close(): Promise<void>;

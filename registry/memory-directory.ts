@@ -163,6 +163,10 @@ export class MemoryDirectory extends EventEmitter implements Directory {
     return [...this.hub.nodes.values()];
   }
 
+  async listNames(): Promise<NameBinding[]> {
+    return [...this.hub.names.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
   watch(options?: { signal?: AbortSignal }): AsyncIterableIterator<DirectoryEvent> {
     this.assertOpen('watch');
     const stream: EventStream<DirectoryEvent> = new EventStream(

@@ -183,6 +183,23 @@ export class RedisDirectory extends EventEmitter implements Directory {
     return raws.filter((raw): raw is string => raw !== null).map(parseRecord);
   }
 
+  async listNames(): Promise<NameBinding[]> {
+    const nodes = await this.list();
+    const sets = await Promise.all(nodes.map((node) => this.run('listNames', () => this.redis.smembers(this.namesKey(node.nodeId)))));
+    const names = [...new Set(sets.flat())].sort();
+    if (names.length === 0) return [];
+    const raws = await this.run('listNames', () => this.redis.mget(names.map((name) => this.nameKey(name))));
+    const live = new Map(nodes.map((node) => [node.nodeId, node.incarnation]));
+    const bindings: NameBinding[] = [];
+    raws.forEach((raw, i) => {
+      if (!raw) return;
+      const b = JSON.parse(raw) as { nodeId: string; incarnation: string; vaddr: string };
+      // A binding left by an earlier incarnation of a live node id is not that node's.
+      if (live.get(b.nodeId) === b.incarnation) bindings.push({ name: names[i], nodeId: b.nodeId, incarnation: b.incarnation, vaddr: BigInt(b.vaddr) });
+    });
+    return bindings;
+  }
+
   watch(options?: { signal?: AbortSignal }): AsyncIterableIterator<DirectoryEvent> {
     this.assertOpen('watch');
     const stream: EventStream<DirectoryEvent> = new EventStream(

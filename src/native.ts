@@ -1,7 +1,7 @@
 // The compiled addon: its typing (declarations only) and a loader whose failure says what to do.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { TcpOptions } from './mailbox/endpoint-options';
+import type { Capabilities, TcpOptions } from './mailbox/endpoint-options';
 import type { ShmOptions } from './mailbox/shm-options';
 import type { VerbsOptions } from './mailbox/verbs-options';
 import { RvmaError } from './mailbox/errors';
@@ -96,12 +96,6 @@ export type NativeTcpOptions = TcpOptions & {
   shm?: Omit<ShmOptions, 'enabled'> & { name?: string };
 };
 
-export interface NativeCapabilities {
-  providers: string[];
-  rdmaCore: boolean;
-  cma: boolean;
-  devices: { name: string; activePorts: number }[];
-}
 
 export interface NativeAddon {
   NativeEndpoint: new (
@@ -111,27 +105,33 @@ export interface NativeAddon {
     tcp: NativeTcpOptions,
   ) => NativeEndpoint;
   allocBuffer(size: number): ArrayBuffer;
-  capabilities(): NativeCapabilities;
+  capabilities(): Capabilities;
   heapBytes(): number;
 }
 
 const SYSTEM_PACKAGES = 'cmake g++ pkg-config libibverbs-dev librdmacm-dev';
 let addon: NativeAddon | undefined;
+let loadedFrom: string | undefined;
 
+/**
+ * Where the addon may be, in order: RVMA_ADDON alone when set; else a local build, then the
+ * prebuilt addons shipped in the package (with rdma-core first; the other loads without it).
+ */
 function candidates(): string[] {
   if (process.env.RVMA_ADDON) return [path.resolve(process.env.RVMA_ADDON)];
   // src/native.ts runs from the package root's src/ (tests) or dist/src/ (built).
-  return [path.join(__dirname, '..'), path.join(__dirname, '..', '..')].map((root) =>
-    path.join(root, 'build', 'Release', 'rvma.node'),
-  );
+  const roots = [path.join(__dirname, '..'), path.join(__dirname, '..', '..')];
+  const prebuilds = path.join('prebuilds', `${process.platform}-${process.arch}`);
+  const relative = [path.join('build', 'Release', 'rvma.node'), path.join(prebuilds, 'rvma-verbs.node'), path.join(prebuilds, 'rvma.node')];
+  return relative.flatMap((file) => roots.map((root) => path.join(root, file)));
 }
 
 /** The addon, loaded on first use. Throws ERR_RVMA_NATIVE_UNAVAILABLE with the fix. */
 export function native(): NativeAddon {
   if (addon) return addon;
   const tried = candidates();
-  const found = tried.find((file) => fs.existsSync(file));
-  if (!found) {
+  const present = tried.filter((file) => fs.existsSync(file));
+  if (!present.length) {
     throw new RvmaError(
       'ERR_RVMA_NATIVE_UNAVAILABLE',
       `the rvma native addon is not built (looked for ${tried.join(', ')}). ` +
@@ -139,15 +139,28 @@ export function native(): NativeAddon {
         `building needs these system packages: ${SYSTEM_PACKAGES}.`,
     );
   }
-  try {
-    addon = require(found) as NativeAddon;
-  } catch (cause) {
-    throw new RvmaError(
-      'ERR_RVMA_NATIVE_UNAVAILABLE',
-      `the rvma native addon at ${found} failed to load: ${(cause as Error).message}. ` +
-        `Rebuild it with \`npm run build:native\`; it links the system packages ${SYSTEM_PACKAGES}.`,
-      { cause },
-    );
+  const failures: string[] = [];
+  let firstCause: unknown;
+  for (const file of present) {
+    try {
+      addon = require(file) as NativeAddon;
+      loadedFrom = file;
+      return addon;
+    } catch (cause) {
+      firstCause ??= cause;
+      failures.push(`${file}: ${(cause as Error).message}`);
+    }
   }
-  return addon;
+  throw new RvmaError(
+    'ERR_RVMA_NATIVE_UNAVAILABLE',
+    `the rvma native addon failed to load (${failures.join('; ')}). ` +
+      `Rebuild it with \`npm run build:native\`; it links the system packages ${SYSTEM_PACKAGES}.`,
+    { cause: firstCause },
+  );
+}
+
+/** The file the addon was loaded from (loading it if needed). */
+export function addonPath(): string {
+  native();
+  return loadedFrom!;
 }

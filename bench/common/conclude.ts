@@ -1,8 +1,7 @@
 // The end of a benchmark run: the report printed, one summary line, the JSON record written.
 import * as os from 'node:os';
-import * as path from 'node:path';
 import { buildReport, formatReport, ReportSpec, Samples } from './report';
-import { Failure, saveResults } from './results';
+import { Failure, saveResults, shownPath } from './results';
 
 /** When measuring began, and the machine's load then. */
 export interface Clock {
@@ -43,6 +42,7 @@ export function conclude(run: Finished): string {
     loadBefore: run.loadBefore,
     config: {
       repetitions: run.reps,
+      subject: run.spec.subject,
       scenarios: run.spec.scenarios,
       variants: run.spec.variants,
       targets: run.spec.targets,
@@ -54,7 +54,7 @@ export function conclude(run: Finished): string {
     seconds,
     extra: run.extra,
   });
-  console.log(`results: ${path.relative(run.root, file)}`);
+  console.log(`results: ${shownPath(run.root, file)}`);
   if (run.errors.length) process.exitCode = 1;
   return file;
 }

@@ -1,6 +1,7 @@
 // The repetition loop: every scenario of every variant, `reps` times, interleaved so that a
 // slow phase of the machine spreads over all rows instead of hitting one. A failed measurement
 // is recorded and the run goes on.
+import { reportProgress } from './progress';
 import { Measurement, Scenario, Variant } from './protocol';
 import { Samples } from './report';
 import { Failure } from './results';
@@ -19,11 +20,15 @@ export async function repeat(
 ): Promise<{ samples: Samples; errors: Failure[] }> {
   const samples: Samples = {};
   const errors: Failure[] = [];
+  const runs = (s: Scenario, v: Variant): boolean => !v.only || v.only.includes(s.id);
+  const total = reps * scenarios.reduce((n, s) => n + variants.filter((v) => runs(s, v)).length, 0);
+  let done = 0;
   for (let rep = 0; rep < reps; rep++) {
     const t0 = Date.now();
     for (const s of scenarios) {
       for (const v of rotated(variants, rep)) {
-        if (v.only && !v.only.includes(s.id)) continue;
+        if (!runs(s, v)) continue;
+        reportProgress({ done, total, repetition: rep + 1, repetitions: reps, scenario: s.label, row: v.label });
         try {
           const m = await measure(v, s);
           ((samples[v.id] ??= {})[s.id] ??= []).push(m);
@@ -32,9 +37,11 @@ export async function repeat(
           errors.push({ variant: v.id, scenario: s.id, repetition: rep, error: text });
           console.log(`  ${v.id} ${s.id} rep ${rep + 1} failed: ${text.split('\n')[0]}`);
         }
+        done++;
       }
     }
     console.log(`repetition ${rep + 1}/${reps} done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
+  reportProgress({ done, total, repetition: reps, repetitions: reps, scenario: '', row: '' });
   return { samples, errors };
 }

@@ -1,4 +1,4 @@
-// Writes one run's results to bench/results/<bench>-<ISO date>.json.
+// Writes one run's results to bench/results/<bench>-<ISO date>.json (or the directory `rvma bench --out` names).
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -35,11 +35,22 @@ export function revision(root: string): { commit: string; librarySourcesModified
   }
 }
 
-/** Writes bench/results/<bench>-<date>.json under root; returns the file written. */
+/** Where results go: RVMA_BENCH_RESULTS_DIR (set by `rvma bench --out`), else bench/results under root. */
+export function resultsDir(root: string): string {
+  return process.env.RVMA_BENCH_RESULTS_DIR ? path.resolve(process.env.RVMA_BENCH_RESULTS_DIR) : path.join(root, 'bench', 'results');
+}
+
+/** A results file as printed: relative to root when under it. */
+export function shownPath(root: string, file: string): string {
+  const relative = path.relative(root, file);
+  return relative.startsWith('..') ? file : relative;
+}
+
+/** Writes <resultsDir>/<bench>-<date>.json; returns the file written. */
 export function saveResults(root: string, bench: string, run: RunRecord): string {
   const now = new Date();
   const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
-  const file = path.join(root, 'bench', 'results', `${bench}-${stamp}.json`);
+  const file = path.join(resultsDir(root), `${bench}-${stamp}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const cpus = os.cpus();
   const record = {

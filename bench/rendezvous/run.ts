@@ -8,7 +8,7 @@ import { PlacementMode, canPin, describePlacement, placementOf } from '../common
 import { Measurement, Scenario, Variant } from '../common/protocol';
 import { buildReport } from '../common/report';
 import { repeat } from '../common/repeat';
-import { revision, saveResults } from '../common/results';
+import { revision, saveResults, shownPath } from '../common/results';
 import { privateRedis } from '../../examples/common/private-redis';
 import { PLACEMENTS, PlacedVariant, REPETITIONS, TARGETS, TRANSPORTS, placedId, scenarios as allScenarios } from './config';
 import { StepProcesses } from './processes';
@@ -69,6 +69,7 @@ async function main(): Promise<void> {
       config: {
         repetitions: reps,
         quick,
+        subject: spec.subject,
         scenarios,
         variants,
         placements: modes.map((m) => describePlacement(m)),
@@ -87,7 +88,7 @@ async function main(): Promise<void> {
         },
       },
     });
-    console.log(`results: ${path.relative(ROOT, file)}`);
+    console.log(`results: ${shownPath(ROOT, file)}`);
     if (measured.errors.length) process.exitCode = 1;
   } finally {
     await processes?.stop();

@@ -9,7 +9,7 @@ import { option, repetitions, selected } from '../common/args';
 import { startClock } from '../common/conclude';
 import { Measurement, Scenario, Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
-import { saveResults } from '../common/results';
+import { saveResults, shownPath } from '../common/results';
 import { LEAP_CPP, RANKS, REPETITIONS, TARGETS, TRANSPORTS, scenarios as allScenarios } from './config';
 import { describeRanks, placementModes, rankCpus } from './placement';
 import { RingProcesses } from './ranks';
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
         pipeline: pipeline?.medians,
       },
     });
-    console.log(`results: ${path.relative(ROOT, file)}`);
+    console.log(`results: ${shownPath(ROOT, file)}`);
     if (measured.errors.length) process.exitCode = 1;
   } finally {
     await Promise.all([...rings.values()].map((r) => r.stop()));

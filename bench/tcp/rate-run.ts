@@ -8,7 +8,7 @@ import { startClock } from '../common/conclude';
 import { describePlacement, placementMode, placementOf } from '../common/placement';
 import { Measurement, Scenario, Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
-import { saveResults } from '../common/results';
+import { saveResults, shownPath } from '../common/results';
 import { ensureUcx } from '../shm/ucx-install';
 import { counterUnavailable } from './rate-capabilities';
 import { RATE_REPETITIONS, RATE_VARIANTS, RateScenario, RateVariant, rateScenarios } from './rate-config';
@@ -89,7 +89,7 @@ export async function runRate(root: string): Promise<void> {
         ucxVersion,
       },
     });
-    console.log(`results: ${path.relative(root, file)}`);
+    console.log(`results: ${shownPath(root, file)}`);
     if (measured.errors.length) process.exitCode = 1;
   } finally {
     await Promise.all([...groups.values()].map((g) => g.stop()));

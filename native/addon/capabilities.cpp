@@ -3,7 +3,13 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <string>
+
 #include "../providers/shm/shm_channel.h"
+#include "../providers/shm/shm_layout.h"
+#include "../providers/verbs/verbs_wire.h"
+#include "../wire/frames.h"
 
 #ifdef RVMA_HAVE_RDMA_CORE
 #include <infiniband/verbs.h>
@@ -22,6 +28,55 @@ bool crossMemoryPermitted() {
          copy == probe;
 }
 
+#ifdef RVMA_HAVE_RDMA_CORE
+std::string gidText(const ibv_gid& gid) {
+  char text[40];
+  const uint8_t* b = gid.raw;
+  std::snprintf(text, sizeof text, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x", b[0], b[1], b[2],
+                b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return text;
+}
+
+const char* gidType(uint32_t type) {
+  switch (type) {
+    case IBV_GID_TYPE_IB: return "IB";
+    case IBV_GID_TYPE_ROCE_V1: return "RoCEv1";
+    case IBV_GID_TYPE_ROCE_V2: return "RoCEv2";
+    default: return "unknown";
+  }
+}
+
+// The non-zero entries of a port's GID table (what an RDMA connection can be addressed by).
+Napi::Array portGids(Napi::Env env, ibv_context* ctx, uint8_t port, int tableLength) {
+  Napi::Array gids = Napi::Array::New(env);
+  constexpr int kMaxListed = 32;  // a RoCE port lists one entry per IP address and type
+  for (int index = 0; index < tableLength && gids.Length() < kMaxListed; index++) {
+    ibv_gid_entry entry{};
+    if (ibv_query_gid_ex(ctx, port, uint32_t(index), &entry, 0) != 0) continue;  // an unused entry
+    bool zero = true;
+    for (uint8_t byte : entry.gid.raw) zero = zero && byte == 0;
+    if (zero) continue;
+    Napi::Object gid = Napi::Object::New(env);
+    gid.Set("index", index);
+    gid.Set("gid", gidText(entry.gid));
+    gid.Set("type", gidType(entry.gid_type));
+    gids.Set(gids.Length(), gid);
+  }
+  return gids;
+}
+
+Napi::Object portInfo(Napi::Env env, ibv_context* ctx, uint8_t port, const ibv_port_attr& attr) {
+  Napi::Object info = Napi::Object::New(env);
+  info.Set("port", port);
+  info.Set("state", ibv_port_state_str(attr.state));
+  info.Set("activeMtu", 128 << int(attr.active_mtu));  // IBV_MTU_256 is 1
+  info.Set("linkLayer", attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand");
+  info.Set("lid", attr.lid);
+  info.Set("gids", portGids(env, ctx, port, attr.gid_tbl_len));
+  return info;
+}
+#endif
+
 Napi::Array rdmaDevices(Napi::Env env) {
   Napi::Array devices = Napi::Array::New(env);
 #ifdef RVMA_HAVE_RDMA_CORE
@@ -32,17 +87,23 @@ Napi::Array rdmaDevices(Napi::Env env) {
     Napi::Object device = Napi::Object::New(env);
     device.Set("name", ibv_get_device_name(list[i]));
     uint32_t active = 0;
+    Napi::Array ports = Napi::Array::New(env);
     if (ibv_context* ctx = ibv_open_device(list[i])) {
       ibv_device_attr attr{};
       if (ibv_query_device(ctx, &attr) == 0) {
+        device.Set("firmware", attr.fw_ver);
+        device.Set("maxMrBytes", double(attr.max_mr_size));
         for (uint8_t port = 1; port <= attr.phys_port_cnt; port++) {
           ibv_port_attr pattr{};
-          if (ibv_query_port(ctx, port, &pattr) == 0 && pattr.state == IBV_PORT_ACTIVE) active++;
+          if (ibv_query_port(ctx, port, &pattr) != 0) continue;
+          if (pattr.state == IBV_PORT_ACTIVE) active++;
+          ports.Set(ports.Length(), portInfo(env, ctx, port, pattr));
         }
       }
       ibv_close_device(ctx);
     }
     device.Set("activePorts", active);
+    device.Set("ports", ports);
     devices.Set(uint32_t(i), device);
   }
   ibv_free_device_list(list);
@@ -70,6 +131,12 @@ Napi::Value Capabilities(const Napi::CallbackInfo& info) {
 #endif
   caps.Set("devices", rdmaDevices(env));
   caps.Set("cma", crossMemoryPermitted());
+  // The wire protocol version each provider speaks; peers of another version are refused.
+  Napi::Object protocols = Napi::Object::New(env);
+  protocols.Set("tcp", wire::kVersion);
+  protocols.Set("shm", shm::kVersion);
+  protocols.Set("verbs", verbs::kVersion);
+  caps.Set("protocols", protocols);
   return caps;
 }
 

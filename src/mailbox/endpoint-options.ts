@@ -121,14 +121,40 @@ export interface Capabilities {
   providers: string[];
   /** Whether rdma-core (libibverbs, librdmacm) was found and linked at build time. */
   rdmaCore: boolean;
-  /** RDMA devices present now, with their number of ACTIVE ports. */
-  devices: { name: string; activePorts: number }[];
+  /** RDMA devices present now, with their ports and how many of them are ACTIVE. */
+  devices: RdmaDevice[];
   /**
    * Whether this process may use cross-memory copies (process_vm_readv), which shm uses to
    * pull large puts (a seccomp filter can forbid them). A peer may still refuse them (another
    * user, ptrace restrictions): endpoint.peers() tells per peer.
    */
   cma: boolean;
+  /** The wire protocol version each provider speaks; a peer of another version is refused. */
+  protocols: { tcp: number; shm: number; verbs: number };
+}
+
+/** An RDMA device as rdma-core reports it (see Capabilities.devices). */
+export interface RdmaDevice {
+  name: string;
+  activePorts: number;
+  /** Absent when the device could not be opened or queried. */
+  firmware?: string;
+  /** Largest memory region the device registers, in bytes. */
+  maxMrBytes?: number;
+  ports: RdmaPort[];
+}
+
+export interface RdmaPort {
+  /** 1-based, as in ibv_query_port. */
+  port: number;
+  /** 'PORT_ACTIVE', 'PORT_DOWN', ... (ibv_port_state_str). */
+  state: string;
+  /** The MTU in use, in bytes. */
+  activeMtu: number;
+  linkLayer: 'InfiniBand' | 'Ethernet';
+  lid: number;
+  /** The non-zero GID table entries (at most 32). */
+  gids: { index: number; gid: string; type: 'IB' | 'RoCEv1' | 'RoCEv2' | 'unknown' }[];
 }
 
 /** Library-reserved vaddrs (rendezvous control, ring): not for openMailbox. */

@@ -46,6 +46,8 @@ import { Wait, WaitOptions, parseWaitOptions } from './wait';
 export { DYNAMIC_VADDR_BASE, RESERVED_VADDR_MAX } from './endpoint-options';
 export type {
   Capabilities,
+  RdmaDevice,
+  RdmaPort,
   EndpointOptions,
   MailboxOptions,
   PeerLostInfo,

@@ -2,6 +2,8 @@ export { Endpoint } from './endpoint';
 export { allocBuffer } from './alloc';
 export type {
   Capabilities,
+  RdmaDevice,
+  RdmaPort,
   EndpointOptions,
   MailboxOptions,
   ProgressMode,

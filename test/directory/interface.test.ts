@@ -189,6 +189,26 @@ function interfaceSuite(backend: Backend): void {
     expect(await observer.resolveName(n1)).toMatchObject({ nodeId: rc.nodeId, vaddr: 0x10003n });
   });
 
+  test('listNames lists the live nodes\' names by name, and drops them with their node', async () => {
+    const [a, b, observer] = [await make(), await make(), await make()];
+    const ra = nodeRecord(uniqueId('a'));
+    const rb = nodeRecord(uniqueId('b'));
+    await a.register(ra);
+    await b.register(rb);
+    const [first, second, third] = ['1', '2', '3'].map((n) => uniqueId(`name${n}`));
+    await b.bindName(third, 0x30000n);
+    await a.bindName(first, 0x10000n);
+    await a.bindName(second, 0xffff_ffff_ffff_fff0n);
+    expect(await observer.listNames!()).toEqual([
+      { name: first, nodeId: ra.nodeId, incarnation: ra.incarnation, vaddr: 0x10000n },
+      { name: second, nodeId: ra.nodeId, incarnation: ra.incarnation, vaddr: 0xffff_ffff_ffff_fff0n },
+      { name: third, nodeId: rb.nodeId, incarnation: rb.incarnation, vaddr: 0x30000n },
+    ]);
+    await a.unbindName(first);
+    await b.deregister();
+    expect((await observer.listNames!()).map((n) => n.name)).toEqual([second]);
+  });
+
   test('watch() yields join, update (labels changed) and leave', async () => {
     const [watcher, a] = [await make(), await make()];
     const reader = await watchFrom(watcher);

@@ -13,8 +13,15 @@ describe('Endpoint.capabilities', () => {
     for (const device of caps.devices) {
       expect(typeof device.name).toBe('string');
       expect(Number.isInteger(device.activePorts)).toBe(true);
-      expect(device.activePorts).toBeGreaterThanOrEqual(0);
+      expect(device.activePorts).toBe(device.ports.filter((p) => p.state === 'PORT_ACTIVE').length);
+      for (const port of device.ports) {
+        expect(port.port).toBeGreaterThanOrEqual(1);
+        expect([256, 512, 1024, 2048, 4096]).toContain(port.activeMtu);
+        for (const gid of port.gids) expect(gid.gid).toMatch(/^([0-9a-f]{4}:){7}[0-9a-f]{4}$/);
+      }
     }
+    // The versions the wire decoders check (native/wire/frames.h, shm_layout.h, verbs_wire.h).
+    expect(caps.protocols).toEqual({ tcp: 3, shm: 1, verbs: 2 });
     // Without rdma-core no device can be enumerated.
     if (!caps.rdmaCore) expect(caps.devices).toEqual([]);
   });

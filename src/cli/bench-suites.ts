@@ -1,0 +1,101 @@
+// The benchmark suites `rvma bench` runs, and the options each takes (passed on to its run.js).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Endpoint } from '../mailbox';
+import { packageRoot } from './package-root';
+
+export interface SuiteOption {
+  /** As commander declares it, e.g. '--reps <n>' or '--quick'. */
+  flags: string;
+  description: string;
+}
+
+export interface Suite {
+  name: string;
+  description: string;
+  options: SuiteOption[];
+  /** The compiled script under dist/ that runs it. */
+  script(): string;
+}
+
+const reps: SuiteOption = { flags: '--reps <n>', description: 'repetitions, interleaved (medians are reported)' };
+const scenarios: SuiteOption = { flags: '--scenarios <ids>', description: 'comma-separated scenario ids (default: all)' };
+const variants: SuiteOption = { flags: '--variants <ids>', description: 'comma-separated rows to run (default: all)' };
+const transports: SuiteOption = { flags: '--transports <ids>', description: 'comma-separated transports (default: all)' };
+const quick: SuiteOption = { flags: '--quick', description: 'fewer and shorter measurements (a first look, not for the record)' };
+const placement = (modes: string): SuiteOption => ({ flags: '--placement <mode>', description: `where the processes run: ${modes}` });
+
+/** In a checkout without an RDMA device, the rdma suite runs in the Soft-RoCE guest of scripts/rdma-vm. */
+function rdmaScript(): string {
+  const guest = path.join(packageRoot(), 'scripts', 'rdma-vm', 'run.sh');
+  const active = Endpoint.capabilities.devices.some((d) => d.activePorts > 0);
+  return !active && fs.existsSync(guest) ? 'bench/rdma/host.js' : 'bench/rdma/run.js';
+}
+
+export const SUITES: Suite[] = [
+  {
+    name: 'tcp',
+    description: 'mailbox puts and raw writes over tcp against net.Socket and C sockets; then the message rate against UCX',
+    options: [
+      reps,
+      placement('same (one CPU, default), split (one each), none'),
+      variants,
+      scenarios,
+      quick,
+      { flags: '--no-rate', description: 'skip the message-rate part' },
+      { flags: '--rate-only', description: 'only the message-rate part' },
+    ],
+    script: () => 'bench/tcp/run.js',
+  },
+  {
+    name: 'shm',
+    description: 'puts through shared memory against memcpy, Unix sockets and UCX',
+    options: [reps, placement('same (default), split, none'), variants, scenarios],
+    script: () => 'bench/shm/run.js',
+  },
+  {
+    name: 'rdma',
+    description: 'puts and raw writes over verbs against perftest (in the Soft-RoCE guest where this host has no RDMA device)',
+    options: [reps, variants, scenarios],
+    script: rdmaScript,
+  },
+  {
+    name: 'rendezvous',
+    description: 'the tensor rendezvous between two processes against plain puts of the same bytes',
+    options: [reps, placement('comma-separated: same, split (default: both)'), scenarios, transports, quick],
+    script: () => 'bench/rendezvous/run.js',
+  },
+  {
+    name: 'ring',
+    description: 'the ring transport (3 ranks) against a net.Socket ring, and the pipeline example',
+    options: [
+      reps,
+      placement('comma-separated: same, none (default: both)'),
+      scenarios,
+      transports,
+      quick,
+      { flags: '--iterations <n>', description: 'frames per measurement' },
+      { flags: '--no-pipeline', description: 'skip the pipeline example' },
+    ],
+    script: () => 'bench/ring/run.js',
+  },
+];
+
+/** The command line a suite's run.js reads, from the options commander parsed. */
+export function suiteArguments(suite: Suite, parsed: Record<string, unknown>): string[] {
+  const args: string[] = [];
+  for (const option of suite.options) {
+    const long = option.flags.split(' ')[0];
+    const negated = long.startsWith('--no-');
+    const key = (negated ? long.slice(5) : long.slice(2)).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+    const value = parsed[key];
+    if (negated) {
+      if (value === false) args.push(long);
+    } else if (value === true) {
+      args.push(long);
+    } else if (typeof value === 'string') {
+      args.push(long, value);
+    }
+  }
+  return args;
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+// The `rvma` command: what this machine offers (info), the benchmarks with plots (bench, plot),
+// a Redis directory's live nodes (directory) and the demos (demo).
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { action } from './action';
+import { SUITES, suiteArguments } from './bench-suites';
+import { packageVersion } from './package-root';
+
+function positiveInteger(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('needs a positive integer');
+  return n;
+}
+
+function addInfo(program: Command): void {
+  program
+    .command('info')
+    .description('what this build contains and what this machine offers: providers (each probed with a put), RDMA devices, limits')
+    .option('--json', 'print JSON')
+    .action(
+      action('info', async (o: { json?: boolean }) => {
+        const { formatInfo, gatherInfo } = await import('./info');
+        const info = await gatherInfo();
+        console.log(o.json ? JSON.stringify(info, null, 2) : formatInfo(info));
+      }),
+    );
+}
+
+function addBench(program: Command): void {
+  const bench = program
+    .command('bench')
+    .description('run a benchmark suite: progress bar, the table, results JSON and plots (SVG, PNG)');
+  for (const suite of SUITES) {
+    const command = bench.command(suite.name).description(suite.description);
+    for (const option of suite.options) command.option(option.flags, option.description);
+    command
+      .option('--out <dir>', 'directory for the results and plots (default: bench/results in a checkout, else ./rvma-results)')
+      .option('--no-plot', 'write no plots')
+      .option('--no-png', 'plots as SVG only')
+      .option('--no-progress', 'no progress bar (there is none without a terminal)')
+      .action(
+        action(`bench ${suite.name}`, async (o: Record<string, unknown>) => {
+          const { runBench } = await import('./bench');
+          const out = o.out as string | undefined;
+          if (out !== undefined && suite.script().endsWith('host.js')) {
+            throw new Error('--out: the Soft-RoCE guest writes its results into the checkout\'s bench/results');
+          }
+          await runBench(suite, suiteArguments(suite, o), { out, plot: o.plot as boolean, png: o.png as boolean, progress: o.progress as boolean });
+        }),
+      );
+  }
+}
+
+function addPlot(program: Command): void {
+  program
+    .command('plot')
+    .description('plot saved benchmark results (bench/results/*.json) as SVG and PNG')
+    .argument('<results...>', 'results JSON files')
+    .option('--out <dir>', 'directory for the plots (default: beside each results file)')
+    .option('--no-png', 'SVG only')
+    .action(
+      action('plot', async (files: string[], o: { out?: string; png: boolean }) => {
+        const { writePlots } = await import('./plot');
+        for (const file of files) for (const plot of await writePlots(file, { outDir: o.out, png: o.png })) console.log(plot);
+      }),
+    );
+}
+
+function addDirectory(program: Command): void {
+  const directory = program.command('directory').description("a Redis directory's live nodes");
+  const common = (command: Command): Command =>
+    command
+      .option('--redis <url>', 'redis://HOST:PORT[/DB] (default: REDIS_URL, else redis://127.0.0.1:6379)')
+      .option('--cluster <name>', 'the cluster name the nodes registered under', 'default')
+      .option('--connect-timeout <ms>', 'how long connecting may take', positiveInteger, 2000)
+      .option('--json', 'print JSON (watch: one object per line)');
+  common(directory.command('ls').description('the live nodes: incarnations, addresses, labels and bound names')).action(
+    action('directory ls', async (o) => {
+      const { directoryLs } = await import('./directory');
+      await directoryLs(o);
+    }),
+  );
+  common(directory.command('watch').description('the live nodes, then joins, updates and leaves as they happen (Ctrl-C ends)')).action(
+    action('directory watch', async (o) => {
+      const { directoryWatch } = await import('./directory');
+      const stop = new AbortController();
+      const end = (): void => stop.abort();
+      process.once('SIGINT', end);
+      process.once('SIGTERM', end);
+      try {
+        await directoryWatch(o, stop.signal);
+      } finally {
+        process.off('SIGINT', end);
+        process.off('SIGTERM', end);
+      }
+    }),
+  );
+}
+
+function addDemo(program: Command): void {
+  program
+    .command('demo')
+    .description('run a demo on this machine: rendezvous (tensor exchange between workers) or pipeline (ring inference)')
+    .addArgument(program.createArgument('[name]', 'which demo').choices(['rendezvous', 'pipeline']).default('rendezvous'))
+    .option('--workers <n>', 'worker processes', positiveInteger)
+    .option('--steps <n>', 'rendezvous: steps', positiveInteger)
+    .option('--tokens <n>', 'pipeline: tokens to generate', positiveInteger)
+    .addOption(new Option('--transport <name>', 'pipeline: the ring transport').choices(['shm', 'tcp']))
+    .addOption(new Option('--model <size>', 'pipeline: the model').choices(['default', 'tiny']))
+    .option('--redis <url>', 'rendezvous: a Redis directory instead of the embedded one')
+    .action(
+      action('demo', async (name: string, o) => {
+        const { runDemo } = await import('./demo');
+        await runDemo(name, o);
+      }),
+    );
+}
+
+export function program(): Command {
+  const rvma = new Command('rvma')
+    .description('RVMA mailboxes over RDMA-style transports: machine info, benchmarks, directory, demos')
+    .version(packageVersion())
+    .showHelpAfterError();
+  addInfo(rvma);
+  addBench(rvma);
+  addPlot(rvma);
+  addDirectory(rvma);
+  addDemo(rvma);
+  return rvma;
+}
+
+if (require.main === module) {
+  program()
+    .parseAsync(process.argv)
+    .catch((error: unknown) => {
+      process.stderr.write(`rvma: ${(error as Error).message}\n`);
+      process.exitCode = 1;
+    });
+}
