@@ -137,6 +137,13 @@ describe('the packed package in a new application', () => {
       expect(files.filter((f) => f.endsWith('.png'))).toHaveLength(2);
     });
 
+    test('npx rvma demo pipeline says what to install when its model runtime is missing', async () => {
+      const result = spawnSync('npx', ['--no-install', 'rvma', 'demo', 'pipeline'], { cwd: app, env, encoding: 'utf8', timeout: 60_000 });
+      expect(result.status).toBe(1);
+      // (npx may add its own warnings about this checkout's npm settings.)
+      expect(result.stderr).toMatch(/^rvma demo: the pipeline demo needs onnxruntime-node and onnx-proto: npm install onnxruntime-node onnx-proto$/m);
+    });
+
     const redisTest = findRedisServer() || process.env.REDIS_URL ? test : test.skip;
     redisTest('npx rvma directory ls lists a node registered in Redis', async () => {
       const redis = await startRedis();

@@ -1,25 +1,26 @@
-// The multi-process demo end to end: the launcher forks its workers, relays their
-// directory records, and checks every received byte. It must exit 0 with its verdict, and its
-// workers (processes of one host) must have used shared memory.
+// The multi-process demo end to end, started as `npm start` starts it (`rvma demo rendezvous`):
+// the launcher forks its workers, relays their directory records, and checks every received
+// byte. It must exit 0 with its verdict, and its workers (processes of one host) must have used
+// shared memory.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { CLI } from '../helpers/cli';
 
-const LAUNCHER = path.join(__dirname, '..', '..', 'dist', 'examples', 'demo', 'launcher.js');
 const LIMIT_MS = 60_000;
 
-test('npm start demo (16 steps): exits 0 and every tensor arrives byte for byte', async () => {
-  expect(fs.existsSync(LAUNCHER)).toBe(true); // built by `npm run build`
-  const env: NodeJS.ProcessEnv = { ...process.env, RVMA_DEMO_STEPS: '16' };
+test('npm start demo (rvma demo rendezvous --steps 16): exits 0 and every tensor arrives byte for byte', async () => {
+  expect(fs.existsSync(CLI)).toBe(true); // built by `npm run build`
+  const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.REDIS_URL; // the embedded directory: no outside service
-  const child = spawn(process.execPath, [LAUNCHER], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  delete env.RVMA_DEMO_STEPS;
+  const child = spawn(process.execPath, [CLI, 'demo', 'rendezvous', '--steps', '16'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
   child.stderr.setEncoding('utf8').on('data', (s: string) => (out += s));
   let timer: NodeJS.Timeout | undefined;
   const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; timedOut: boolean }>((resolve) => {
     timer = setTimeout(() => {
-      // The launcher and its workers are one process group: take them all down.
+      // The command, its launcher and the workers are one process group: take them all down.
       try {
         process.kill(-child.pid!, 'SIGKILL');
       } catch {
