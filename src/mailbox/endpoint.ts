@@ -61,6 +61,12 @@ export type {
 export type { ShmOptions } from './shm-options';
 export type { PutData } from './put-data';
 
+let builtProviders: string[] | undefined;
+/** The providers of this build: fixed, so read once (a capabilities read queries every RDMA port). */
+function providersBuilt(): string[] {
+  return [...(builtProviders ??= native().capabilities().providers)];
+}
+
 /** A peer this endpoint is connected to, and how (see Endpoint.peers). */
 export interface PeerInfo {
   nodeId: string;
@@ -343,7 +349,7 @@ export class Endpoint extends EventEmitter {
       host: hostname(),
       hostId: hostIdentity(),
       pid: process.pid,
-      capabilities: Endpoint.capabilities.providers,
+      capabilities: providersBuilt(),
       labels,
       startTime: Date.now(),
     };
