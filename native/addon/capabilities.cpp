@@ -37,6 +37,19 @@ std::string gidText(const ibv_gid& gid) {
   return text;
 }
 
+// IBV_PORT_<state> without the prefix (ibv_port_state_str's words are meant for people).
+const char* portState(ibv_port_state state) {
+  switch (state) {
+    case IBV_PORT_NOP: return "NOP";
+    case IBV_PORT_DOWN: return "DOWN";
+    case IBV_PORT_INIT: return "INIT";
+    case IBV_PORT_ARMED: return "ARMED";
+    case IBV_PORT_ACTIVE: return "ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
+    default: return "unknown";
+  }
+}
+
 const char* gidType(uint32_t type) {
   switch (type) {
     case IBV_GID_TYPE_IB: return "IB";
@@ -68,7 +81,7 @@ Napi::Array portGids(Napi::Env env, ibv_context* ctx, uint8_t port, int tableLen
 Napi::Object portInfo(Napi::Env env, ibv_context* ctx, uint8_t port, const ibv_port_attr& attr) {
   Napi::Object info = Napi::Object::New(env);
   info.Set("port", port);
-  info.Set("state", ibv_port_state_str(attr.state));
+  info.Set("state", portState(attr.state));
   info.Set("activeMtu", 128 << int(attr.active_mtu));  // IBV_MTU_256 is 1
   info.Set("linkLayer", attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand");
   info.Set("lid", attr.lid);

@@ -38,7 +38,7 @@ async function putBetween(receiverOptions: EndpointOptions, senderOptions: Endpo
 export function roceIpv4(devices: RdmaDevice[]): string | undefined {
   for (const device of devices) {
     for (const port of device.ports) {
-      if (port.state !== 'PORT_ACTIVE') continue;
+      if (port.state !== 'ACTIVE') continue;
       const mapped = port.gids.find((g) => g.gid.startsWith('0000:0000:0000:0000:0000:ffff:'));
       if (!mapped) continue;
       const hex = mapped.gid.slice(30).replace(':', '');

@@ -147,7 +147,7 @@ export interface RdmaDevice {
 export interface RdmaPort {
   /** 1-based, as in ibv_query_port. */
   port: number;
-  /** 'PORT_ACTIVE', 'PORT_DOWN', ... (ibv_port_state_str). */
+  /** IBV_PORT_<state> without the prefix: 'ACTIVE', 'DOWN', 'INIT', 'ARMED', 'ACTIVE_DEFER', 'NOP'. */
   state: string;
   /** The MTU in use, in bytes. */
   activeMtu: number;

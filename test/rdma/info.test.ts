@@ -19,7 +19,7 @@ describeInGuest('rvma info on rxe0', () => {
     expect(device!.activePorts).toBe(1);
     expect(device!.maxMrBytes).toBeGreaterThan(0);
     const [port] = device!.ports;
-    expect(port).toMatchObject({ port: 1, state: 'PORT_ACTIVE', linkLayer: 'Ethernet' });
+    expect(port).toMatchObject({ port: 1, state: 'ACTIVE', linkLayer: 'Ethernet' });
     expect(port.activeMtu).toBeGreaterThanOrEqual(1024);
     expect(port.gids).toContainEqual(expect.objectContaining({ gid: ipv4Gid(RDMA_ADDR), type: 'RoCEv2' }));
   });

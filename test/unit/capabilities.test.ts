@@ -13,7 +13,7 @@ describe('Endpoint.capabilities', () => {
     for (const device of caps.devices) {
       expect(typeof device.name).toBe('string');
       expect(Number.isInteger(device.activePorts)).toBe(true);
-      expect(device.activePorts).toBe(device.ports.filter((p) => p.state === 'PORT_ACTIVE').length);
+      expect(device.activePorts).toBe(device.ports.filter((p) => p.state === 'ACTIVE').length);
       for (const port of device.ports) {
         expect(port.port).toBeGreaterThanOrEqual(1);
         expect([256, 512, 1024, 2048, 4096]).toContain(port.activeMtu);
