@@ -2,3 +2,4 @@ export type { Directory, DirectoryEvent, NameBinding, NodeRecord, RegistrationLo
 export { MemoryDirectory, MemoryDirectoryHub } from './memory-directory';
 export { RedisDirectory } from './redis-directory';
 export type { RedisDirectoryOptions } from './redis-directory';
+export type { RedisCredentials, RedisTlsOptions } from './redis-connection';

@@ -4,15 +4,19 @@
 // periodic comparison of the member list. A node whose own lease lapsed, or was taken by
 // another incarnation, is told with a 'lost' event.
 import { EventEmitter } from 'node:events';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { RvmaError } from '../src/mailbox/errors';
 import { checkInteger, checkOptions, checkString } from '../src/mailbox/validate';
 import { Directory, DirectoryEvent, NameBinding, NodeRecord, RegistrationLostInfo } from './directory';
 import { EventStream } from './event-stream';
+import { RedisCredentials, directoryError, isRefusal, maskedUrl, redisClient } from './redis-connection';
 import { BIND, DEREGISTER, HEARTBEAT, REGISTER, UNBIND } from './redis-scripts';
 
-export interface RedisDirectoryOptions {
-  /** redis://HOST:PORT[/DB]. Default: REDIS_URL, else redis://127.0.0.1:6379. */
+export interface RedisDirectoryOptions extends RedisCredentials {
+  /**
+   * redis://[USER:PASSWORD@]HOST:PORT[/DB], or rediss://... for TLS. Default: REDIS_URL, else
+   * redis://127.0.0.1:6379. Messages and `directory.url` show it with the password masked.
+   */
   url?: string;
   /** Key prefix namespace: nodes of different clusters never see each other. Default 'default'. */
   cluster?: string;
@@ -26,7 +30,7 @@ export interface RedisDirectoryOptions {
   watchIntervalMs?: number;
 }
 
-const KEYS = ['url', 'cluster', 'ttlMs', 'heartbeatMs', 'connectTimeoutMs', 'watchIntervalMs'] as const;
+const KEYS = ['url', 'cluster', 'ttlMs', 'heartbeatMs', 'connectTimeoutMs', 'watchIntervalMs', 'username', 'password', 'tls'] as const;
 const WATCH_LIMIT = 10_000;
 
 /**
@@ -35,7 +39,10 @@ const WATCH_LIMIT = 10_000;
  * because renewal failed for longer than ttlMs.
  */
 export class RedisDirectory extends EventEmitter implements Directory {
-  /** Connects and returns a ready directory, or rejects with ERR_RVMA_DIRECTORY_UNAVAILABLE. */
+  /**
+   * Connects and returns a ready directory, or rejects with ERR_RVMA_DIRECTORY_UNAVAILABLE (Redis
+   * unreachable) or ERR_RVMA_AUTH (Redis refused the credentials, or TLS its certificate).
+   */
   static async connect(options?: RedisDirectoryOptions): Promise<RedisDirectory> {
     const call = 'RedisDirectory.connect';
     const o = checkOptions<RedisDirectoryOptions>(call, options, KEYS);
@@ -45,25 +52,28 @@ export class RedisDirectory extends EventEmitter implements Directory {
     const heartbeatMs = checkInteger(call, 'heartbeatMs', o.heartbeatMs ?? Math.floor(ttlMs / 3), 10, ttlMs - 1);
     const connectTimeoutMs = checkInteger(call, 'connectTimeoutMs', o.connectTimeoutMs ?? 2000, 1, 600_000);
     const watchIntervalMs = checkInteger(call, 'watchIntervalMs', o.watchIntervalMs ?? Math.floor(ttlMs / 2), 10, 600_000);
-    const redis = new Redis(url, {
-      lazyConnect: true,
-      connectTimeout: connectTimeoutMs,
-      maxRetriesPerRequest: 2,
-      // After the first connection, keep reconnecting with a capped backoff.
-      retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
-    });
-    redis.on('error', () => {}); // surfaced through command failures and 'ready'
+    const shown = maskedUrl(url);
+    const redis = redisClient(call, url, o, connectTimeoutMs);
+    // Surfaced through command failures; the last one explains a connection that never came up.
+    let lastError: Error | undefined;
+    redis.on('error', (error: Error) => (lastError = error));
     try {
       await withTimeout(redis.connect(), connectTimeoutMs);
+      // A server that wants a password we did not send says so at the first command, not at connect.
+      await withTimeout(redis.ping(), connectTimeoutMs);
     } catch (cause) {
       redis.disconnect();
+      // connect() may fail with a generic error; the client's last 'error' event says why.
+      const refusal = [cause, lastError].find(isRefusal);
+      if (refusal) throw directoryError(`${call}: Redis at ${shown}`, refusal);
+      const detail = lastError && lastError !== cause ? ` (${lastError.message})` : '';
       throw new RvmaError(
         'ERR_RVMA_DIRECTORY_UNAVAILABLE',
-        `${call}: cannot reach Redis at ${url} within ${connectTimeoutMs} ms: ${(cause as Error).message}`,
+        `${call}: cannot reach Redis at ${shown} within ${connectTimeoutMs} ms: ${(cause as Error).message}${detail}`,
         { cause },
       );
     }
-    return new RedisDirectory(redis, url, `rvma:${cluster}:`, ttlMs, heartbeatMs, watchIntervalMs);
+    return new RedisDirectory(redis, shown, `rvma:${cluster}:`, ttlMs, heartbeatMs, watchIntervalMs);
   }
 
   private self: NodeRecord | undefined;
@@ -399,14 +409,13 @@ export class RedisDirectory extends EventEmitter implements Directory {
     if (result === 'GONE') throw new RvmaError('ERR_RVMA_NOT_REGISTERED', 'RedisDirectory.bindName: the lease lapsed');
   }
 
-  /** Runs a Redis command; a connection failure becomes ERR_RVMA_DIRECTORY_UNAVAILABLE. */
+  /** Runs a Redis command; a failure becomes ERR_RVMA_DIRECTORY_UNAVAILABLE, a refusal ERR_RVMA_AUTH. */
   private async run<T>(call: string, command: () => Promise<T>): Promise<T> {
     this.assertOpen(call);
     try {
       return await command();
     } catch (cause) {
-      if (cause instanceof RvmaError) throw cause;
-      throw new RvmaError('ERR_RVMA_DIRECTORY_UNAVAILABLE', `RedisDirectory.${call}: ${(cause as Error).message}`, { cause });
+      throw directoryError(`RedisDirectory.${call}`, cause);
     }
   }
 

@@ -9,6 +9,8 @@ export interface DirectoryOptions {
   json?: boolean;
   /** ms; how long connecting may take. */
   connectTimeout?: number;
+  /** A CA file for a rediss:// server's certificate. */
+  tlsCa?: string;
 }
 
 export interface ListedNode extends NodeRecord {
@@ -16,7 +18,7 @@ export interface ListedNode extends NodeRecord {
 }
 
 async function connect(o: DirectoryOptions): Promise<RedisDirectory> {
-  return RedisDirectory.connect({ url: o.redis, cluster: o.cluster, connectTimeoutMs: o.connectTimeout });
+  return RedisDirectory.connect({ url: o.redis, cluster: o.cluster, connectTimeoutMs: o.connectTimeout, ...(o.tlsCa ? { tls: { caFile: o.tlsCa } } : {}) });
 }
 
 /** The live nodes, by node id, each with the names bound to it. */

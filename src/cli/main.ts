@@ -70,7 +70,8 @@ function addDirectory(program: Command): void {
   const directory = program.command('directory').description("a Redis directory's live nodes");
   const common = (command: Command): Command =>
     command
-      .option('--redis <url>', 'redis://HOST:PORT[/DB] (default: REDIS_URL, else redis://127.0.0.1:6379)')
+      .option('--redis <url>', 'redis://[USER:PASSWORD@]HOST:PORT[/DB], rediss:// for TLS (default: REDIS_URL, else redis://127.0.0.1:6379)')
+      .option('--tls-ca <file>', "the CA certificate that signed a rediss:// server's")
       .option('--cluster <name>', 'the cluster name the nodes registered under', 'default')
       .option('--connect-timeout <ms>', 'how long connecting may take', positiveInteger, 2000)
       .option('--json', 'print JSON (watch: one object per line)');

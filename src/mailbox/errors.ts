@@ -22,7 +22,8 @@ export type RvmaErrorCode =
   | 'ERR_RVMA_NO_NAME'
   | 'ERR_RVMA_OVERFLOW'
   | 'ERR_RVMA_PROTOCOL'
-  | 'ERR_RVMA_CHECKSUM';
+  | 'ERR_RVMA_CHECKSUM'
+  | 'ERR_RVMA_AUTH';
 
 export class RvmaError extends Error {
   readonly code: RvmaErrorCode;
@@ -103,6 +104,7 @@ const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
   ERR_RVMA_OVERFLOW: () => 'too many unconsumed events',
   ERR_RVMA_PROTOCOL: () => 'a peer broke the protocol',
   ERR_RVMA_CHECKSUM: () => 'content does not match its checksum',
+  ERR_RVMA_AUTH: () => 'authentication failed',
 };
 
 export function statusError(status: number, context: StatusContext): RvmaError {

@@ -87,7 +87,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** One PING over a raw socket: true on +PONG within timeoutMs. */
+/** One PING over a raw socket: true on +PONG (or, from a server that wants a password, -NOAUTH) within timeoutMs. */
 export function ping(port: number, timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
@@ -101,15 +101,18 @@ export function ping(port: number, timeoutMs = 500): Promise<boolean> {
     socket.on('connect', () => socket.write('PING\r\n'));
     socket.on('data', (chunk) => {
       answer += chunk.toString('latin1');
-      if (answer.includes('\r\n')) done(answer.startsWith('+PONG'));
+      if (answer.includes('\r\n')) done(answer.startsWith('+PONG') || answer.startsWith('-NOAUTH'));
     });
     socket.on('error', () => done(false));
   });
 }
 
-/** Starts a private redis-server (or wraps REDIS_URL). Call stop() in afterAll. */
-export async function startRedis(): Promise<RedisServer> {
-  if (process.env.REDIS_URL) return externalRedis(process.env.REDIS_URL);
+/**
+ * Starts a private redis-server (or wraps REDIS_URL). Call stop() in afterAll. `args` are more
+ * server options (a password, ACL users, TLS); a server started with them is always private.
+ */
+export async function startRedis(args: string[] = []): Promise<RedisServer> {
+  if (process.env.REDIS_URL && !args.length) return externalRedis(process.env.REDIS_URL);
   const binary = findRedisServer();
   if (!binary) throw new Error('startRedis: redis-server is not installed and REDIS_URL is not set');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rvma-redis-'));
@@ -118,7 +121,7 @@ export async function startRedis(): Promise<RedisServer> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     try {
-      return await privateRedis(binary, dir, port);
+      return await privateRedis(binary, dir, port, args);
     } catch (error) {
       lastError = error as Error;
     }
@@ -140,7 +143,7 @@ function externalRedis(url: string): RedisServer {
   };
 }
 
-async function privateRedis(binary: string, dir: string, port: number): Promise<RedisServer> {
+async function privateRedis(binary: string, dir: string, port: number, args: string[]): Promise<RedisServer> {
   let proc: ChildProcess | undefined;
   let log = '';
   let stopped = true;
@@ -150,7 +153,7 @@ async function privateRedis(binary: string, dir: string, port: number): Promise<
     fs.mkdirSync(dir, { recursive: true });
     const child = spawn(
       binary,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'],
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', ...args],
       { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     proc = child;

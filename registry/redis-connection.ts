@@ -1,0 +1,113 @@
+// How RedisDirectory reaches Redis: the ioredis client made from its options (credentials from
+// the options or the URL, TLS for rediss:// or a `tls` option), the URL as messages may show it
+// (password masked), and which failures mean Redis refused us (ERR_RVMA_AUTH) rather than could
+// not be reached (ERR_RVMA_DIRECTORY_UNAVAILABLE).
+import * as fs from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import Redis from 'ioredis';
+import { RvmaError } from '../src/mailbox/errors';
+import { checkBoolean, checkOptions, checkString, invalid } from '../src/mailbox/validate';
+
+export interface RedisTlsOptions {
+  /** PEM certificate(s) of the CA that signed the server's certificate. Default: the system's. */
+  ca?: string | Buffer;
+  /** A file holding `ca`, read at connect. */
+  caFile?: string;
+  /** The name the server's certificate must carry. Default: the URL's host. */
+  servername?: string;
+  /** false: accept any server certificate (testing only: anyone on the path can then pose as Redis). Default true. */
+  rejectUnauthorized?: boolean;
+}
+
+export interface RedisCredentials {
+  /** ACL user (Redis 6 and later). Default: the URL's user, else 'default'. */
+  username?: string;
+  /** Default: the URL's password, if any. */
+  password?: string;
+  /** TLS to Redis; `rediss://` URLs use it with the defaults. */
+  tls?: RedisTlsOptions | boolean;
+}
+
+const TLS_KEYS = ['ca', 'caFile', 'servername', 'rejectUnauthorized'] as const;
+
+/** The URL with its password replaced by "***": safe for messages and logs. */
+export function maskedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.password) return url;
+    parsed.password = '***';
+    return parsed.toString().replace(/\/$/, url.endsWith('/') ? '/' : '');
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
+  }
+}
+
+function tlsOptions(call: string, tls: RedisCredentials['tls'], url: string): ConnectionOptions | undefined {
+  if (tls === undefined) return url.startsWith('rediss://') ? {} : undefined;
+  if (typeof tls === 'boolean') return checkBoolean(call, 'tls', tls) ? {} : undefined;
+  const o = checkOptions<RedisTlsOptions>(`${call} tls`, tls, TLS_KEYS);
+  const options: ConnectionOptions = {};
+  if (o.ca !== undefined && o.caFile !== undefined) throw invalid(call, 'tls: give ca or caFile, not both');
+  if (o.ca !== undefined) {
+    if (typeof o.ca !== 'string' && !Buffer.isBuffer(o.ca)) throw invalid(call, 'tls.ca must be a PEM string or a Buffer');
+    options.ca = o.ca;
+  }
+  if (o.caFile !== undefined) {
+    const file = checkString(call, 'tls.caFile', o.caFile);
+    try {
+      options.ca = fs.readFileSync(file);
+    } catch (error) {
+      throw invalid(call, `tls.caFile ${file} cannot be read: ${(error as Error).message}`);
+    }
+  }
+  if (o.servername !== undefined) options.servername = checkString(call, 'tls.servername', o.servername);
+  if (o.rejectUnauthorized !== undefined) options.rejectUnauthorized = checkBoolean(call, 'tls.rejectUnauthorized', o.rejectUnauthorized);
+  return options;
+}
+
+/** Like checkString, but the message never shows the value. */
+function checkPassword(call: string, password: unknown): string {
+  if (typeof password !== 'string') throw invalid(call, `password must be a string, got ${password === null ? 'null' : typeof password}`);
+  return password;
+}
+
+/** The client (not yet connected) for these options. */
+export function redisClient(call: string, url: string, credentials: RedisCredentials, connectTimeoutMs: number): Redis {
+  const tls = tlsOptions(call, credentials.tls, url);
+  return new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: connectTimeoutMs,
+    maxRetriesPerRequest: 2,
+    // After the first connection, keep reconnecting with a capped backoff.
+    retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
+    ...(credentials.username === undefined ? {} : { username: checkString(call, 'username', credentials.username) }),
+    ...(credentials.password === undefined ? {} : { password: checkPassword(call, credentials.password) }),
+    ...(tls ? { tls } : {}),
+  });
+}
+
+// Redis's replies when it refuses who we are or what we may do, and the TLS errors of a server
+// whose certificate we do not accept.
+const REFUSED_REPLY = /^(WRONGPASS|NOAUTH|NOPERM)\b/;
+const TLS_REFUSED = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** Whether Redis (or the TLS layer) refused our credentials or its certificate. */
+export function isRefusal(error: unknown): boolean {
+  const e = error as { message?: string; code?: string } | undefined;
+  return REFUSED_REPLY.test(e?.message ?? '') || TLS_REFUSED.has(e?.code ?? '');
+}
+
+/** A failed Redis call as the typed error: ERR_RVMA_AUTH for a refusal, else unreachable. */
+export function directoryError(what: string, cause: unknown): RvmaError {
+  if (cause instanceof RvmaError) return cause;
+  const message = (cause as Error).message;
+  if (isRefusal(cause)) return new RvmaError('ERR_RVMA_AUTH', `${what}: Redis refused this client: ${message}`, { cause });
+  return new RvmaError('ERR_RVMA_DIRECTORY_UNAVAILABLE', `${what}: ${message}`, { cause });
+}
