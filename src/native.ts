@@ -28,7 +28,7 @@ export const enum EventKind {
 
 export interface NativeEndpoint {
   /** [mailboxId, completionSlot], or a status number on refusal. */
-  openMailbox(vaddr: bigint, epochType: 0 | 1, threshold: bigint, maxBuffers: number): [number, number] | number;
+  openMailbox(vaddr: bigint, epochType: 0 | 1, threshold: bigint, maxBuffers: number, allow?: string[]): [number, number] | number;
   /** 1: released now, 0: a release event follows (puts still in flight), negative: -status. */
   closeMailbox(vaddr: bigint): number;
   /** The buffer's index in the mailbox, or -status. */
@@ -68,7 +68,7 @@ export interface NativeEndpoint {
   /** [registered, reused, evicted, cachedBytes]; undefined without verbs. */
   registrationStats(): [number, number, number, number] | undefined;
   /** [key, regionId] */
-  registerRegion(bytes: Uint8Array): [bigint, number];
+  registerRegion(bytes: Uint8Array, allow?: string[]): [bigint, number];
   /** 1: released now, 0: a release event follows, negative: -status. */
   deregisterRegion(key: bigint): number;
   /** 0: accepted (a Connected event follows), otherwise the refusal status. */

@@ -51,6 +51,19 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
 
 namespace {
 
+// An optional array of node ids (the allow option) into *out; false when it is not one.
+bool readAllow(const Napi::Value& value, AccessPolicy* out) {
+  if (value.IsUndefined()) return true;
+  if (!value.IsArray()) return false;
+  Napi::Array ids = value.As<Napi::Array>();
+  for (uint32_t i = 0; i < ids.Length(); i++) {
+    Napi::Value id = ids.Get(i);
+    if (!id.IsString()) return false;
+    out->allow.push_back(id.As<Napi::String>().Utf8Value());
+  }
+  return true;
+}
+
 // o[key] into *out when present; false when it is not a number.
 template <typename T>
 bool readNumber(const Napi::Object& o, const char* key, T* out) {
@@ -203,6 +216,7 @@ Napi::Value EndpointWrap::OpenMailbox(const Napi::CallbackInfo& info) {
   cfg.epochType = info[1].As<Napi::Number>().Int32Value() == 1 ? EpochType::Ops : EpochType::Bytes;
   cfg.threshold = threshold;
   cfg.maxBuffers = info[3].As<Napi::Number>().Uint32Value();
+  if (!readAllow(info[4], &cfg.access)) return typeError(env, "openMailbox(vaddr, epochType, threshold, maxBuffers, allow?: string[])");
   OpenedMailbox opened;
   Status s;
   try {
@@ -449,16 +463,19 @@ Napi::Value EndpointWrap::RegistrationStats(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// registerRegion(bytes) -> [key: bigint, regionId: number]
+// registerRegion(bytes, allow?: string[]) -> [key: bigint, regionId: number]
 Napi::Value EndpointWrap::RegisterRegion(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!engine_) return Napi::Number::New(env, double(Status::Closed));
   uint8_t* data;
   size_t len;
-  if (info.Length() < 1 || !toBytes(info[0], &data, &len)) return typeError(env, "registerRegion(bytes)");
+  AccessPolicy access;
+  if (info.Length() < 1 || !toBytes(info[0], &data, &len) || !readAllow(info[1], &access)) {
+    return typeError(env, "registerRegion(bytes, allow?: string[])");
+  }
   uint64_t key;
   uint32_t id;
-  engine_->regions().add(data, len, &key, &id);
+  engine_->regions().add(data, len, std::move(access), &key, &id);
   Napi::Array result = Napi::Array::New(env, 2);
   result.Set(0u, Napi::BigInt::New(env, key));
   result.Set(1u, Napi::Number::New(env, id));

@@ -6,7 +6,7 @@ namespace rvma {
 
 Mailbox::Mailbox(uint64_t vaddr, uint32_t id, uint32_t slot, uint32_t* words, const MailboxConfig& cfg)
     : vaddr_(vaddr), threshold_(cfg.threshold), words_(words), id_(id), slot_(slot), maxBuffers_(cfg.maxBuffers),
-      type_(cfg.epochType) {}
+      type_(cfg.epochType), access_(cfg.access) {}
 
 Mailbox::~Mailbox() {
   while (head_) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "access.h"
 #include "status.h"
 
 namespace rvma {
@@ -14,6 +15,7 @@ struct MailboxConfig {
   EpochType epochType = EpochType::Bytes;
   uint64_t threshold = 0;  // 0: the buffer's size (bytes epochs) or 1 (ops epochs)
   uint32_t maxBuffers = 16;
+  AccessPolicy access;
 };
 
 // Where a put lands: at an explicit offset, or appended after what earlier puts reserved.
@@ -64,6 +66,7 @@ class Mailbox {
   uint32_t slot() const { return slot_; }
   uint32_t inflight() const { return inflight_; }
   bool closed() const { return closed_; }
+  bool permits(std::string_view sender) const { return access_.permits(sender); }
 
   Status post(uint8_t* data, uint64_t size, uint64_t threshold, uint64_t memory, uint64_t* indexOut);
   Status reserve(const Placement& where, uint64_t len, Reservation* out);
@@ -93,6 +96,7 @@ class Mailbox {
   uint32_t buffers_ = 0;
   uint32_t maxBuffers_;
   EpochType type_;
+  AccessPolicy access_;
   bool closed_ = false;
 };
 

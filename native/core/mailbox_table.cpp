@@ -74,10 +74,12 @@ Status MailboxTable::incEpoch(uint64_t vaddr) {
   return s;
 }
 
-Status MailboxTable::reserve(uint64_t vaddr, const Placement& where, uint64_t len, Reservation* out) {
+Status MailboxTable::reserve(uint64_t vaddr, const Placement& where, uint64_t len, std::string_view sender, Reservation* out) {
   std::lock_guard<std::mutex> lock(mu_);
   Mailbox* mb = find(vaddr);
-  return mb ? mb->reserve(where, len, out) : Status::NoMailbox;
+  if (!mb) return Status::NoMailbox;
+  if (!mb->permits(sender)) return Status::Forbidden;
+  return mb->reserve(where, len, out);
 }
 
 void MailboxTable::commit(const Reservation& r, uint64_t ops) { finish(r, true, ops); }
@@ -99,9 +101,9 @@ void MailboxTable::finish(const Reservation& r, bool commit, uint64_t ops) {
   }
 }
 
-Status MailboxTable::deliver(uint64_t vaddr, const Placement& where, const uint8_t* data, uint64_t len) {
+Status MailboxTable::deliver(uint64_t vaddr, const Placement& where, const uint8_t* data, uint64_t len, std::string_view sender) {
   Reservation r;
-  Status s = reserve(vaddr, where, len, &r);
+  Status s = reserve(vaddr, where, len, sender, &r);
   if (!ok(s)) return s;
   if (len) std::memcpy(r.dst, data, len);
   commit(r);

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -35,11 +36,12 @@ class MailboxTable {
   void closeAll();
 
   // Provider interface.
-  Status reserve(uint64_t vaddr, const Placement& where, uint64_t len, Reservation* out);
+  // sender: the node the put came from, checked against the mailbox's AccessPolicy.
+  Status reserve(uint64_t vaddr, const Placement& where, uint64_t len, std::string_view sender, Reservation* out);
   void commit(const Reservation& r, uint64_t ops = 1);
   void cancel(const Reservation& r);
   // reserve + copy + commit, for providers that hold the whole payload in memory.
-  Status deliver(uint64_t vaddr, const Placement& where, const uint8_t* data, uint64_t len);
+  Status deliver(uint64_t vaddr, const Placement& where, const uint8_t* data, uint64_t len, std::string_view sender);
 
   size_t openCount();
   std::shared_ptr<CompletionPage> completionPage(uint32_t index);

@@ -4,13 +4,13 @@
 
 namespace rvma {
 
-void RegionTable::add(uint8_t* data, uint64_t len, uint64_t* key, uint32_t* id) {
+void RegionTable::add(uint8_t* data, uint64_t len, AccessPolicy access, uint64_t* key, uint32_t* id) {
   std::random_device entropy;  // the OS source: keys act as capabilities, so no PRNG
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t k;
   do k = (uint64_t(entropy()) << 32) ^ entropy(); while (k == 0 || regions_.count(k));
   *id = nextId_++;
-  regions_.emplace(k, std::make_unique<Region>(Region{*id, data, len}));
+  regions_.emplace(k, std::make_unique<Region>(Region{*id, data, len, std::move(access)}));
   *key = k;
 }
 
@@ -29,11 +29,19 @@ Status RegionTable::remove(uint64_t key, bool* released) {
   return Status::Ok;
 }
 
-Status RegionTable::reserve(uint64_t key, uint64_t offset, uint64_t len, RegionReservation* out) {
+Status RegionTable::permits(uint64_t key, std::string_view sender) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = regions_.find(key);
+  if (it == regions_.end()) return Status::NoMailbox;
+  return it->second->access.permits(sender) ? Status::Ok : Status::Forbidden;
+}
+
+Status RegionTable::reserve(uint64_t key, uint64_t offset, uint64_t len, std::string_view sender, RegionReservation* out) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = regions_.find(key);
   if (it == regions_.end()) return Status::NoMailbox;
   Region* region = it->second.get();
+  if (!region->access.permits(sender)) return Status::Forbidden;
   if (len > region->len) return Status::TooLarge;
   if (offset > region->len || len > region->len - offset) return Status::OutOfBounds;
   region->inflight++;

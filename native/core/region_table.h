@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 
+#include "access.h"
 #include "event_sink.h"
 #include "status.h"
 
@@ -16,6 +18,7 @@ struct Region {
   uint32_t id;
   uint8_t* data;
   uint64_t len;
+  AccessPolicy access;
   uint32_t inflight = 0;
   bool closed = false;
 };
@@ -29,10 +32,14 @@ struct RegionReservation {
 class RegionTable {
  public:
   explicit RegionTable(EventSink& events) : events_(events) {}
-  void add(uint8_t* data, uint64_t len, uint64_t* key, uint32_t* id);
+  void add(uint8_t* data, uint64_t len, AccessPolicy access, uint64_t* key, uint32_t* id);
   // released: false when a write is still landing (a RegionReleased event follows).
   Status remove(uint64_t key, bool* released);
-  Status reserve(uint64_t key, uint64_t offset, uint64_t len, RegionReservation* out);
+  // sender: the node writing, checked against the region's AccessPolicy.
+  Status reserve(uint64_t key, uint64_t offset, uint64_t len, std::string_view sender, RegionReservation* out);
+  // Whether `sender` may write region `key` at all: Ok, NoMailbox (no such key) or Forbidden.
+  // A transport that lends a pinned region to a peer asks this before every loan.
+  Status permits(uint64_t key, std::string_view sender);
   // Reserves the whole region for a transport that lets a peer write it directly (RDMA):
   // it is not released until cancel(), so its memory outlives every write in flight.
   Status pin(uint64_t key, RegionReservation* out);

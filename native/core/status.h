@@ -19,6 +19,7 @@ enum class Status : int32_t {
   PeerLost = 10,        // the peer went away while the put was in flight
   Registration = 11,    // memory could not be registered for RDMA (the locked-memory limit)
   Ambiguous = 12,       // a re-sent put the receiver can no longer tell from its first delivery: refused, not placed twice
+  Forbidden = 13,       // the mailbox or region does not allow puts from the sending node
 };
 
 inline bool ok(Status s) { return s == Status::Ok; }

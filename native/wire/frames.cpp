@@ -17,7 +17,7 @@ uint64_t get64(const uint8_t* p) { uint64_t v; std::memcpy(&v, p, 8); return le6
 // The statuses a receiver refuses a put with (core/status.h); nothing else may come back.
 // 12 (Ambiguous): a put sent again that the receiver can no longer tell from its first delivery.
 bool isRefusal(uint16_t status) {
-  return status == 1 || status == 2 || status == 3 || status == 4 || status == 5 || status == 10 || status == 12;
+  return status == 1 || status == 2 || status == 3 || status == 4 || status == 5 || status == 10 || status == 12 || status == 13;
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 namespace rvma::wire {
 
 constexpr uint32_t kMagic = 0x414d5652;  // "RVMA" as bytes on the wire
-constexpr uint16_t kVersion = 3;  // 2: Window and Floor frames, Nack status 12 (Ambiguous); 3: Acks frames
+constexpr uint16_t kVersion = 4;  // 2: Window and Floor frames, Nack status 12 (Ambiguous); 3: Acks frames; 4: Nack status 13 (Forbidden)
 constexpr size_t kHelloBytes = 32;       // followed by the node id
 constexpr size_t kMaxNodeIdBytes = 255;
 constexpr size_t kMaxAddressBytes = 255;

@@ -93,6 +93,25 @@ export interface MailboxOptions {
   threshold?: number | bigint;
   /** Most buffers posted at once. Default 16. */
   maxBuffers?: number;
+  /**
+   * The node ids whose puts the mailbox accepts; others are refused with ERR_RVMA_FORBIDDEN
+   * before a byte is placed. Default: every node. A peer's node id is the one its connection
+   * was set up with (see docs/security.md: without peer authentication, what it claims).
+   */
+  allow?: string[];
+}
+
+/** registerRegion's options. */
+export interface RegionOptions {
+  /** The node ids whose raw writes the region accepts (as MailboxOptions.allow). Default: every node. */
+  allow?: string[];
+}
+
+/** A non-empty list of node ids, or undefined (everyone). */
+export function parseAllow(call: string, allow: unknown): string[] | undefined {
+  if (allow === undefined) return undefined;
+  if (!Array.isArray(allow) || allow.length === 0) throw invalid(call, 'allow must be a non-empty array of node ids');
+  return allow.map((id, i) => checkString(call, `allow[${i}]`, id));
 }
 
 export interface PutOptions {

@@ -25,6 +25,8 @@ import {
   CountedPutOptions,
   PutOptions,
   RESERVED_VADDR_MAX,
+  RegionOptions,
+  parseAllow,
   parseCountedPutOptions,
   parseCreateOptions,
   parsePutOptions,
@@ -48,6 +50,7 @@ export type {
   Capabilities,
   RdmaDevice,
   RdmaPort,
+  RegionOptions,
   EndpointOptions,
   MailboxOptions,
   PeerLostInfo,
@@ -418,12 +421,13 @@ export class Endpoint extends EventEmitter {
 
   /** @internal Opens any vaddr, reserved ones included (used by the library's own protocols). */
   openAt(call: string, vaddr: bigint, options?: MailboxOptions): Mailbox {
-    const o = checkOptions<MailboxOptions>(call, options, ['epoch', 'threshold', 'maxBuffers']);
+    const o = checkOptions<MailboxOptions>(call, options, ['epoch', 'threshold', 'maxBuffers', 'allow']);
     const epoch = checkOneOf<EpochType>(call, 'epoch', o.epoch ?? 'bytes', ['bytes', 'ops']);
     const threshold = o.threshold === undefined ? 0n : checkU64(call, 'threshold', o.threshold, 1n);
     const maxBuffers = checkInteger(call, 'maxBuffers', o.maxBuffers ?? 16, 1, MAX_BUFFERS_LIMIT);
+    const allow = parseAllow(call, o.allow);
     this.assertOpen(call);
-    const opened = this.handle.openMailbox(vaddr, epoch === 'ops' ? 1 : 0, threshold, maxBuffers);
+    const opened = this.handle.openMailbox(vaddr, epoch === 'ops' ? 1 : 0, threshold, maxBuffers, allow);
     if (typeof opened === 'number') throw statusError(opened, { op: call, vaddr });
     const [id, slot] = opened;
     const mailbox = new Mailbox(this.host, vaddr, id, epoch, threshold, this.wordsOf(slot));
@@ -526,14 +530,15 @@ export class Endpoint extends EventEmitter {
   }
 
   /** Registers memory for raw one-sided writes from peers; hand region.key to the writers. */
-  registerRegion(sizeOrBuffer: number | ArrayBufferView | ArrayBuffer): Region {
+  registerRegion(sizeOrBuffer: number | ArrayBufferView | ArrayBuffer, options?: RegionOptions): Region {
     const call = 'Endpoint.registerRegion';
+    const allow = parseAllow(call, checkOptions<RegionOptions>(call, options, ['allow']).allow);
     this.assertOpen(call);
     const buffer =
       typeof sizeOrBuffer === 'number'
         ? new Uint8Array(native().allocBuffer(checkInteger(call, 'size', sizeOrBuffer, 1, 2 ** 40)))
         : checkBytes(call, 'buffer', sizeOrBuffer);
-    const [key, id] = this.handle.registerRegion(buffer);
+    const [key, id] = this.handle.registerRegion(buffer, allow);
     const region = new Region(this.regionHost, key, id, buffer);
     this.regions.set(id, region);
     return region;

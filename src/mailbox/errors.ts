@@ -23,7 +23,8 @@ export type RvmaErrorCode =
   | 'ERR_RVMA_OVERFLOW'
   | 'ERR_RVMA_PROTOCOL'
   | 'ERR_RVMA_CHECKSUM'
-  | 'ERR_RVMA_AUTH';
+  | 'ERR_RVMA_AUTH'
+  | 'ERR_RVMA_FORBIDDEN';
 
 export class RvmaError extends Error {
   readonly code: RvmaErrorCode;
@@ -48,6 +49,7 @@ const STATUS_CODES: Record<number, RvmaErrorCode> = {
   10: 'ERR_RVMA_PEER_LOST',
   11: 'ERR_RVMA_REGISTRATION',
   12: 'ERR_RVMA_AMBIGUOUS',
+  13: 'ERR_RVMA_FORBIDDEN',
 };
 
 export function isRvmaErrorCode(value: string): value is RvmaErrorCode {
@@ -105,6 +107,10 @@ const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
   ERR_RVMA_PROTOCOL: () => 'a peer broke the protocol',
   ERR_RVMA_CHECKSUM: () => 'content does not match its checksum',
   ERR_RVMA_AUTH: () => 'authentication failed',
+  ERR_RVMA_FORBIDDEN: (c) =>
+    c.op === 'Endpoint.rawWrite'
+      ? `region ${hex(c.vaddr)}${c.node ? ` on node "${c.node}"` : ''} does not accept raw writes from this node`
+      : `mailbox ${hex(c.vaddr)}${c.node ? ` on node "${c.node}"` : ''} does not accept puts from this node`,
 };
 
 export function statusError(status: number, context: StatusContext): RvmaError {

@@ -4,6 +4,7 @@ export type {
   Capabilities,
   RdmaDevice,
   RdmaPort,
+  RegionOptions,
   EndpointOptions,
   MailboxOptions,
   ProgressMode,

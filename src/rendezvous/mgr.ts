@@ -299,7 +299,8 @@ export class RendezvousMgr {
       );
     }
     pending.mailbox?.close();
-    const mailbox = this.endpoint.openDynamicMailbox({ epoch: 'bytes', maxBuffers: 1 });
+    // Only the node the request went to may fill it: a third node's put is refused natively.
+    const mailbox = this.endpoint.openDynamicMailbox({ epoch: 'bytes', maxBuffers: 1, allow: [pending.peer!] });
     mailbox.post(this.pooled(meta.byteSize) ?? meta.byteSize);
     pending.mailbox = mailbox;
     pending.meta = meta;

@@ -45,6 +45,7 @@ namespace {
 
 constexpr uint64_t kBytesBox = 0x10000;  // bytes epochs of 256-byte buffers
 constexpr uint64_t kOpsBox = 0x10001;    // ops epochs of 3 puts, 64 KiB buffers
+constexpr uint64_t kGuardedBox = 0x10002;  // allows another node only: every put to it is refused
 constexpr uint64_t kTheirBox = 0x20000;
 constexpr uint64_t kRing = kMinRingBytes;
 constexpr size_t kMaxPosts = 64;
@@ -121,11 +122,13 @@ class Harness {
     OpenedMailbox opened;
     require(ok(table_.open(kBytesBox, MailboxConfig{EpochType::Bytes, 0, 4}, &opened)));
     require(ok(table_.open(kOpsBox, MailboxConfig{EpochType::Ops, 3, 4}, &opened)));
+    require(ok(table_.open(kGuardedBox, MailboxConfig{EpochType::Ops, 3, 4, AccessPolicy{{"someone-else"}}}, &opened)));
     for (int i = 0; i < 2; i++) post(kBytesBox, 256);
     for (int i = 0; i < 2; i++) post(kOpsBox, 64 << 10);
+    post(kGuardedBox, 64 << 10);
     region_ = std::make_unique<Guarded>(4096);
     uint32_t id;
-    regions_.add(region_->data(), region_->size(), &regionKey_, &id);
+    regions_.add(region_->data(), region_->size(), {}, &regionKey_, &id);
     sink_.regionBytes = region_->size();
     for (size_t i = 0; i < sizeof source_; i++) source_[i] = uint8_t(i * 7);
   }
@@ -271,7 +274,7 @@ class Harness {
     put.flags = in.byte() % 4;
     put.id = kind & 0x80 ? in.word() : nextPutId_;
     const uint8_t box = in.byte();
-    put.vaddr = box % 4 == 0 ? kBytesBox : box % 4 == 1 ? kOpsBox : box % 4 == 2 ? regionKey_ : in.word();
+    put.vaddr = box % 5 == 0 ? kBytesBox : box % 5 == 1 ? kOpsBox : box % 5 == 2 ? regionKey_ : box % 5 == 3 ? kGuardedBox : in.word();
     put.offset = in.word(2);
     if (put.flags & kFlagAppend) put.offset = 0;
     std::vector<uint8_t> record;

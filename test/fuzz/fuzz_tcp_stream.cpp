@@ -39,7 +39,7 @@ using rvma::fuzz::require;
 namespace {
 
 constexpr uint64_t kBytesBox = 0x10000;  // bytes epochs of 256-byte buffers
-constexpr uint64_t kOpsBox = 0x10001;    // ops epochs of 3 puts, 64 KiB buffers
+constexpr uint64_t kOpsBox = 0x10001;    // ops epochs of 3 puts, 64 KiB buffers; only node fuzz-a may put
 constexpr uint64_t kSmallBox = 0x10002;  // one 16-byte buffer, epoch never ends
 constexpr uint64_t kTheirBox = 0x20000;  // where our own puts go
 constexpr size_t kMaxPosts = 64;
@@ -75,14 +75,14 @@ class Harness {
     provider_->start();
     OpenedMailbox opened;
     require(ok(table_.open(kBytesBox, MailboxConfig{EpochType::Bytes, 0, 4}, &opened)));
-    require(ok(table_.open(kOpsBox, MailboxConfig{EpochType::Ops, 3, 4}, &opened)));
+    require(ok(table_.open(kOpsBox, MailboxConfig{EpochType::Ops, 3, 4, AccessPolicy{{"fuzz-a"}}}, &opened)));
     require(ok(table_.open(kSmallBox, MailboxConfig{EpochType::Ops, 1000, 1}, &opened)));
     for (int i = 0; i < 2; i++) post(kBytesBox, 256);
     for (int i = 0; i < 2; i++) post(kOpsBox, 64 << 10);
     post(kSmallBox, 16);
     region_ = std::make_unique<Guarded>(4096);
     uint32_t id;
-    regions_.add(region_->data(), region_->size(), &regionKey_, &id);
+    regions_.add(region_->data(), region_->size(), {}, &regionKey_, &id);
     sink_.regionBytes = region_->size();
   }
 

@@ -9,7 +9,7 @@ const root = path.join(__dirname, 'corpus');
 
 // --- tcp frames (docs/protocol.md) ---
 const TCP_MAGIC = 0x414d5652;
-const TCP_VERSION = 3;
+const TCP_VERSION = 4;
 const T = { Put: 1, Ack: 2, Nack: 3, Ping: 4, Pong: 5, Error: 6, RawWrite: 7, Floor: 8, Window: 9, Acks: 10 };
 
 function hello(nodeId, address = '') {
@@ -70,6 +70,7 @@ const frames = {
   floor: header({ type: T.Floor, id: 5n }),
   window: header({ type: T.Window, id: 1n }),
   ambiguous: header({ type: T.Nack, id: 1n, status: 12 }),
+  forbidden: header({ type: T.Nack, id: 1n, status: 13 }),
 };
 
 // tcp stream harness: byte 0 = connections, then ops (see fuzz_tcp_stream.cpp).
@@ -126,7 +127,7 @@ const streams = {
 
 // --- verbs control messages (native/providers/verbs/verbs_wire.h) ---
 const V_MAGIC = 0x52564d56;
-const V_VERSION = 2;
+const V_VERSION = 3;
 const V = { Hello: 1, Rts: 2, Ack: 3, RegionQuery: 4, RegionInfo: 5, Raw: 6, Revoke: 7, RevokeAck: 8, Ping: 9, Pong: 10 };
 
 function ctrl(type, size, status = 0) {

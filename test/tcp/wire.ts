@@ -8,7 +8,7 @@
 import * as net from 'node:net';
 
 export const MAGIC = 0x414d5652;
-export const VERSION = 3; // native/wire/frames.h kVersion
+export const VERSION = 4; // native/wire/frames.h kVersion
 export const HELLO_BYTES = 32;
 export const HEADER_BYTES = 40;
 export const PART_EXT_BYTES = 16;

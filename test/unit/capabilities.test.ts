@@ -21,7 +21,7 @@ describe('Endpoint.capabilities', () => {
       }
     }
     // The versions the wire decoders check (native/wire/frames.h, shm_layout.h, verbs_wire.h).
-    expect(caps.protocols).toEqual({ tcp: 3, shm: 1, verbs: 2 });
+    expect(caps.protocols).toEqual({ tcp: 4, shm: 2, verbs: 3 });
     // Without rdma-core no device can be enumerated.
     if (!caps.rdmaCore) expect(caps.devices).toEqual([]);
   });

@@ -14,7 +14,7 @@ void LoopbackProvider::put(const PutRequest& req) {
   bool same = req.incarnation == 0 || req.incarnation == incarnation;
   if (!target || !same) return ctx_.events.putDone(req.id, Status::PeerLost);
   Reservation r;
-  Status s = target->reserve(req.vaddr, req.where, req.len, &r);
+  Status s = target->reserve(req.vaddr, req.where, req.len, ctx_.nodeId, &r);
   if (ok(s)) {
     req.copyTo(r.dst);
     target->commit(r);

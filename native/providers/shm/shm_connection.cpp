@@ -360,8 +360,8 @@ Status ShmConnection::place(const Record& r, bool* fatal) {
   Reservation res;
   RegionReservation raw;
   const bool isRaw = (p.flags & kFlagRaw) != 0;
-  Status s = isRaw ? owner_.ctx().regions.reserve(p.vaddr, p.offset, p.len, &raw)
-                   : owner_.ctx().table.reserve(p.vaddr, Placement{(p.flags & kFlagAppend) != 0, p.offset}, p.len, &res);
+  Status s = isRaw ? owner_.ctx().regions.reserve(p.vaddr, p.offset, p.len, peer_.nodeId, &raw)
+                   : owner_.ctx().table.reserve(p.vaddr, Placement{(p.flags & kFlagAppend) != 0, p.offset}, p.len, peer_.nodeId, &res);
   if (!ok(s)) return s;
   uint8_t* dst = isRaw ? raw.dst : res.dst;
   Pull pulled = Pull::Ok;
@@ -401,8 +401,8 @@ bool ShmConnection::placeChunk(const Record& r) {
     in.put = p;
     const bool isRaw = (p.flags & kFlagRaw) != 0;
     if (p.len > owner_.options().maxPutBytes) in.status = Status::TooLarge;
-    else if (isRaw) in.status = owner_.ctx().regions.reserve(p.vaddr, p.offset, p.len, &in.raw);
-    else in.status = owner_.ctx().table.reserve(p.vaddr, Placement{(p.flags & kFlagAppend) != 0, p.offset}, p.len, &in.res);
+    else if (isRaw) in.status = owner_.ctx().regions.reserve(p.vaddr, p.offset, p.len, peer_.nodeId, &in.raw);
+    else in.status = owner_.ctx().table.reserve(p.vaddr, Placement{(p.flags & kFlagAppend) != 0, p.offset}, p.len, peer_.nodeId, &in.res);
   } else if (p.id != in.put.id || p.flags != in.put.flags || p.vaddr != in.put.vaddr || p.offset != in.put.offset ||
              p.len != in.put.len || r.chunkOffset != in.next) {
     fail(Status::PeerLost, "shm ring: a chunk that does not continue its put", true);
@@ -474,7 +474,7 @@ bool ShmConnection::onRegionRecord(const Record& r) {
     case RecordType::RegionQuery: {
       RegionInfoRecord info{{{uint32_t(RecordType::RegionInfo), sizeof(RegionInfoRecord)}, 0, 0, r.key.key}, 0, 0};
       RegionReservation pin;
-      Status s = owner_.options().cma ? owner_.loans().lend(r.key.key, serial_, &pin) : Status::InvalidArgument;
+      Status s = owner_.options().cma ? owner_.loans().lend(r.key.key, serial_, peer_.nodeId, &pin) : Status::InvalidArgument;
       info.key.status = uint32_t(s);
       if (ok(s)) {
         info.address = reinterpret_cast<uint64_t>(pin.dst);
@@ -533,7 +533,7 @@ void ShmConnection::cancelIncoming() {
 }
 
 bool ShmConnection::onAck(const AckRecord& a) {
-  if (pending_.empty() || pending_.front().wireId != a.id || a.status > uint32_t(Status::Ambiguous)) {
+  if (pending_.empty() || pending_.front().wireId != a.id || a.status > uint32_t(Status::Forbidden)) {
     fail(Status::PeerLost, "shm ring: an answer to no put of ours (" + std::to_string(a.id) + ")", true);
     return false;
   }

@@ -8,7 +8,7 @@
 namespace rvma::shm {
 
 constexpr uint32_t kMagic = 0x48535652;  // "RVSH"
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;  // 2: Ack and RegionInfo status 13 (Forbidden)
 constexpr uint64_t kMinRingBytes = 64ull << 10;
 constexpr uint64_t kMaxRingBytes = 256ull << 20;
 

@@ -2,7 +2,9 @@
 
 namespace rvma::shm {
 
-Status RegionLoans::lend(uint64_t key, uint64_t holder, RegionReservation* out) {
+Status RegionLoans::lend(uint64_t key, uint64_t holder, std::string_view sender, RegionReservation* out) {
+  // Asked at every loan: the pin is shared by every peer that writes the region.
+  if (Status s = regions_.permits(key, sender); !ok(s)) return s;
   auto it = loans_.find(key);
   if (it == loans_.end()) {
     Loan loan;

@@ -5,6 +5,7 @@
 // refused, the region being closed.
 #pragma once
 #include <cstdint>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -19,7 +20,8 @@ class RegionLoans {
   ~RegionLoans() { clear(); }
 
   // Ok and the region's memory: `holder` may write it.
-  Status lend(uint64_t key, uint64_t holder, RegionReservation* out);
+  // sender: the peer's node id, checked against the region's AccessPolicy.
+  Status lend(uint64_t key, uint64_t holder, std::string_view sender, RegionReservation* out);
   // The region closed: the holders that must confirm. None: released already.
   std::vector<uint64_t> revoke(uint64_t key);
   // A holder confirmed a revoke; false if it held no revoked loan of that key.

@@ -129,7 +129,7 @@ RingReader::Next RingReader::next(Record* out, std::string* why, bool refresh) {
         break;
       case RecordType::RegionInfo:
         if (!fixed(&out->regionInfo, sizeof(RegionInfoRecord)) || prefix.bytes != sizeof(RegionInfoRecord) ||
-            out->regionInfo.key.reserved != 0 || out->regionInfo.key.status > uint32_t(Status::Ambiguous)) {
+            out->regionInfo.key.reserved != 0 || out->regionInfo.key.status > uint32_t(Status::Forbidden)) {
           *why = "shm ring: a malformed region answer";
           break;
         }

@@ -1,5 +1,7 @@
 #include "split_receiver.h"
 
+#include "tcp_connection.h"
+
 namespace rvma {
 
 SplitReceiver::~SplitReceiver() { dropBelow(UINT64_MAX); }
@@ -9,7 +11,7 @@ SplitReceiver::Started SplitReceiver::begin(uint64_t id, const wire::FrameHeader
   auto it = entries_.find(id);
   if (it == entries_.end()) {
     Entry e{f.vaddr, ext.putOffset, ext.putLen, f.parts, {}, {}};
-    Status s = table_.reserve(f.vaddr, Placement{false, ext.putOffset}, ext.putLen, &e.res);
+    Status s = table_.reserve(f.vaddr, Placement{false, ext.putOffset}, ext.putLen, conn->peerNodeId(), &e.res);
     if (!ok(s)) return {Begin::Refuse, nullptr, s};
     it = entries_.emplace(id, std::move(e)).first;
   }

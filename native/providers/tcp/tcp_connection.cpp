@@ -466,14 +466,14 @@ bool TcpConnection::onPut(bool raw) {
   if (hdr_.len > owner_.options().maxPutBytes) {
     s = Status::TooLarge;
   } else if (raw) {
-    s = owner_.ctx().regions.reserve(hdr_.vaddr, hdr_.offset, hdr_.len, &rawRes_);
+    s = owner_.ctx().regions.reserve(hdr_.vaddr, hdr_.offset, hdr_.len, peer_.nodeId, &rawRes_);
   } else if ((hdr_.flags & wire::kAppend) && hdr_.len <= kStagedAppendMax) {
     rx_ = Rx::Staged;
     remaining_ = hdr_.len;
     return true;
   } else {
     Placement where{(hdr_.flags & wire::kAppend) != 0, hdr_.offset};
-    s = owner_.ctx().table.reserve(hdr_.vaddr, where, hdr_.len, &res_);
+    s = owner_.ctx().table.reserve(hdr_.vaddr, where, hdr_.len, peer_.nodeId, &res_);
   }
   if (!ok(s)) {
     window_->settle(hdr_.id, s);
@@ -584,7 +584,7 @@ void TcpConnection::placeStaged(const uint8_t* p) {
   rxStart_ += len;
   remaining_ = 0;
   rx_ = Rx::Header;
-  Status s = owner_.ctx().table.deliver(hdr_.vaddr, Placement{true, 0}, p, len);
+  Status s = owner_.ctx().table.deliver(hdr_.vaddr, Placement{true, 0}, p, len, peer_.nodeId);
   window_->settle(hdr_.id, s);
   sendAnswer(hdr_.id, s);
 }

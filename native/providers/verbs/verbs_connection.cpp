@@ -17,7 +17,9 @@ namespace {
 constexpr uint32_t kEagerHeader = sizeof(EagerHeader);
 }  // namespace
 
-bool VerbsConnection::isAnswer(uint16_t s) { return s <= uint16_t(Status::Closed) || s == uint16_t(Status::Registration); }
+bool VerbsConnection::isAnswer(uint16_t s) {
+  return s <= uint16_t(Status::Closed) || s == uint16_t(Status::Registration) || s == uint16_t(Status::Forbidden);
+}
 
 VerbsConnection::VerbsConnection(VerbsProvider& owner, uint32_t id, CmIdPtr cmId, bool outgoing, std::string address)
     : owner_(owner), id_(id), cmId_(std::move(cmId)), outgoing_(outgoing), address_(std::move(address)),
@@ -342,7 +344,7 @@ void VerbsConnection::onEager(uint32_t slot, uint32_t byteLen) {
   const uint8_t* at = ring_.get() + size_t(slot) * slotBytes_;
   Placement where{(h.flags & kAppend) != 0, h.offset};
   Status s = h.len > owner_.options().maxPutBytes ? Status::TooLarge
-                                                  : owner_.ctx().table.deliver(h.vaddr, where, at + kEagerHeader, h.len);
+                                                  : owner_.ctx().table.deliver(h.vaddr, where, at + kEagerHeader, h.len, peerNode_);
   sendAck(h.putId, s, slot);  // the slot is free again: the credit rides on the answer
 }
 
@@ -401,7 +403,7 @@ void VerbsConnection::onHello(const CtrlMsg& msg) {
 void VerbsConnection::onRts(const RtsMsg& m) {
   if (m.len > owner_.options().maxPutBytes) return sendAck(m.putId, Status::TooLarge, kNoSlot);
   Reservation r;
-  Status s = owner_.ctx().table.reserve(m.vaddr, Placement{(m.flags & kAppend) != 0, m.offset}, m.len, &r);
+  Status s = owner_.ctx().table.reserve(m.vaddr, Placement{(m.flags & kAppend) != 0, m.offset}, m.len, peerNode_, &r);
   if (!ok(s)) return sendAck(m.putId, s, kNoSlot);
   if (m.len == 0) {
     owner_.ctx().table.commit(r);

@@ -75,7 +75,7 @@ void VerbsConnection::revoke(uint64_t key) { sendUnsolicited(MsgType::Revoke, ke
 // Lends one of our regions to the peer: its address and key leave this node, by design.
 void VerbsConnection::onRegionQuery(uint64_t key) {
   verbs::RegionLender::Lent lent{};
-  Status s = owner_.lender().lend(key, id_, &lent);
+  Status s = owner_.lender().lend(key, id_, peerNode_, &lent);
   uint32_t index;
   uint8_t* p = ctrlTx(&index);
   if (!p) return;
@@ -104,7 +104,7 @@ void VerbsConnection::onRegionInfo(const RegionInfoMsg& m) {
 // The bytes are in (RC order): the region table decides whether they count.
 void VerbsConnection::onRaw(const RawMsg& m) {
   RegionReservation r;
-  Status s = owner_.ctx().regions.reserve(m.key, m.offset, m.len, &r);
+  Status s = owner_.ctx().regions.reserve(m.key, m.offset, m.len, peerNode_, &r);
   if (ok(s)) owner_.ctx().regions.commit(r);
   sendAck(m.putId, s, kNoSlot);
 }

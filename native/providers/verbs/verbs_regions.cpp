@@ -2,7 +2,9 @@
 
 namespace rvma::verbs {
 
-Status RegionLender::lend(uint64_t key, uint32_t conn, Lent* out) {
+Status RegionLender::lend(uint64_t key, uint32_t conn, std::string_view sender, Lent* out) {
+  // Asked at every loan: the pin and its registration are shared by every peer that writes the region.
+  if (Status s = regions_.permits(key, sender); !ok(s)) return s;
   auto it = loans_.find(key);
   if (it == loans_.end()) {
     Loan loan;

@@ -6,6 +6,7 @@
 // region's, and its notification is refused because the region is closed.
 #pragma once
 #include <cstdint>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -27,7 +28,8 @@ class RegionLender {
 
   // Ok: connection `conn` may write the region. A refusal otherwise (Registration when the
   // device refused to register it).
-  Status lend(uint64_t key, uint32_t conn, Lent* out);
+  // sender: the peer's node id, checked against the region's AccessPolicy.
+  Status lend(uint64_t key, uint32_t conn, std::string_view sender, Lent* out);
   // The region closed: the holders that must confirm the revoke. None: released already.
   std::vector<uint32_t> revoke(uint64_t key);
   // A holder confirmed a revoke; false if it held no revoked loan of that key.

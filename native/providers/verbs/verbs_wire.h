@@ -9,7 +9,7 @@
 namespace rvma::verbs {
 
 constexpr uint32_t kMagic = 0x52564d56;  // "VMVR"
-constexpr uint16_t kVersion = 2;
+constexpr uint16_t kVersion = 3;  // 3: Ack status 13 (Forbidden)
 constexpr uint32_t kCtrlBytes = 512;
 constexpr uint32_t kAppend = 1;
 
