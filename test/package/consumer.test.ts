@@ -52,6 +52,8 @@ describe('the packed package in a new application', () => {
     const shipped = ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/registry/index.d.ts', 'CMakeLists.txt', 'native/engine.cpp', 'LICENSE'];
     // The rvma command runs the benchmarks (with their C baselines) and the demos.
     shipped.push('dist/src/cli/main.js', 'dist/bench/tcp/run.js', 'bench/c/sockbench.c', 'dist/examples/demo/launcher.js');
+    // The README's links to docs/ resolve inside the installed package.
+    shipped.push('README.md', 'docs/api.md', 'docs/cli.md', 'docs/security.md', 'docs/plots/tcp-bandwidth.svg');
     for (const file of shipped) expect(fs.existsSync(path.join(pkg, file))).toBe(true);
     for (const file of ['test', 'bench/tcp', 'dist/test', 'src']) expect(fs.existsSync(path.join(pkg, file))).toBe(false);
   });
