@@ -208,7 +208,8 @@ describe('records whose medians are figures of their own', () => {
     expect(plots.map((p) => p.name)).toEqual(['bandwidth', 'round-trips']);
     const [bw, rtt] = plots.map((p) => p.svg);
     expect(bw).toContain('>rendezvous send/recv (split)<');
-    expect(bw).toContain('>MiB/s of tensor bytes<');
+    // Its rows span more than 30x: a log axis, said in the title.
+    expect(bw).toContain('>MiB/s of tensor bytes (log scale)<');
     expect(count(bw, 'aria-label="min target')).toBe(6);
     expect(count(bw, 'aria-label="min target (met): rendezvous send/recv (same CPU)')).toBe(3);
     expect(rtt).toContain('>ping-pong 8 B<');

@@ -145,6 +145,12 @@ function chart(c: Context, name: string, what: string, marked: boolean, body: Om
   return { name, title: [heading, about].filter(Boolean).join(', '), spec };
 }
 
+/** A unit as an axis title: a long one on two lines, before and from its first parenthesis. */
+function axisTitle(unit: string): string | string[] {
+  const cut = unit.indexOf(' (');
+  return unit.length > 40 && cut > 0 ? [unit.slice(0, cut), unit.slice(cut + 1)] : unit;
+}
+
 /** MiB/s by message size, a line per variant; targets at the levels they ask. */
 function bandwidth(c: Context): Chart | undefined {
   const scenarios = c.r.scenarios.filter((s): s is Scenario & { size: number } => s.kind === 'bw' && s.size !== undefined && s.size > 0);
@@ -161,7 +167,11 @@ function bandwidth(c: Context): Chart | undefined {
     scale: { type: 'log', base: 2, domain: [sizes[0] / 1.6, sizes[sizes.length - 1] * 1.6], nice: false },
     axis: { values: sizes, labelExpr: sizes.map((s) => `datum.value === ${s} ? '${sizeLabel(s)}' : `).join('') + "''", grid: false },
   };
-  const y: Encoding['y'] = { field: 'value', type: 'quantitative', title: unit };
+  // Rows two orders of magnitude apart (memcpy beside a socket) flatten on a linear axis.
+  const values = [...lines, ...marks].map((d) => d.value).filter((v) => v > 0);
+  const wide = Math.max(...values) / Math.min(...values) > 30;
+  const title = axisTitle(wide ? `${unit} (log scale)` : unit);
+  const y: Encoding['y'] = { field: 'value', type: 'quantitative', title, ...(wide ? { scale: { type: 'log' } } : {}) };
   return chart(c, 'bandwidth', 'bandwidth', marks.length > 0, {
     width: WIDTH - 80,
     height: 320,
