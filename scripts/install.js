@@ -16,7 +16,7 @@ const checkout = fs.existsSync(path.join(root, '.git'));
 const reasons = [];
 for (const file of checkout ? [] : prebuilt) {
   // Loaded in a child process: a library missing here must not take down this one.
-  const probe = spawnSync(process.execPath, ['-e', 'require(process.argv[1])', file], { encoding: 'utf8' });
+  const probe = spawnSync(process.execPath, ['-e', 'require(process.argv[1])', file], { encoding: 'utf8', timeout: 30_000 });
   if (probe.status === 0) {
     console.error(`rvma: using the prebuilt addon ${path.relative(root, file)}`);
     process.exit(0);

@@ -2,6 +2,7 @@
 // The `rvma` command: what this machine offers (info), the benchmarks with plots (bench, plot),
 // a Redis directory's live nodes (directory) and the demos (demo).
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { RvmaError } from '../mailbox/errors';
 import { action } from './action';
 import { SUITES, suiteArguments } from './bench-suites';
 import { packageVersion } from './package-root';
@@ -43,7 +44,7 @@ function addBench(program: Command): void {
           const { runBench } = await import('./bench');
           const out = o.out as string | undefined;
           if (out !== undefined && suite.script().endsWith('host.js')) {
-            throw new Error('--out: the Soft-RoCE guest writes its results into the checkout\'s bench/results');
+            throw new RvmaError('ERR_RVMA_INVALID_ARGUMENT', "--out: the Soft-RoCE guest writes its results into the checkout's bench/results");
           }
           await runBench(suite, suiteArguments(suite, o), { out, plot: o.plot as boolean, png: o.png as boolean, progress: o.progress as boolean });
         }),

@@ -48,8 +48,8 @@ export function roceIpv4(devices: RdmaDevice[]): string | undefined {
   return undefined;
 }
 
-async function attempt(name: string, built: boolean, run: () => Promise<string>): Promise<ProviderProbe> {
-  if (!built) return { name, built, usable: false, detail: 'not in this build' };
+async function attempt(name: string, built: boolean, run: () => Promise<string>, notBuilt = 'not in this build'): Promise<ProviderProbe> {
+  if (!built) return { name, built, usable: false, detail: notBuilt };
   try {
     return { name, built, usable: true, detail: await run() };
   } catch (error) {
@@ -74,9 +74,8 @@ export async function probeProviders(): Promise<ProviderProbe[]> {
       return `a put through a shared ring; large puts: ${caps.cma ? 'pulled with process_vm_readv (CMA)' : 'copied through the ring (CMA refused)'}`;
     }),
   ];
-  const verbsBuilt = built('verbs');
   probes.push(
-    await attempt('verbs', verbsBuilt, async () => {
+    await attempt('verbs', built('verbs'), async () => {
       const active = caps.devices.filter((d) => d.activePorts > 0);
       if (!active.length) {
         throw new Error(caps.devices.length ? 'no RDMA device has an ACTIVE port' : 'no RDMA device (rdma-core finds none)');
@@ -88,8 +87,7 @@ export async function probeProviders(): Promise<ProviderProbe[]> {
       }
       await putBetween({ provider: 'verbs', listen: `rdma://${ip}:0` }, { provider: 'verbs', listen: `rdma://${ip}:0` });
       return `a put over ${active.map((d) => d.name).join(', ')} at ${ip}`;
-    }),
+    }, 'not in this build: the addon was compiled without rdma-core (libibverbs-dev, librdmacm-dev)'),
   );
-  if (!verbsBuilt) probes[probes.length - 1].detail = 'not in this build: the addon was compiled without rdma-core (libibverbs-dev, librdmacm-dev)';
   return probes;
 }

@@ -2,6 +2,7 @@
 // for records whose medians are figures of their own (bench:ring, bench:tcp's rate part), a bar
 // panel per figure. Targets are triangles in the colour of the variant they judge.
 import type { TopLevelSpec } from 'vega-lite';
+import { sizeLabel } from '../../../bench/common/stats';
 import { Results, Scenario } from './read-results';
 import { TargetLevel, targetLevels } from './targets';
 
@@ -26,15 +27,6 @@ const WIDTH = 640;
 const textWidth = (text: string, fontSize = 10): number => 0.8 * fontSize * text.length;
 // Unquoted: resvg skips quoted family names; the first one installed is used.
 const FONT = 'Helvetica, Arial, DejaVu Sans, Liberation Sans, sans-serif';
-const KiB = 1024;
-const MiB = 1024 * KiB;
-
-function sizeLabel(bytes: number): string {
-  if (bytes >= MiB && bytes % MiB === 0) return `${bytes / MiB} MiB`;
-  if (bytes >= KiB && bytes % KiB === 0) return `${bytes / KiB} KiB`;
-  return `${bytes} B`;
-}
-
 /** The target marks' legend entries and shapes (paths in the unit square): up for a floor, down for a ceiling. */
 const STATUS_SHAPES: [string, string][] = [
   ['min target (met)', 'M0,-1L1,0.8L-1,0.8Z'],

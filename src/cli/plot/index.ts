@@ -1,6 +1,7 @@
 // Plots of one saved benchmark results file (bench/common/results.ts): SVG, and PNG beside it.
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
+import { RvmaError } from '../../mailbox/errors';
 import { charts } from './charts';
 import { readResults } from './read-results';
 import { toPng, toSvg } from './render';
@@ -11,7 +12,7 @@ export interface Plot {
   svg: string;
 }
 
-/** The plots of one results record (already JSON.parse'd). Throws Error on a record it cannot read. */
+/** The plots of one results record (already JSON.parse'd). Throws ERR_RVMA_INVALID_ARGUMENT on a record it cannot read. */
 export async function plotRecord(record: unknown, source?: string): Promise<Plot[]> {
   const plots: Plot[] = [];
   for (const c of charts(readResults(record, source))) plots.push({ name: c.name, title: c.title, svg: await toSvg(c.spec) });
@@ -28,7 +29,7 @@ export async function writePlots(resultsFile: string, options: { outDir?: string
   try {
     record = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${resultsFile}: not valid JSON (${(error as Error).message})`);
+    throw new RvmaError('ERR_RVMA_INVALID_ARGUMENT', `${resultsFile}: not valid JSON (${(error as Error).message})`);
   }
   const plots = await plotRecord(record, resultsFile);
   const outDir = options.outDir ?? path.dirname(resultsFile);

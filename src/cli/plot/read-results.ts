@@ -1,6 +1,7 @@
 // Reads one benchmark results record (bench/common/results.ts saveResults) into the typed form
-// the plots are drawn from; a record it cannot read is an Error naming the file and the field.
+// the plots are drawn from; a record it cannot read is ERR_RVMA_INVALID_ARGUMENT naming the file and the field.
 import * as path from 'node:path';
+import { RvmaError } from '../../mailbox/errors';
 
 export interface Scenario {
   id: string;
@@ -89,7 +90,7 @@ const STAMPED = /^(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z\.json$/;
 /** source: the file (or what the record is) that messages name. */
 export function readResults(record: unknown, source = 'results record'): Results {
   const fail = (what: string): never => {
-    throw new Error(`${source}: ${what}`);
+    throw new RvmaError('ERR_RVMA_INVALID_ARGUMENT', `${source}: ${what}`);
   };
   /** x if it passes, else an Error: `name` is missing, or must be `kind`. */
   const check = <T>(x: unknown, name: string, kind: string, ok: (x: unknown) => x is T): T =>
