@@ -21,14 +21,14 @@ uint64_t randomIncarnation() {
 }  // namespace
 
 Engine::Engine(const EngineOptions& options)
-    : options_(options), incarnation_(randomIncarnation()), table_(std::make_shared<MailboxTable>(*this)),
+    : options_(options), incarnation_(randomIncarnation()), auth_(options.authSecret), table_(std::make_shared<MailboxTable>(*this)),
       regions_(*this), progress_(options.progress) {}
 
 std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* status, std::string* error,
                                        ExternalPoller* poller) {
   std::shared_ptr<Engine> engine(new Engine(options));
   if (options.progress == ProgressMode::Loop) engine->progress_.usePoller(poller);
-  ProviderContext ctx{options.nodeId, *engine->table_, engine->regions_, *engine, engine->progress_};
+  ProviderContext ctx{options.nodeId, *engine->table_, engine->regions_, *engine, engine->progress_, engine->auth_};
   const std::string& only = options.provider;
   const bool automatic = only == "auto";
   // Verbs only when asked for: opening a device costs memory and fails without one.
@@ -68,14 +68,14 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
   }
   // Aliasing pointer: a peer holding the table keeps the whole engine (and its sink) alive.
   std::shared_ptr<MailboxTable> table(engine, engine->table_.get());
-  if (!LoopbackFabric::instance().attach(options.nodeId, table, engine->incarnation_)) {
+  if (!LoopbackFabric::instance().attach(options.nodeId, table, engine->incarnation_, &engine->auth_)) {
     *status = Status::MailboxExists;
     *error = "node id \"" + options.nodeId + "\" is already used by an open endpoint in this process";
     return nullptr;
   }
   // Routing order: in-process peers first, then the same host, then the network. Each starts
   // before the worker exists, so no race on its registrations.
-  if (automatic || only == "loopback") engine->providers_.push_back(std::make_unique<LoopbackProvider>(ctx));
+  if (automatic || only == "loopback") engine->providers_.push_back(std::make_unique<LoopbackProvider>(ctx, engine->incarnation_));
   if (verbs) engine->providers_.push_back(std::move(verbs));
   if (shm) {
     shm->start();
@@ -283,6 +283,10 @@ void Engine::regionReleased(uint32_t regionId) {
 
 void Engine::protocolError(const std::string& peer, const std::string& message) {
   push(Event{uint64_t(EventKind::ProtocolError), 0, 0, 0, 0, 0, 0, 0}, {peer, message});
+}
+
+void Engine::authFailed(const std::string& peer, const std::string& message) {
+  push(Event{uint64_t(EventKind::AuthFailed), 0, 0, 0, 0, 0, 0, 0}, {peer, message});
 }
 
 }  // namespace rvma

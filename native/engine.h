@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/peer_auth.h"
 #include "core/event_sink.h"
 #include "core/mailbox_table.h"
 #include "core/put_counters.h"
@@ -32,6 +33,7 @@ enum class EventKind : uint32_t {
   RegionReleased = 7,
   PeerLost = 8,  // texts: the node id, then its incarnation (hex)
   CounterReached = 9,  // id: the put counter's slot, whose armed level was reached
+  AuthFailed = 10,     // texts as ProtocolError: the peer, then why
 };
 
 // Flat so the addon can hand a batch to JS as one typed array (kWords per event).
@@ -54,6 +56,7 @@ struct EngineOptions {
   TcpOptions tcp;
   VerbsOptions verbs;  // used when provider is "verbs" or verbs.listen is set
   ShmOptions shm;      // used when shm.enabled
+  std::string authSecret;  // non-empty: every peer must prove it knows this secret (auth/peer_auth.h)
 };
 
 class Engine final : public EventSink, public std::enable_shared_from_this<Engine> {
@@ -115,6 +118,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   void putFailed(uint64_t putId, Status status, const std::string& reason) override;
   void connected(uint64_t requestId, Status status, const std::string& detail) override;
   void protocolError(const std::string& peer, const std::string& message) override;
+  void authFailed(const std::string& peer, const std::string& message) override;
   void rawWritten(uint32_t regionId, uint64_t offset, uint64_t len) override;
   void peerLost(const std::string& node, uint64_t incarnation) override;
   void regionReleased(uint32_t regionId) override;
@@ -126,6 +130,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
 
   EngineOptions options_;
   uint64_t incarnation_;
+  auth::PeerAuth auth_;
   std::shared_ptr<MailboxTable> table_;
   RegionTable regions_;
   PutCounters counters_;

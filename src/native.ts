@@ -24,6 +24,8 @@ export const enum EventKind {
   PeerLost = 8,
   /** id: the put counter's slot, whose armed level was reached. */
   CounterReached = 9,
+  /** As ProtocolError: the peer, then why it failed authentication. */
+  AuthFailed = 10,
 }
 
 export interface NativeEndpoint {
@@ -94,6 +96,8 @@ export type NativeTcpOptions = TcpOptions & {
   verbs?: VerbsOptions;
   /** Present: the shm provider runs (under `name`, or one of its own). */
   shm?: Omit<ShmOptions, 'enabled'> & { name?: string };
+  /** Present: peers must prove they know this secret. */
+  authSecret?: Buffer;
 };
 
 

@@ -113,6 +113,14 @@ bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
   };
   Napi::Value provider = o.Get("provider");
   if (provider.IsString()) engine->provider = provider.As<Napi::String>().Utf8Value();
+  // The shared secret as bytes (JS checked its length); it stays in native memory only.
+  Napi::Value secret = o.Get("authSecret");
+  if (secret.IsBuffer()) {
+    auto bytes = secret.As<Napi::Buffer<uint8_t>>();
+    engine->authSecret.assign(reinterpret_cast<const char*>(bytes.Data()), bytes.Length());
+  } else if (!secret.IsUndefined()) {
+    return false;
+  }
   Napi::Value listen = o.Get("listen");
   if (listen.IsString()) {
     std::string address = listen.As<Napi::String>().Utf8Value();

@@ -29,6 +29,9 @@ class EventSink {
   virtual void regionReleased(uint32_t regionId) = 0;
   // A peer broke the protocol or failed the handshake; that connection was closed.
   virtual void protocolError(const std::string& peer, const std::string& message) = 0;
+  // A peer failed authentication (peer: its address, or the node id it claimed); that
+  // connection was closed before any of its frames was read.
+  virtual void authFailed(const std::string& peer, const std::string& message) = 0;
 };
 
 }  // namespace rvma

@@ -25,6 +25,8 @@ struct OpenedMailbox {
 class MailboxTable {
  public:
   explicit MailboxTable(EventSink& events) : events_(events) {}
+  // Where this table's endpoint reports upward (the loopback provider reports refusals there).
+  EventSink& events() { return events_; }
   ~MailboxTable();
 
   Status open(uint64_t vaddr, const MailboxConfig& cfg, OpenedMailbox* out);

@@ -20,6 +20,7 @@ enum class Status : int32_t {
   Registration = 11,    // memory could not be registered for RDMA (the locked-memory limit)
   Ambiguous = 12,       // a re-sent put the receiver can no longer tell from its first delivery: refused, not placed twice
   Forbidden = 13,       // the mailbox or region does not allow puts from the sending node
+  Auth = 14,            // the peer failed authentication (or one side authenticates and the other does not)
 };
 
 inline bool ok(Status s) { return s == Status::Ok; }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../auth/peer_auth.h"
 #include "../core/event_sink.h"
 #include "../core/mailbox.h"
 #include "../core/mailbox_table.h"
@@ -72,6 +73,7 @@ struct ProviderContext {
   RegionTable& regions;
   EventSink& events;
   Progress& progress;
+  const auth::PeerAuth& auth;  // enabled: every peer proves the shared secret before its first frame counts
 };
 
 // A connected peer as a provider describes it (Endpoint.peers()).

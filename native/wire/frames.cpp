@@ -29,7 +29,9 @@ std::string encodeHello(const Hello& h) {
   put16(fixed + 6, uint16_t(h.nodeId.size()));
   put64(fixed + 8, h.incarnation);
   put16(fixed + 16, uint16_t(h.listenAddress.size()));
+  put16(fixed + 18, h.flags);
   std::string out(reinterpret_cast<const char*>(fixed), kHelloBytes);
+  out.append(reinterpret_cast<const char*>(h.nonce.data()), h.nonce.size());
   return out + h.nodeId + h.listenAddress;
 }
 
@@ -41,8 +43,10 @@ DecodeResult decodeHelloFixed(const uint8_t in[kHelloBytes], Hello* h, size_t* n
   *nodeIdLen = get16(in + 6);
   h->incarnation = get64(in + 8);
   *addressLen = get16(in + 16);
+  h->flags = get16(in + 18);
   if (*nodeIdLen == 0 || *nodeIdLen > kMaxNodeIdBytes || *addressLen > kMaxAddressBytes) return DecodeResult::Malformed;
-  for (size_t i = 18; i < kHelloBytes; i++) {
+  if ((h->flags & ~kHelloAuth) != 0) return DecodeResult::Malformed;
+  for (size_t i = 20; i < kHelloBytes; i++) {
     if (in[i] != 0) return DecodeResult::Malformed;
   }
   return DecodeResult::Ok;

@@ -1,6 +1,7 @@
 // Byte layouts of everything that crosses a stream transport (tcp), with bounds-checked
 // decoding. Little-endian on the wire. docs/protocol.md describes the same bytes.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -8,8 +9,13 @@
 namespace rvma::wire {
 
 constexpr uint32_t kMagic = 0x414d5652;  // "RVMA" as bytes on the wire
-constexpr uint16_t kVersion = 4;  // 2: Window and Floor frames, Nack status 12 (Ambiguous); 3: Acks frames; 4: Nack status 13 (Forbidden)
-constexpr size_t kHelloBytes = 32;       // followed by the node id
+// 2: Window and Floor frames, Nack status 12 (Ambiguous); 3: Acks frames; 4: Nack status 13
+// (Forbidden); 5: the hello's nonce and auth flag, and the proof after it.
+constexpr uint16_t kVersion = 5;
+constexpr size_t kHelloBytes = 32;       // the fixed part: followed by the nonce, the node id, the address
+constexpr size_t kNonceBytes = 32;
+constexpr size_t kProofBytes = 32;       // follows the hello when both sides authenticate
+constexpr uint16_t kHelloAuth = 1;       // hello flag: this side authenticates (and requires it)
 constexpr size_t kMaxNodeIdBytes = 255;
 constexpr size_t kMaxAddressBytes = 255;
 constexpr size_t kHeaderBytes = 40;
@@ -24,7 +30,9 @@ constexpr uint64_t kMaxFrameBytes = 1ull << 40;
 struct Hello {
   uint32_t magic = kMagic;
   uint16_t version = kVersion;
+  uint16_t flags = 0;  // kHelloAuth
   uint64_t incarnation = 0;
+  std::array<uint8_t, kNonceBytes> nonce{};  // fresh per connection: what the peer's proof covers
   std::string nodeId;
   std::string listenAddress;  // where this node accepts connections ("" if it does not)
 };
@@ -66,9 +74,9 @@ struct PartExt {
 
 enum class DecodeResult { Ok, BadMagic, BadVersion, Malformed };
 
-// The fixed part followed by the node id and the listen address.
+// The fixed part followed by the nonce, the node id and the listen address.
 std::string encodeHello(const Hello& h);
-// Reads the fixed part; the node id (*nodeIdLen bytes) and address (*addressLen) follow.
+// Reads the fixed part; the nonce, node id (*nodeIdLen bytes) and address (*addressLen) follow.
 DecodeResult decodeHelloFixed(const uint8_t in[kHelloBytes], Hello* h, size_t* nodeIdLen, size_t* addressLen);
 
 void encodeHeader(const FrameHeader& f, uint8_t out[kHeaderBytes]);

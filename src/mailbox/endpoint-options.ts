@@ -4,6 +4,7 @@ import type { Directory } from '../../registry/directory';
 import { EpochType } from './mailbox';
 import { PutCounter } from './put-counter';
 import { checkBoolean, checkInteger, checkOneOf, checkOptions, checkString, checkU64, invalid } from './validate';
+import { AuthOptions, parseAuthOptions } from './auth-options';
 import { ShmOptions, parseShmOptions } from './shm-options';
 import { VerbsOptions, parseVerbsOptions } from './verbs-options';
 import { checkWaitOptions } from './wait';
@@ -42,6 +43,13 @@ export interface TcpOptions {
 export interface PeerLostInfo {
   nodeId: string;
   incarnation: string;
+}
+
+/** A peer that failed authentication (its connection was closed before any of its puts was read). */
+export interface AuthFailedInfo {
+  /** The peer's address (or 'loopback:NODE'), as this endpoint saw it. */
+  peer: string;
+  message: string;
 }
 
 /** A peer that broke the protocol or failed the handshake (its connection was closed). */
@@ -84,6 +92,13 @@ export interface EndpointOptions {
   directory?: Directory;
   /** Labels published in the directory, e.g. TensorFlow task names ('/job:worker/replica:0/task:1'). */
   labels?: string[];
+  /**
+   * Peer authentication: every peer, on every provider, must prove it knows this shared
+   * secret (a mutual HMAC-SHA256 challenge-response) before any of its puts is read. Peers
+   * without it, or with another secret, are refused with ERR_RVMA_AUTH and reported as
+   * 'authFailed'. Default: none (peers are trusted; see docs/security.md).
+   */
+  auth?: AuthOptions;
 }
 
 export interface MailboxOptions {
@@ -207,6 +222,8 @@ export interface CreateSettings {
   shm: (Omit<ShmOptions, 'enabled'> & { name?: string }) | undefined;
   labels: string[];
   directory: Directory | undefined;
+  /** The shared secret of `auth`, undefined without it. */
+  authSecret: Buffer | undefined;
 }
 
 /** Checks Endpoint.create's options and fills in the defaults. */
@@ -222,6 +239,7 @@ export function parseCreateOptions(options: unknown): CreateSettings {
     'shm',
     'directory',
     'labels',
+    'auth',
   ]);
   const nodeId = o.nodeId === undefined ? randomBytes(8).toString('hex') : checkString(call, 'nodeId', o.nodeId);
   if (Buffer.byteLength(nodeId) > MAX_NODE_ID_BYTES) {
@@ -273,7 +291,8 @@ export function parseCreateOptions(options: unknown): CreateSettings {
   if (o.directory !== undefined && (typeof o.directory !== 'object' || typeof o.directory.register !== 'function')) {
     throw invalid(call, 'directory must implement the Directory interface');
   }
-  return { nodeId, progress, provider, listen, tcp, verbs, shm, labels, directory: o.directory };
+  const authSecret = parseAuthOptions(call, o.auth);
+  return { nodeId, progress, provider, listen, tcp, verbs, shm, labels, directory: o.directory, authSecret };
 }
 
 /** A put's options, checked, with offset and append resolved. */

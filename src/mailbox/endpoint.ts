@@ -22,6 +22,7 @@ import {
   PeerLostInfo,
   ProgressMode,
   ProtocolErrorInfo,
+  AuthFailedInfo,
   CountedPutOptions,
   PutOptions,
   RESERVED_VADDR_MAX,
@@ -56,12 +57,14 @@ export type {
   PeerLostInfo,
   ProgressMode,
   ProtocolErrorInfo,
+  AuthFailedInfo,
   ProviderName,
   CountedPutOptions,
   PutOptions,
   TcpOptions,
 } from './endpoint-options';
 export type { ShmOptions } from './shm-options';
+export type { AuthOptions } from './auth-options';
 export type { PutData } from './put-data';
 
 let builtProviders: string[] | undefined;
@@ -137,10 +140,12 @@ export class Endpoint extends EventEmitter {
 
   /** Creates an endpoint. Rejects with ERR_RVMA_INVALID_ARGUMENT on bad options or a busy listen address. */
   static async create(options?: EndpointOptions): Promise<Endpoint> {
-    const { nodeId, progress, provider, listen, tcp, verbs, shm, labels, directory: given } = parseCreateOptions(options);
+    const { nodeId, progress, provider, listen, tcp, verbs, shm, labels, directory: given, authSecret } =
+      parseCreateOptions(options);
     const ownsDirectory = given === undefined;
     const directory = given ?? new MemoryDirectory();
-    const endpoint = new Endpoint(nodeId, progress, { ...tcp, listen, provider, verbs, shm }, directory, ownsDirectory);
+    const endpoint = new Endpoint(nodeId, progress, { ...tcp, listen, provider, verbs, shm, authSecret }, directory, ownsDirectory);
+    authSecret?.fill(0); // the native side holds its copy
     endpoint.labels = Object.freeze([...labels]);
     try {
       await directory.register(endpoint.record(labels));
@@ -805,6 +810,10 @@ export class Endpoint extends EventEmitter {
         const at = events[i + 2];
         const info: ProtocolErrorInfo = { peer: texts![at], message: texts![at + 1] };
         this.emit('protocolError', info);
+      } else if (kind === EventKind.AuthFailed) {
+        const at = events[i + 2];
+        const info: AuthFailedInfo = { peer: texts![at], message: texts![at + 1] };
+        this.emit('authFailed', info);
       }
     }
   }

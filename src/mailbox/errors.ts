@@ -50,6 +50,7 @@ const STATUS_CODES: Record<number, RvmaErrorCode> = {
   11: 'ERR_RVMA_REGISTRATION',
   12: 'ERR_RVMA_AMBIGUOUS',
   13: 'ERR_RVMA_FORBIDDEN',
+  14: 'ERR_RVMA_AUTH',
 };
 
 export function isRvmaErrorCode(value: string): value is RvmaErrorCode {
@@ -106,7 +107,8 @@ const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
   ERR_RVMA_OVERFLOW: () => 'too many unconsumed events',
   ERR_RVMA_PROTOCOL: () => 'a peer broke the protocol',
   ERR_RVMA_CHECKSUM: () => 'content does not match its checksum',
-  ERR_RVMA_AUTH: () => 'authentication failed',
+  ERR_RVMA_AUTH: (c) =>
+    c.node ? `node "${c.node}" and this endpoint could not authenticate each other` : 'authentication failed',
   ERR_RVMA_FORBIDDEN: (c) =>
     c.op === 'Endpoint.rawWrite'
       ? `region ${hex(c.vaddr)}${c.node ? ` on node "${c.node}"` : ''} does not accept raw writes from this node`

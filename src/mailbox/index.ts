@@ -11,6 +11,8 @@ export type {
   PeerInfo,
   PeerLostInfo,
   ProtocolErrorInfo,
+  AuthFailedInfo,
+  AuthOptions,
   ProviderName,
   PutData,
   CountedPutOptions,

@@ -7,11 +7,12 @@ LoopbackFabric& LoopbackFabric::instance() {
   return *fabric;
 }
 
-bool LoopbackFabric::attach(const std::string& nodeId, std::weak_ptr<MailboxTable> table, uint64_t incarnation) {
+bool LoopbackFabric::attach(const std::string& nodeId, std::weak_ptr<MailboxTable> table, uint64_t incarnation,
+                            const auth::PeerAuth* auth) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = nodes_[nodeId];
   if (!slot.table.expired()) return false;
-  slot = Node{std::move(table), incarnation};
+  slot = Node{std::move(table), incarnation, auth};
   return true;
 }
 
@@ -23,11 +24,13 @@ void LoopbackFabric::detach(const std::string& nodeId, const MailboxTable* table
   if (!live || live.get() == table) nodes_.erase(it);
 }
 
-std::shared_ptr<MailboxTable> LoopbackFabric::find(const std::string& nodeId, uint64_t* incarnation) {
+std::shared_ptr<MailboxTable> LoopbackFabric::find(const std::string& nodeId, uint64_t* incarnation,
+                                                   const auth::PeerAuth** auth) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = nodes_.find(nodeId);
   if (it == nodes_.end()) return nullptr;
   if (incarnation) *incarnation = it->second.incarnation;
+  if (auth) *auth = it->second.auth;
   return it->second.table.lock();
 }
 

@@ -28,6 +28,8 @@ constexpr int kMaxIov = 256;
 // by many senders stay parseable while connections break.
 constexpr uint64_t kStagedAppendMax = 4096;
 static_assert(kStagedAppendMax <= kRxBuffer, "a staged append must fit the staging buffer");
+constexpr auth::Context kAuthContext{"tcp", wire::kVersion};
+static_assert(wire::kNonceBytes == auth::kNonceBytes && wire::kProofBytes == auth::kProofBytes, "one nonce, one proof");
 }  // namespace
 
 TcpConnection::TcpConnection(TcpProvider& owner, int fd, bool outgoing, std::string dialAddress, uint64_t serial)
@@ -49,7 +51,8 @@ void TcpConnection::start(uint64_t nowMs) {
 void TcpConnection::onConnected() {
   state_ = State::Handshake;
   TxItem item;
-  item.owned = wire::encodeHello(owner_.hello(fd_));
+  hello_ = owner_.hello(fd_);
+  item.owned = wire::encodeHello(hello_);
   tx_.push_back(std::move(item));
   flush();
 }
@@ -294,13 +297,22 @@ bool TcpConnection::process() {
                               : ""));
             return false;
           }
-          helloNeed_ += nodeIdLen_ + addressLen_;
+          helloNeed_ += wire::kNonceBytes + nodeIdLen_ + addressLen_;
           continue;
         }
-        peer_.nodeId.assign(reinterpret_cast<const char*>(p + wire::kHelloBytes), nodeIdLen_);
-        peer_.listenAddress.assign(reinterpret_cast<const char*>(p + wire::kHelloBytes + nodeIdLen_), addressLen_);
+        const uint8_t* rest = p + wire::kHelloBytes;
+        std::memcpy(peer_.nonce.data(), rest, wire::kNonceBytes);
+        rest += wire::kNonceBytes;
+        peer_.nodeId.assign(reinterpret_cast<const char*>(rest), nodeIdLen_);
+        peer_.listenAddress.assign(reinterpret_cast<const char*>(rest + nodeIdLen_), addressLen_);
         rxStart_ += helloNeed_;
         if (!onHello()) return false;
+        continue;
+      }
+      case Rx::Proof: {
+        if (avail < wire::kProofBytes) return true;
+        rxStart_ += wire::kProofBytes;
+        if (!onProof(p)) return false;
         continue;
       }
       case Rx::Header: {
@@ -360,11 +372,46 @@ bool TcpConnection::process() {
 }
 
 bool TcpConnection::onHello() {
+  const auth::PeerAuth& auth = owner_.ctx().auth;
+  if (((peer_.flags & wire::kHelloAuth) != 0) != auth.enabled()) {
+    authFail(auth::mismatch(auth.enabled()));
+    return false;
+  }
   if (!expectedNode_.empty() && peer_.nodeId != expectedNode_) {
     wrongNode_ = true;
     fail(Status::PeerLost, dialAddress_ + " is now node \"" + peer_.nodeId + "\", not \"" + expectedNode_ + "\"", false);
     return false;
   }
+  if (!auth.enabled()) return becomeReady();
+  // Our proof goes out now; nothing of the peer's but its proof is read until it verifies.
+  TxItem item;
+  auth::Proof proof = auth.prove(kAuthContext, self(), peer());
+  item.owned.assign(reinterpret_cast<const char*>(proof.data()), proof.size());
+  tx_.push_back(std::move(item));
+  flush();
+  rx_ = Rx::Proof;
+  return state_ != State::Dead;
+}
+
+auth::Party TcpConnection::self() const {
+  return auth::Party{outgoing_ ? auth::Role::Dialer : auth::Role::Acceptor, hello_.nonce, hello_.nodeId,
+                     hello_.incarnation};
+}
+
+auth::Party TcpConnection::peer() const {
+  return auth::Party{outgoing_ ? auth::Role::Acceptor : auth::Role::Dialer, peer_.nonce, peer_.nodeId,
+                     peer_.incarnation};
+}
+
+bool TcpConnection::onProof(const uint8_t* proof) {
+  if (!owner_.ctx().auth.verify(kAuthContext, peer(), self(), proof)) {
+    authFail(auth::kBadProof);
+    return false;
+  }
+  return becomeReady();
+}
+
+bool TcpConnection::becomeReady() {
   rx_ = Rx::Header;
   state_ = State::Ready;
   window_ = owner_.attachSender(peer_.nodeId, peer_.incarnation);
@@ -651,6 +698,17 @@ void TcpConnection::protocolFail(const std::string& why) {
     flush();
     if (state_ == State::Dead) return;
   }
+  sendErrorText(why);
+  fail(Status::PeerLost, why, true);
+}
+
+void TcpConnection::authFail(const std::string& why) {
+  sendErrorText(why);  // the peer learns why; it has our proof (if any) already
+  authRefused_ = true;
+  fail(Status::Auth, why, false);
+}
+
+void TcpConnection::sendErrorText(const std::string& why) {
   wire::FrameHeader err{wire::FrameType::Error};
   std::string text = why.substr(0, wire::kMaxErrorTextBytes);
   err.len = text.size();
@@ -665,7 +723,6 @@ void TcpConnection::protocolFail(const std::string& why) {
     ssize_t n = sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     (void)n;
   }
-  fail(Status::PeerLost, why, true);
 }
 
 void TcpConnection::fail(Status status, const std::string& why, bool protocolError) {
@@ -708,6 +765,9 @@ void TcpConnection::fail(Status status, const std::string& why, bool protocolErr
   for (size_t i = 0; i < answered; i++) owner_.putFinished(pending[i].put, pending[i].status);
   std::string peer = peer_.nodeId.empty() ? dialAddress_ : peer_.nodeId;
   if (protocolError) owner_.ctx().events.protocolError(peer, why);
+  if (status == Status::Auth) {
+    owner_.ctx().events.authFailed(dialAddress_, peer_.nodeId.empty() ? why : why + " (it claimed node \"" + peer_.nodeId + "\")");
+  }
   for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, status, why);
   connectRequests_.clear();
   owner_.onDead(this, wasReady, transient, status, why, std::move(unanswered));

@@ -61,6 +61,8 @@ class TcpConnection {
   // at the address), or another node than the expected one answered.
   bool refused() const { return refused_; }
   bool wrongNode() const { return wrongNode_; }
+  // ...or the peer failed authentication: dialing it again will not help.
+  bool authRefused() const { return authRefused_; }
 
  private:
   struct TxItem {
@@ -95,7 +97,7 @@ class TcpConnection {
     OutPut put;
     Status status = Status::Ok;
   };
-  enum class Rx { Hello, Header, PartExt, Payload, Staged, Drain, ErrorText };
+  enum class Rx { Hello, Proof, Header, PartExt, Payload, Staged, Drain, ErrorText };
 
   void onIo(uint32_t events);
   void onConnected();
@@ -108,6 +110,10 @@ class TcpConnection {
   bool readSome();
   bool process();
   bool onHello();
+  bool onProof(const uint8_t* proof);
+  bool becomeReady();
+  auth::Party self() const;
+  auth::Party peer() const;
   bool onHeader();
   bool onPut(bool raw);
   bool onPartExt(const uint8_t* p);
@@ -124,6 +130,9 @@ class TcpConnection {
   void answer(uint64_t putId, Status status);
   void finishAnswered();
   void protocolFail(const std::string& why);
+  // The peer failed authentication: closed with status Auth, reported as authFailed.
+  void authFail(const std::string& why);
+  void sendErrorText(const std::string& why);
 
   TcpProvider& owner_;
   int fd_;
@@ -133,9 +142,10 @@ class TcpConnection {
   uint64_t serial_;
   State state_;
   wire::Hello peer_;
+  wire::Hello hello_;  // ours, as sent: the proofs cover its nonce
   std::vector<uint64_t> connectRequests_;
   std::string expectedNode_;
-  bool refused_ = false, wrongNode_ = false;
+  bool refused_ = false, wrongNode_ = false, authRefused_ = false;
   uint64_t startedMs_ = 0, lastRxMs_ = 0, lastTxMs_ = 0;
   bool wantWrite_ = false;
 

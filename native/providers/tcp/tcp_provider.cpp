@@ -116,6 +116,8 @@ wire::Hello TcpProvider::hello(int fd) const {
   h.incarnation = incarnation_;
   h.nodeId = ctx_.nodeId;
   h.listenAddress = bound_;
+  h.flags = ctx_.auth.enabled() ? wire::kHelloAuth : 0;
+  auth::PeerAuth::freshNonce(&h.nonce);
   if (listenFd_ >= 0 && wildcard_) {
     sockaddr_storage local{};
     socklen_t len = sizeof local;

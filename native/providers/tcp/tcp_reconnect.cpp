@@ -112,8 +112,8 @@ void TcpProvider::keepDialing(const std::string& node) {
 void TcpProvider::onRedialDead(TcpConnection* conn) {
   const std::string node = conn->expectedNode();
   if (!reconnecting_.count(node)) return;
-  if (conn->refused() || conn->wrongNode()) {
-    giveUp(node, Status::PeerLost);
+  if (conn->refused() || conn->wrongNode() || conn->authRefused()) {
+    giveUp(node, conn->authRefused() ? Status::Auth : Status::PeerLost);
     return;
   }
   keepDialing(node);
