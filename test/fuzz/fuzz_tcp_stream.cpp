@@ -5,7 +5,9 @@
 // driven by hand on this thread (loop progress).
 //
 // Input: byte 0 picks the connections (bits 0-1: count - 1; bit 2: the last one is another
-// node). Then operations, each one byte: bits 0-1 the connection, bits 2-7 the kind:
+// node) and authentication (bit 3: the receiver has a secret and every connection proves it;
+// bit 4: ...with a wrong proof; bit 5: the hello's auth flag is the opposite of the
+// receiver's). Then operations, each one byte: bits 0-1 the connection, bits 2-7 the kind:
 //   0-31  write 1 + next byte bytes of the input to it   32-47 write next 2 bytes (LE) bytes
 //   48-55 let the provider run (read what was written)   56-59 close it
 //   60-63 put 16 more bytes of ours to the peer (its answers become valid input; 64 at most)
@@ -13,8 +15,9 @@
 // random, so raw writes can reach the region.
 //
 // Checks: no byte lands outside a posted buffer or the region (canaries; ASan sees the rest),
-// every put of ours is reported exactly once, and no reservation outlives its connection
-// (the final closeAll would wait forever: libFuzzer reports the hang).
+// every put of ours is reported exactly once, no reservation outlives its connection
+// (the final closeAll would wait forever: libFuzzer reports the hang), and a connection that
+// failed authentication places nothing and is reported as authFailed.
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -56,21 +59,42 @@ class Sink : public EventSink {
   uint64_t regionBytes = 0;
   void completions(const std::vector<CompletionRecord>& records) override {
     retired.insert(retired.end(), records.begin(), records.end());
+    epochs += records.size();
   }
+  size_t epochs = 0;
   void mailboxReleased(uint32_t) override {}
   void putDone(uint64_t putId, Status) override { answers[putId]++; }
   void connected(uint64_t, Status, const std::string&) override {}
   void peerLost(const std::string&, uint64_t) override {}
-  void rawWritten(uint32_t, uint64_t offset, uint64_t len) override { require(offset + len <= regionBytes); }
+  void rawWritten(uint32_t, uint64_t offset, uint64_t len) override {
+    require(offset + len <= regionBytes);
+    rawWrites++;
+  }
+  size_t rawWrites = 0;
   void regionReleased(uint32_t) override {}
   void protocolError(const std::string&, const std::string&) override {}
+  void authFailed(const std::string&, const std::string&) override { authFailures++; }
+  int authFailures = 0;
+};
+
+constexpr char kSecret[] = "fuzzing secret, 32 bytes long!!";
+constexpr auth::Context kTcpAuth{"tcp", wire::kVersion};
+
+// How the harness's peers authenticate (input byte 0, bits 3-5).
+struct AuthMode {
+  bool on = false;         // the receiver has a secret
+  bool wrongProof = false;
+  bool flagFlipped = false;  // the hello says the opposite of the receiver
+  bool fails() const { return flagFlipped || (on && wrongProof); }
 };
 
 class Harness {
  public:
-  Harness() : table_(sink_), regions_(sink_), progress_(ProgressMode::Loop) {
+  explicit Harness(AuthMode mode)
+      : mode_(mode), auth_(mode.on ? auth::PeerAuth(kSecret) : auth::PeerAuth()), table_(sink_), regions_(sink_),
+        progress_(ProgressMode::Loop) {
     progress_.usePoller(&poller_);
-    provider_ = std::make_unique<TcpProvider>(ProviderContext{"receiver", table_, regions_, sink_, progress_},
+    provider_ = std::make_unique<TcpProvider>(ProviderContext{"receiver", table_, regions_, sink_, progress_, auth_},
                                               TcpOptions{}, 7);
     provider_->start();
     OpenedMailbox opened;
@@ -95,10 +119,38 @@ class Harness {
       wire::Hello hello;
       hello.incarnation = 1;
       hello.nodeId = twoNodes && i == count - 1 ? "fuzz-b" : "fuzz-a";
+      hello.flags = mode_.on != mode_.flagFlipped ? wire::kHelloAuth : 0;
+      hello.nonce.fill(uint8_t(0x40 + i));
       std::string bytes = wire::encodeHello(hello);
+      if (hello.flags) bytes += proof(sv[1], hello);
       write(i, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
     }
     run();  // handshakes done: the puts of ours can go
+    require(sink_.authFailures == (mode_.fails() ? count : 0));
+  }
+
+  // Our proof as the dialer, over the nonce in the receiver's hello (which it sent on adopt).
+  std::string proof(int fd, const wire::Hello& ours) {
+    uint8_t theirs[wire::kHelloBytes + wire::kNonceBytes + 512];
+    size_t got = 0, need = wire::kHelloBytes, idLen = 0, addressLen = 0;
+    wire::Hello peer;
+    while (got < need) {
+      pollfd p{fd, POLLIN, 0};
+      require(::poll(&p, 1, 1000) == 1);
+      ssize_t n = ::recv(fd, theirs + got, need - got, 0);
+      require(n > 0);
+      got += size_t(n);
+      if (got == wire::kHelloBytes) {
+        require(wire::decodeHelloFixed(theirs, &peer, &idLen, &addressLen) == wire::DecodeResult::Ok);
+        need += wire::kNonceBytes + idLen + addressLen;
+      }
+    }
+    std::memcpy(peer.nonce.data(), theirs + wire::kHelloBytes, wire::kNonceBytes);
+    peer.nodeId.assign(reinterpret_cast<const char*>(theirs + wire::kHelloBytes + wire::kNonceBytes), idLen);
+    auth::Proof p = auth::PeerAuth(kSecret).prove(kTcpAuth, auth::Party{auth::Role::Dialer, ours.nonce, ours.nodeId, 1},
+                                                  auth::Party{auth::Role::Acceptor, peer.nonce, peer.nodeId, 7});
+    if (mode_.wrongProof) p[0] ^= 1;
+    return std::string(reinterpret_cast<const char*>(p.data()), p.size());
   }
 
   void putOurs() {
@@ -178,6 +230,7 @@ class Harness {
     provider_->close();
     for (uint64_t id = 1; id <= lastPut_; id++) require(sink_.answers[id] == 1);
     require(sink_.answers.size() == lastPut_);
+    if (mode_.fails()) require(sink_.epochs == 0 && sink_.rawWrites == 0);  // nothing of an unproven peer counts
     table_.closeAll();  // waits for every reservation: one leaked is a hang
     for (auto& g : posted_) require(g->intact());
     require(region_->intact());
@@ -223,6 +276,8 @@ class Harness {
     }
   }
 
+  AuthMode mode_;
+  auth::PeerAuth auth_;
   Sink sink_;
   MailboxTable table_;
   RegionTable regions_;
@@ -259,7 +314,8 @@ class Input {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in(data, size);
   const uint8_t setup = in.byte();
-  Harness h;
+  AuthMode mode{(setup & 8) != 0, (setup & 16) != 0, (setup & 32) != 0};
+  Harness h(mode);
   h.connect(1 + (setup & 3), (setup & 4) != 0);
   h.putOurs();
   h.run();

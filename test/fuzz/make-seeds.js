@@ -9,17 +9,18 @@ const root = path.join(__dirname, 'corpus');
 
 // --- tcp frames (docs/protocol.md) ---
 const TCP_MAGIC = 0x414d5652;
-const TCP_VERSION = 4;
+const TCP_VERSION = 5;
 const T = { Put: 1, Ack: 2, Nack: 3, Ping: 4, Pong: 5, Error: 6, RawWrite: 7, Floor: 8, Window: 9, Acks: 10 };
 
-function hello(nodeId, address = '') {
+function hello(nodeId, address = '', flags = 0) {
   const fixed = Buffer.alloc(32);
   fixed.writeUInt32LE(TCP_MAGIC, 0);
   fixed.writeUInt16LE(TCP_VERSION, 4);
   fixed.writeUInt16LE(Buffer.byteLength(nodeId), 6);
   fixed.writeBigUInt64LE(1n, 8);
   fixed.writeUInt16LE(Buffer.byteLength(address), 16);
-  return Buffer.concat([fixed, Buffer.from(nodeId), Buffer.from(address)]);
+  fixed.writeUInt16LE(flags, 18);
+  return Buffer.concat([fixed, Buffer.alloc(32, 0x40), Buffer.from(nodeId), Buffer.from(address)]);
 }
 
 function header({ type, flags = 0, status = 0, parts = 0, id = 0n, vaddr = 0n, offset = 0n, len = 0n }) {
@@ -57,6 +58,7 @@ const fill = (n, v) => Buffer.alloc(n, v);
 
 const frames = {
   hello: hello('node-a', 'tcp://127.0.0.1:4000'),
+  helloAuth: hello('node-b', '', 1),
   put: put(1n, BYTES_BOX, 0n, fill(16, 1)),
   append: put(2n, OPS_BOX, 0n, fill(8, 2), 1),
   part: part(3n, OPS_BOX, 2, 4096n, fill(8, 3), 0n, 8192n),
@@ -124,6 +126,15 @@ const streams = {
   windowFromPeer: stream(0, ours(0), write(0, Buffer.concat([header({ type: T.Window, id: 1n }), header({ type: T.Nack, id: 1n, status: 12 })])), RUN),
   error: stream(0, write(0, frames.error), RUN),
 };
+// The same traffic from peers that authenticate (setup bit 3), fail to (bit 4: a wrong
+// proof), or disagree about authenticating (bit 5).
+for (const name of ['puts', 'appends', 'raw', 'answers', 'split']) {
+  for (const [suffix, bits] of [['Auth', 8], ['AuthWrongProof', 8 | 16], ['AuthMismatch', 32]]) {
+    const seed = Buffer.from(streams[name]);
+    seed[0] |= bits;
+    streams[name + suffix] = seed;
+  }
+}
 
 // --- verbs control messages (native/providers/verbs/verbs_wire.h) ---
 const V_MAGIC = 0x52564d56;

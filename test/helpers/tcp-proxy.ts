@@ -5,7 +5,7 @@
 // (after a broken connection) comes back through the proxy.
 import * as net from 'node:net';
 import { rng } from './data';
-import { HELLO_BYTES, splitAddress } from '../tcp/wire';
+import { HELLO_BYTES, NONCE_BYTES, splitAddress } from '../tcp/wire';
 
 interface Pair {
   client: net.Socket;
@@ -126,7 +126,8 @@ export class TcpProxy {
       if (head.length < HELLO_BYTES) return;
       const idLen = head.readUInt16LE(6);
       const addressLen = head.readUInt16LE(16);
-      const size = HELLO_BYTES + idLen + addressLen;
+      const idAt = HELLO_BYTES + NONCE_BYTES;
+      const size = idAt + idLen + addressLen;
       if (head.length < size) return;
       upstream.off('data', onHello);
       const ours = Buffer.from(this.address);
@@ -134,7 +135,7 @@ export class TcpProxy {
       fixed.writeUInt16LE(ours.length, 16);
       const cut = this.helloCutsLeft > 0;
       if (cut) this.helloCutsLeft--;
-      client.write(Buffer.concat([fixed, head.subarray(HELLO_BYTES, HELLO_BYTES + idLen), ours, head.subarray(size)]), () => {
+      client.write(Buffer.concat([fixed, head.subarray(HELLO_BYTES, idAt + idLen), ours, head.subarray(size)]), () => {
         if (!cut) return;
         this.helloCuts++;
         setImmediate(() => this.reset(pair));

@@ -106,6 +106,7 @@ const BAD_HELLOS: { name: string; hello: HelloFields; text: RegExp }[] = [
   { name: 'wrong magic', hello: { nodeId: 'raw-magic', magic: 0x50545448 }, text: /wrong magic/ },
   { name: 'a zero-length node id', hello: { nodeId: '', nodeIdLen: 0 }, text: /malformed/ },
   { name: 'a nonzero reserved byte', hello: { nodeId: 'raw-reserved', reservedByte: 7 }, text: /malformed/ },
+  { name: 'an unknown flag', hello: { nodeId: 'raw-flag', flags: 2 }, text: /malformed/ },
 ];
 
 describe.each(PROGRESS_MODES)('tcp handshake refusals (%s progress)', (progress) => {

@@ -1,15 +1,19 @@
 // The tcp provider's wire format, written independently of native/wire so tests can speak
 // (and mis-speak) the protocol over raw sockets. Little-endian throughout.
 //   hello:  u32 magic | u16 version | u16 nodeIdLen | u64 incarnation | u16 addressLen |
-//           14 zero bytes | nodeId | address
+//           u16 flags (1: auth) | 12 zero bytes | 32-byte nonce | nodeId | address
+//   then, when both sides authenticate, a 32-byte proof each way before any frame
 //   header: u8 type | u8 flags | u16 status | u32 parts | u64 id | u64 vaddr | u64 offset | u64 len
 //   a Put with parts >= 2 (one part of a striped put) is followed by u64 putOffset | u64 putLen
 //   a Floor carries its floor in id, a Window its window's name
 import * as net from 'node:net';
 
 export const MAGIC = 0x414d5652;
-export const VERSION = 4; // native/wire/frames.h kVersion
-export const HELLO_BYTES = 32;
+export const VERSION = 5; // native/wire/frames.h kVersion
+export const HELLO_BYTES = 32; // the fixed part
+export const NONCE_BYTES = 32;
+export const PROOF_BYTES = 32;
+export const HELLO_AUTH = 1;
 export const HEADER_BYTES = 40;
 export const PART_EXT_BYTES = 16;
 export const MAX_ERROR_TEXT = 1024;
@@ -40,7 +44,11 @@ export interface HelloFields {
   /** Overrides the encoded node id length (to lie about it). */
   nodeIdLen?: number;
   addressLen?: number;
-  /** Written at byte 18 (must be zero). */
+  /** Hello flags (HELLO_AUTH). */
+  flags?: number;
+  /** Default: 32 zero bytes. */
+  nonce?: Buffer;
+  /** Written at byte 20 (must be zero). */
   reservedByte?: number;
 }
 
@@ -53,8 +61,9 @@ export function encodeHello(h: HelloFields): Buffer {
   fixed.writeUInt16LE(h.nodeIdLen ?? id.length, 6);
   fixed.writeBigUInt64LE(h.incarnation ?? 1n, 8);
   fixed.writeUInt16LE(h.addressLen ?? address.length, 16);
-  if (h.reservedByte) fixed[18] = h.reservedByte;
-  return Buffer.concat([fixed, id, address]);
+  fixed.writeUInt16LE(h.flags ?? 0, 18);
+  if (h.reservedByte) fixed[20] = h.reservedByte;
+  return Buffer.concat([fixed, h.nonce ?? Buffer.alloc(NONCE_BYTES), id, address]);
 }
 
 export interface Header {
@@ -83,6 +92,9 @@ export function encodeHeader(f: Header, out = Buffer.alloc(HEADER_BYTES), at = 0
 export interface ParsedHello {
   magic: number;
   version: number;
+  flags: number;
+  incarnation: bigint;
+  nonce: Buffer;
   nodeId: string;
   address: string;
   /** Bytes the hello took. */
@@ -94,13 +106,17 @@ export function parseHello(buf: Buffer): ParsedHello | undefined {
   if (buf.length < HELLO_BYTES) return undefined;
   const idLen = buf.readUInt16LE(6);
   const addressLen = buf.readUInt16LE(16);
-  const size = HELLO_BYTES + idLen + addressLen;
+  const idAt = HELLO_BYTES + NONCE_BYTES;
+  const size = idAt + idLen + addressLen;
   if (buf.length < size) return undefined;
   return {
     magic: buf.readUInt32LE(0),
     version: buf.readUInt16LE(4),
-    nodeId: buf.subarray(HELLO_BYTES, HELLO_BYTES + idLen).toString(),
-    address: buf.subarray(HELLO_BYTES + idLen, size).toString(),
+    flags: buf.readUInt16LE(18),
+    incarnation: buf.readBigUInt64LE(8),
+    nonce: Buffer.from(buf.subarray(HELLO_BYTES, idAt)),
+    nodeId: buf.subarray(idAt, idAt + idLen).toString(),
+    address: buf.subarray(idAt + idLen, size).toString(),
     size,
   };
 }
