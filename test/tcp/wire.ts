@@ -6,6 +6,7 @@
 //   header: u8 type | u8 flags | u16 status | u32 parts | u64 id | u64 vaddr | u64 offset | u64 len
 //   a Put with parts >= 2 (one part of a striped put) is followed by u64 putOffset | u64 putLen
 //   a Floor carries its floor in id, a Window its window's name
+import { createHmac } from 'node:crypto';
 import * as net from 'node:net';
 
 export const MAGIC = 0x414d5652;
@@ -252,4 +253,87 @@ export function onePerPut(answers: ParsedFrame[], written: Buffer): ParsedFrame[
     next += n;
   }
   return out;
+}
+
+/** One side of an authentication transcript (native/auth/peer_auth.cpp). */
+export interface AuthParty {
+  role: 'dialer' | 'acceptor';
+  nonce: Buffer;
+  nodeId: string;
+  incarnation: bigint;
+}
+
+/**
+ * The proof `prover` owes `verifier`, computed here independently of the native code: an
+ * HMAC-SHA256 under the shared secret over a length-prefixed transcript.
+ */
+export function authProof(secret: string | Buffer, prover: AuthParty, verifier: AuthParty, transport = 'tcp', version = VERSION): Buffer {
+  const u64 = (v: bigint | number): Buffer => {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64LE(BigInt(v));
+    return b;
+  };
+  const bytes = (b: Buffer): Buffer => Buffer.concat([u64(b.length), b]);
+  const party = (p: AuthParty): Buffer =>
+    Buffer.concat([Buffer.from([p.role === 'dialer' ? 1 : 2]), p.nonce, bytes(Buffer.from(p.nodeId)), u64(p.incarnation)]);
+  const transcript = Buffer.concat([Buffer.from('rvma peer auth 1'), bytes(Buffer.from(transport)), u64(version), party(prover), party(verifier)]);
+  return createHmac('sha256', secret).update(transcript).digest();
+}
+
+/**
+ * A raw socket that speaks the handshake by hand: it waits for the endpoint's hello (sent as
+ * soon as it accepts), then the test writes what it likes and reads what comes back.
+ */
+export class RawPeer {
+  readonly received: Buffer[] = [];
+  readonly closed: Promise<'end' | 'error'>;
+  private constructor(private readonly socket: net.Socket) {
+    this.closed = new Promise((resolve) => {
+      let how: 'end' | 'error' = 'end';
+      socket.on('error', () => (how = 'error'));
+      socket.on('close', () => resolve(how));
+    });
+    socket.on('data', (chunk: Buffer) => this.received.push(chunk));
+  }
+
+  static async connect(address: string, timeoutMs = 15_000): Promise<{ peer: RawPeer; hello: ParsedHello }> {
+    const { host, port } = splitAddress(address);
+    const socket = net.connect({ host, port });
+    const peer = new RawPeer(socket);
+    const hello = await peer.until((all) => parseHello(all), timeoutMs);
+    if (!hello) throw new Error(`no hello from ${address} within ${timeoutMs} ms`);
+    return { peer, hello };
+  }
+
+  all(): Buffer {
+    return Buffer.concat(this.received);
+  }
+
+  write(bytes: Buffer): Promise<void> {
+    return new Promise((resolve) => this.socket.write(bytes, () => resolve()));
+  }
+
+  /** Polls what arrived until `check` returns something, or the time is up (undefined). */
+  async until<T>(check: (all: Buffer) => T | undefined, timeoutMs = 15_000): Promise<T | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = check(this.all());
+      if (found !== undefined || Date.now() > deadline || this.socket.destroyed) return found;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
+  /** Waits (bounded) for the endpoint to close the connection. */
+  async end(timeoutMs = 15_000): Promise<'end' | 'error' | 'timeout'> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+    const how = await Promise.race([this.closed, late]);
+    clearTimeout(timer);
+    this.socket.destroy();
+    return how;
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
 }
