@@ -111,7 +111,7 @@ export interface MailboxOptions {
   /**
    * The node ids whose puts the mailbox accepts; others are refused with ERR_RVMA_FORBIDDEN
    * before a byte is placed. Default: every node. A peer's node id is the one its connection
-   * was set up with (see docs/security.md: without peer authentication, what it claims).
+   * was set up with: with `auth`, the one its proof covers; without, what it claims (docs/security.md).
    */
   allow?: string[];
 }
