@@ -9,6 +9,7 @@ import { RvmaError } from './mailbox/errors';
 /** Events arrive as a Float64Array, EVENT_WORDS numbers per event (see native/engine.h). */
 export const EVENT_WORDS = 8;
 export const enum EventKind {
+  /** Word 7: 0, or 1 + the index in the batch's texts of the sender (reportSender). */
   Completion = 1,
   /** Word 7: status; with word 6 = 1, word 2 indexes the batch's texts: why it failed. */
   PutDone = 2,
@@ -30,7 +31,14 @@ export const enum EventKind {
 
 export interface NativeEndpoint {
   /** [mailboxId, completionSlot], or a status number on refusal. */
-  openMailbox(vaddr: bigint, epochType: 0 | 1, threshold: bigint, maxBuffers: number, allow?: string[]): [number, number] | number;
+  openMailbox(
+    vaddr: bigint,
+    epochType: 0 | 1,
+    threshold: bigint,
+    maxBuffers: number,
+    allow?: string[],
+    reportSender?: boolean,
+  ): [number, number] | number;
   /** 1: released now, 0: a release event follows (puts still in flight), negative: -status. */
   closeMailbox(vaddr: bigint): number;
   /** The buffer's index in the mailbox, or -status. */

@@ -224,7 +224,10 @@ Napi::Value EndpointWrap::OpenMailbox(const Napi::CallbackInfo& info) {
   cfg.epochType = info[1].As<Napi::Number>().Int32Value() == 1 ? EpochType::Ops : EpochType::Bytes;
   cfg.threshold = threshold;
   cfg.maxBuffers = info[3].As<Napi::Number>().Uint32Value();
-  if (!readAllow(info[4], &cfg.access)) return typeError(env, "openMailbox(vaddr, epochType, threshold, maxBuffers, allow?: string[])");
+  if (!readAllow(info[4], &cfg.access) || (info.Length() > 5 && !info[5].IsUndefined() && !info[5].IsBoolean())) {
+    return typeError(env, "openMailbox(vaddr, epochType, threshold, maxBuffers, allow?: string[], reportSender?: boolean)");
+  }
+  cfg.reportSender = info.Length() > 5 && info[5].IsBoolean() && info[5].As<Napi::Boolean>().Value();
   OpenedMailbox opened;
   Status s;
   try {

@@ -6,7 +6,7 @@ namespace rvma {
 
 Mailbox::Mailbox(uint64_t vaddr, uint32_t id, uint32_t slot, uint32_t* words, const MailboxConfig& cfg)
     : vaddr_(vaddr), threshold_(cfg.threshold), words_(words), id_(id), slot_(slot), maxBuffers_(cfg.maxBuffers),
-      type_(cfg.epochType), access_(cfg.access) {}
+      type_(cfg.epochType), access_(cfg.access), reportSender_(cfg.reportSender) {}
 
 Mailbox::~Mailbox() {
   while (head_) {
@@ -102,7 +102,7 @@ void Mailbox::retireReady(std::vector<CompletionRecord>& retired) {
     buffers_--;
     epoch_++;
     CompletionWords::write(words_, epoch_, b->index, b->bytes, b->ops);
-    retired.push_back(CompletionRecord{id_, vaddr_, epoch_, b->index, b->bytes, b->ops});
+    retired.push_back(CompletionRecord{id_, vaddr_, epoch_, b->index, b->bytes, b->ops, std::move(b->lastSender)});
     delete b;
   }
 }

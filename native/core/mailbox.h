@@ -2,6 +2,7 @@
 // Not thread-safe on its own: MailboxTable serialises every call under its lock.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "access.h"
@@ -16,6 +17,7 @@ struct MailboxConfig {
   uint64_t threshold = 0;  // 0: the buffer's size (bytes epochs) or 1 (ops epochs)
   uint32_t maxBuffers = 16;
   AccessPolicy access;
+  bool reportSender = false;  // completions name the node whose put was last admitted to the buffer
 };
 
 // Where a put lands: at an explicit offset, or appended after what earlier puts reserved.
@@ -27,6 +29,7 @@ struct Placement {
 struct CompletionRecord {
   uint32_t mailboxId;
   uint64_t vaddr, epoch, bufferIndex, bytes, ops;
+  std::string sender;  // with MailboxConfig::reportSender; else empty
 };
 
 struct PostedBuffer {
@@ -39,6 +42,7 @@ struct PostedBuffer {
   uint64_t appendOffset = 0;
   uint64_t reservedBytes = 0, reservedOps = 0;  // counted at reserve, so a full buffer takes no more
   uint32_t inflight = 0;  // reserved puts whose payload is still being written
+  std::string lastSender;  // reportSender: the node of the last put admitted
   bool closing = false;   // takes no new puts; retires once inflight reaches 0
   PostedBuffer* next = nullptr;
 };
@@ -67,6 +71,7 @@ class Mailbox {
   uint32_t inflight() const { return inflight_; }
   bool closed() const { return closed_; }
   bool permits(std::string_view sender) const { return access_.permits(sender); }
+  bool reportsSender() const { return reportSender_; }
 
   Status post(uint8_t* data, uint64_t size, uint64_t threshold, uint64_t memory, uint64_t* indexOut);
   Status reserve(const Placement& where, uint64_t len, Reservation* out);
@@ -97,6 +102,7 @@ class Mailbox {
   uint32_t maxBuffers_;
   EpochType type_;
   AccessPolicy access_;
+  bool reportSender_;
   bool closed_ = false;
 };
 

@@ -79,7 +79,9 @@ Status MailboxTable::reserve(uint64_t vaddr, const Placement& where, uint64_t le
   Mailbox* mb = find(vaddr);
   if (!mb) return Status::NoMailbox;
   if (!mb->permits(sender)) return Status::Forbidden;
-  return mb->reserve(where, len, out);
+  Status s = mb->reserve(where, len, out);
+  if (ok(s) && mb->reportsSender()) out->buffer->lastSender.assign(sender.data(), sender.size());
+  return s;
 }
 
 void MailboxTable::commit(const Reservation& r, uint64_t ops) { finish(r, true, ops); }

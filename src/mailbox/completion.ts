@@ -11,4 +11,9 @@ export interface Completion {
   ops: number;
   /** The retired buffer itself (the memory that was posted); reuse it by posting it again. */
   buffer: Uint8Array;
+  /**
+   * With MailboxOptions.reportSender: the node id of the last put admitted into the buffer,
+   * as its connection was set up (with `auth`, authenticated). Otherwise undefined.
+   */
+  sender?: string;
 }

@@ -114,6 +114,11 @@ export interface MailboxOptions {
    * was set up with: with `auth`, the one its proof covers; without, what it claims (docs/security.md).
    */
   allow?: string[];
+  /**
+   * Each completion names its `sender`: the node of the last put admitted into the retired
+   * buffer (for 'ops' epochs of threshold 1, the one put's node). Default false.
+   */
+  reportSender?: boolean;
 }
 
 /** registerRegion's options. */

@@ -36,6 +36,7 @@ import { hostIdentity } from './host-identity';
 import { Resolver, Route, RoutePolicy, routeOf } from './resolver';
 import {
   U64_MAX,
+  checkBoolean,
   checkBytes,
   checkInteger,
   checkOneOf,
@@ -426,13 +427,14 @@ export class Endpoint extends EventEmitter {
 
   /** @internal Opens any vaddr, reserved ones included (used by the library's own protocols). */
   openAt(call: string, vaddr: bigint, options?: MailboxOptions): Mailbox {
-    const o = checkOptions<MailboxOptions>(call, options, ['epoch', 'threshold', 'maxBuffers', 'allow']);
+    const o = checkOptions<MailboxOptions>(call, options, ['epoch', 'threshold', 'maxBuffers', 'allow', 'reportSender']);
     const epoch = checkOneOf<EpochType>(call, 'epoch', o.epoch ?? 'bytes', ['bytes', 'ops']);
     const threshold = o.threshold === undefined ? 0n : checkU64(call, 'threshold', o.threshold, 1n);
     const maxBuffers = checkInteger(call, 'maxBuffers', o.maxBuffers ?? 16, 1, MAX_BUFFERS_LIMIT);
     const allow = parseAllow(call, o.allow);
     this.assertOpen(call);
-    const opened = this.handle.openMailbox(vaddr, epoch === 'ops' ? 1 : 0, threshold, maxBuffers, allow);
+    const reportSender = o.reportSender === undefined ? false : checkBoolean(call, 'reportSender', o.reportSender);
+    const opened = this.handle.openMailbox(vaddr, epoch === 'ops' ? 1 : 0, threshold, maxBuffers, allow, reportSender);
     if (typeof opened === 'number') throw statusError(opened, { op: call, vaddr });
     const [id, slot] = opened;
     const mailbox = new Mailbox(this.host, vaddr, id, epoch, threshold, this.wordsOf(slot));
@@ -780,7 +782,8 @@ export class Endpoint extends EventEmitter {
       const kind = events[i];
       const id = events[i + 1];
       if (kind === EventKind.Completion) {
-        this.mailboxes.get(id)?.complete(events[i + 3], events[i + 4], events[i + 5], events[i + 6]);
+        const sender = events[i + 7] ? texts![events[i + 7] - 1] : undefined;
+        this.mailboxes.get(id)?.complete(events[i + 3], events[i + 4], events[i + 5], events[i + 6], sender);
       } else if (kind === EventKind.PutDone) {
         const reason = events[i + 6] === 1 ? texts![events[i + 2]] : undefined;
         const counted = counterOfPutId(id);

@@ -167,13 +167,14 @@ export class Mailbox {
   }
 
   /** @internal An epoch ended natively. */
-  complete(epoch: number, bufferIndex: number, bytes: number, ops: number): void {
+  complete(epoch: number, bufferIndex: number, bytes: number, ops: number, sender?: string): void {
     if (this.closed) return;
     const head = this.posted?.shift();
     if (!head || head.index !== bufferIndex) {
       throw new Error(`rvma internal: completion for buffer ${bufferIndex} but FIFO head is ${head?.index}`);
     }
     const completion: Completion = { vaddr: this.vaddr, epoch, bufferIndex, bytes, ops, buffer: head.buffer };
+    if (sender !== undefined) completion.sender = sender;
     if (this.listener) return this.listener(completion);
     const wait = this.waiters?.[0];
     if (wait) wait.resolve(completion);

@@ -1,5 +1,7 @@
 // The control channel: a many-to-one mailbox of ops epochs that receives control messages,
 // and sends to peers' control mailboxes with a bounded retry when they are momentarily full.
+// Each message comes with the node it arrived from (reportSender), which the manager checks
+// against the node the message claims.
 import { Endpoint } from '../mailbox/endpoint';
 import { RvmaError } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
@@ -22,32 +24,34 @@ export class ControlChannel {
   constructor(
     private readonly endpoint: Endpoint,
     private readonly options: ControlOptions,
-    onMessage: (message: ControlMessage) => void,
-    onBadMessage: (error: Error) => void,
+    onMessage: (message: ControlMessage, sender: string) => void,
+    onBadMessage: (error: Error, sender: string) => void,
   ) {
     this.mailbox = endpoint.openAt('RendezvousMgr', CONTROL_VADDR, {
       epoch: 'ops',
       threshold: 1,
       maxBuffers: options.buffers,
+      reportSender: true,
     });
     for (let i = 0; i < options.buffers; i++) this.mailbox.post(options.bufferBytes);
     this.done = this.receive(onMessage, onBadMessage);
   }
 
-  private async receive(onMessage: (m: ControlMessage) => void, onBad: (e: Error) => void): Promise<void> {
+  private async receive(onMessage: (m: ControlMessage, sender: string) => void, onBad: (e: Error, sender: string) => void): Promise<void> {
     for await (const completion of this.mailbox.completions()) {
+      const sender = completion.sender ?? '';
       let message: ControlMessage | undefined;
       try {
         message = decode(completion.buffer.subarray(0, completion.bytes));
       } catch (error) {
-        onBad(error as Error);
+        onBad(error as Error, sender);
       }
       if (!this.mailbox.closed) this.mailbox.post(completion.buffer); // decoded: reuse at once
       if (!message) continue;
       try {
-        onMessage(message);
+        onMessage(message, sender);
       } catch (error) {
-        onBad(error as Error); // one bad message must not stop the channel
+        onBad(error as Error, sender); // one bad message must not stop the channel
       }
     }
   }

@@ -14,10 +14,12 @@ export interface RendezvousCounters {
   errors: number;
   /** Requests withdrawn because their receiver gave up (sender side): the tensor stayed for the next recv. */
   withdrawn: number;
+  /** Control messages dropped because they claimed to come from another node than the one they came from. */
+  forged: number;
   bytesSent: number;
   bytesReceived: number;
 }
 
 export function newCounters(): RendezvousCounters {
-  return { requests: 0, metaResponses: 0, reRequests: 0, directPuts: 0, clonePuts: 0, errors: 0, withdrawn: 0, bytesSent: 0, bytesReceived: 0 };
+  return { requests: 0, metaResponses: 0, reRequests: 0, directPuts: 0, clonePuts: 0, errors: 0, withdrawn: 0, forged: 0, bytesSent: 0, bytesReceived: 0 };
 }

@@ -147,10 +147,14 @@ export class RendezvousMgr {
       receivePoolBytes: number;
     },
   ) {
-    this.channel = new ControlChannel(endpoint, options, (m) => this.onMessage(m), (error) => {
-      this.counters.errors++;
+    this.channel = new ControlChannel(endpoint, options, (m, sender) => this.onMessage(m, sender), (error, sender) => {
       // An undecodable message that names its request fails that recv; others are dropped.
       const answering = error instanceof ControlMessageError ? error.answering : undefined;
+      if (answering && answering.from !== sender) {
+        this.counters.forged++;
+        return;
+      }
+      this.counters.errors++;
       const pending = answering && this.pendingFrom({ from: answering.from, requestIndex: answering.requestIndex });
       if (pending) this.answer(pending, error);
     });
@@ -386,7 +390,14 @@ export class RendezvousMgr {
 
   // ---- control messages
 
-  private onMessage(m: ControlMessage): void {
+  private onMessage(m: ControlMessage, sender: string): void {
+    // A message counts only from the node it names: the one its connection was set up with
+    // (authenticated with `auth`). Another node could otherwise answer, fail or withdraw
+    // requests that are not its own.
+    if (m.from !== sender) {
+      this.counters.forged++;
+      return;
+    }
     switch (m.kind) {
       case Kind.TensorRequest:
         return this.serve(m);
