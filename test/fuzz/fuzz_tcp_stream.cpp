@@ -64,13 +64,14 @@ class Sink : public EventSink {
   void rawWritten(uint32_t, uint64_t offset, uint64_t len) override { require(offset + len <= regionBytes); }
   void regionReleased(uint32_t) override {}
   void protocolError(const std::string&, const std::string&) override {}
+  void authFailed(const std::string&, const std::string&) override {}
 };
 
 class Harness {
  public:
   Harness() : table_(sink_), regions_(sink_), progress_(ProgressMode::Loop) {
     progress_.usePoller(&poller_);
-    provider_ = std::make_unique<TcpProvider>(ProviderContext{"receiver", table_, regions_, sink_, progress_},
+    provider_ = std::make_unique<TcpProvider>(ProviderContext{"receiver", table_, regions_, sink_, progress_, auth_},
                                               TcpOptions{}, 7);
     provider_->start();
     OpenedMailbox opened;
@@ -223,6 +224,7 @@ class Harness {
     }
   }
 
+  auth::PeerAuth auth_;  // off: this harness does not authenticate
   Sink sink_;
   MailboxTable table_;
   RegionTable regions_;
