@@ -3,10 +3,16 @@
 // handshake with a segment of its own, then writes whatever the input says into the ring the
 // provider reads and into the words it shares (tails, heads, flags), answers or mangles the
 // provider's own puts, and hangs up. A second mode feeds the input to the hello decoder.
+// With peer authentication, the harness's hellos carry the auth flag, a nonce and a proof
+// (right, or wrong: input bytes), or a refusal; operations may run before the Confirm.
 //
 // Input: byte 0: bit 7 set: the rest is a hello message (decoded as each kind; whatever
 // decodes must re-encode to the same bytes). Else bit 0: the provider may pull (CMA), bit 1:
-// we tell it we pull. Then operations, one byte each (kind = low 3 bits), with operands:
+// we tell it we pull, bit 2: the provider has an auth secret, bit 3: we authenticate (the
+// Offer's nonce: the next 32 bytes), bit 4: our Confirm's proof is made with the provider's
+// secret (else it is the next 32 bytes), bit 5: our Confirm refuses the provider, bit 6:
+// the next byte n, then n % 8 operations between the Accept and our Confirm.
+// Then operations, one byte each (kind = low 3 bits), with operands:
 //   0 raw bytes into the ring at our tail: next byte n, then 8 * (n % 64 + 1) bytes, published
 //   1 a well-formed record: next byte picks Put / FarPut / ChunkPut / Ack / Pad / RawNotice /
 //     RegionQuery / Revoke / RevokeAck, then fields
@@ -17,7 +23,10 @@
 // Checks: no byte lands outside a posted buffer or the region (canaries; ASan sees the rest),
 // every put of the provider's own is reported exactly once, no reservation outlives the
 // connection (the final closeAll would wait forever: libFuzzer reports the hang), and
-// whatever hello decodes re-encodes to the same bytes.
+// whatever hello decodes re-encodes to the same bytes. Authentication: an Accept's proof
+// verifies; a mismatch is refused at the Offer, a wrong proof after the Confirm (a refused
+// Accept), each reported as exactly one authFailed; and a refused peer places nothing,
+// whatever it wrote into the rings before or after (every buffer byte keeps its pattern).
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -50,26 +59,48 @@ constexpr uint64_t kTheirBox = 0x20000;
 constexpr uint64_t kRing = kMinRingBytes;
 constexpr size_t kMaxPosts = 64;
 constexpr uint64_t kMaxOwnPuts = 32;
+constexpr const char* kSecret = "the fuzz harness's shared secret";
+constexpr auth::Context kAuthContext{"shm", kVersion};
 
-
-
+struct Mode {
+  explicit Mode(uint8_t b)
+      : cma(b & 1), claimPull(b & 2), providerAuth(b & 4), weAuth(b & 8), rightProof(b & 16), refuse(b & 32),
+        earlyOps(b & 64) {}
+  bool cma, claimPull, providerAuth, weAuth, rightProof, refuse, earlyOps;
+};
 
 class Sink : public EventSink {
  public:
   std::map<uint64_t, int> answers;
   uint64_t regionBytes = 0;
+  int authFailures = 0;
+  uint64_t placed = 0;  // completions and raw writes reported
   std::vector<uint64_t> retired;  // vaddrs whose buffer retired
   void completions(const std::vector<CompletionRecord>& records) override {
     for (const auto& r : records) retired.push_back(r.vaddr);
+    placed += records.size();
   }
   void mailboxReleased(uint32_t) override {}
   void putDone(uint64_t putId, Status) override { answers[putId]++; }
   void connected(uint64_t, Status, const std::string&) override {}
   void peerLost(const std::string&, uint64_t) override {}
-  void rawWritten(uint32_t, uint64_t offset, uint64_t len) override { require(offset + len <= regionBytes); }
+  void rawWritten(uint32_t, uint64_t offset, uint64_t len) override {
+    require(offset + len <= regionBytes);
+    placed++;
+  }
   void regionReleased(uint32_t) override {}
   void protocolError(const std::string&, const std::string&) override {}
+  void authFailed(const std::string&, const std::string&) override { authFailures++; }
 };
+
+// Whether nothing was ever written into m: every byte still has Guarded's pattern.
+bool untouched(Guarded& m) {
+  const uint8_t* p = m.data();
+  for (size_t i = 0; i < m.size(); i++) {
+    if (p[i] != 0xa5) return false;
+  }
+  return true;
+}
 
 // Whatever decodes re-encodes to the very bytes.
 void fuzzHello(const uint8_t* data, size_t size) {
@@ -106,16 +137,17 @@ class Input {
 
 class Harness {
  public:
-  Harness(bool cma) : table_(sink_), regions_(sink_), progress_(ProgressMode::Loop) {
+  explicit Harness(Mode mode)
+      : mode_(mode), auth_(mode.providerAuth ? kSecret : ""), table_(sink_), regions_(sink_), progress_(ProgressMode::Loop) {
     progress_.usePoller(&poller_);
     ShmOptions options;
     options.enabled = true;
     options.name = "rvma-fuzz-" + std::to_string(getpid());
-    options.cma = cma;
+    options.cma = mode.cma;
     options.ringBytes = kRing;
     options.eagerMaxBytes = 1024;
     options.maxPutBytes = 1 << 20;
-    provider_ = std::make_unique<ShmProvider>(ProviderContext{"receiver", table_, regions_, sink_, progress_}, options, 7);
+    provider_ = std::make_unique<ShmProvider>(ProviderContext{"receiver", table_, regions_, sink_, progress_, auth_}, options, 7);
     std::string error;
     require(provider_->listen(&error));
     provider_->start();
@@ -133,8 +165,9 @@ class Harness {
     for (size_t i = 0; i < sizeof source_; i++) source_[i] = uint8_t(i * 7);
   }
 
-  // Dials the provider and completes the handshake as a well-behaved peer would.
-  bool connect(bool weClaimPull) {
+  // Dials the provider and goes through the handshake as the mode says; true when the
+  // provider is still connected after it (ready, or refusing us).
+  bool connect(Input& in) {
     sock_ = dialAbstract(provider_->boundAddress().substr(6));
     require(sock_ >= 0);
     run();  // accept
@@ -149,6 +182,8 @@ class Harness {
     storeFlag(&outControl_->consumerSleeping, 1);
     Hello offer;
     offer.kind = HelloKind::Offer;
+    offer.flags = mode_.weAuth ? kHelloFlagAuth : 0;
+    if (mode_.weAuth) in.take(offer.nonce.data(), offer.nonce.size());
     offer.incarnation = 99;
     offer.ringBytes = kRing;
     offer.probeAddress = reinterpret_cast<uint64_t>(&probe_);
@@ -157,22 +192,47 @@ class Harness {
     const int fds[3] = {segment_.fd(), wakeUs_, wakeThem_};
     require(sendMessage(sock_, encodeHello(offer), fds, 3));
     run();
-    uint8_t buf[512];
-    std::vector<int> none;
-    ssize_t n = receiveMessage(sock_, buf, sizeof buf, &none);
     Hello accept;
-    if (n <= 0 || !decodeHello(buf, size_t(n), HelloKind::Accept, &accept).empty()) return false;
+    if (!receiveHello(&accept)) return false;
+    // A side that does not authenticate as the provider does is refused at once.
+    if (mode_.weAuth != mode_.providerAuth) {
+      require(accept.refused());
+      expectedAuthFailures_ = 1;
+      return false;
+    }
+    require(!accept.refused());
+    const auth::Party us{auth::Role::Dialer, offer.nonce, offer.nodeId, offer.incarnation};
+    const auth::Party them{auth::Role::Acceptor, accept.nonce, accept.nodeId, accept.incarnation};
+    if (mode_.weAuth) require(accept.carriesProof() && auth_.verify(kAuthContext, them, us, accept.proof.data()));
+    if (mode_.earlyOps) operate(in, in.byte() % 8);  // the provider must not read any of it yet
+    if (sock_ < 0) return false;
     Hello confirm = offer;
     confirm.kind = HelloKind::Confirm;
     confirm.ringBytes = 0;
-    confirm.flags = weClaimPull ? kHelloFlagCanPull : 0;
+    confirm.flags = mode_.refuse ? kHelloFlagRefused | offer.flags
+                                 : (mode_.claimPull ? kHelloFlagCanPull : 0) | offer.flags;
+    if (confirm.carriesProof()) {
+      if (mode_.rightProof) confirm.proof = auth_.prove(kAuthContext, us, them);
+      else in.take(confirm.proof.data(), confirm.proof.size());
+    }
     require(sendMessage(sock_, encodeHello(confirm)));
     run();
+    if (mode_.refuse) {
+      expectedAuthFailures_ = 1;
+    } else if (mode_.weAuth && !mode_.rightProof) {
+      // Refused after our Confirm: a refused Accept says so (the odds of a right proof from
+      // 32 input bytes are nil).
+      Hello refusal;
+      require(receiveHello(&refusal) && refusal.refused());
+      expectedAuthFailures_ = 1;
+    } else {
+      ready_ = true;
+    }
     return true;
   }
 
-  void operate(Input& in) {
-    while (in.more() && sock_ >= 0) {
+  void operate(Input& in, size_t maxOps = SIZE_MAX) {
+    for (size_t done = 0; done < maxOps && in.more() && sock_ >= 0; done++) {
       uint8_t op = in.byte();
       switch (op & 7) {
         case 0: {
@@ -225,11 +285,28 @@ class Harness {
     table_.closeAll();  // hangs if a reservation outlived its connection
     for (auto& b : posted_) require(b->intact());
     require(region_->intact());
+    require(sink_.authFailures == expectedAuthFailures_);
+    if (!ready_) {
+      // Never ready: nothing it read, nothing placed.
+      require(sink_.placed == 0 && untouched(*region_));
+      for (auto& b : posted_) require(untouched(*b));
+    }
     if (wakeUs_ >= 0) ::close(wakeUs_);
     if (wakeThem_ >= 0) ::close(wakeThem_);
   }
 
  private:
+  // The provider's next handshake message; false if it sent none (it closed).
+  bool receiveHello(Hello* out) {
+    uint8_t buf[kMaxHelloBytes];
+    std::vector<int> none;
+    ssize_t n = receiveMessage(sock_, buf, sizeof buf, &none);
+    for (int fd : none) ::close(fd);
+    if (n <= 0) return false;
+    require(decodeHello(buf, size_t(n), HelloKind::Accept, out).empty());  // the provider's hellos are well-formed
+    return true;
+  }
+
   void post(uint64_t vaddr, size_t size) {
     if (posted_.size() >= kMaxPosts) return;
     posted_.push_back(std::make_unique<Guarded>(size));
@@ -367,6 +444,8 @@ class Harness {
     provider_->put(req);
   }
 
+  Mode mode_;
+  auth::PeerAuth auth_;  // the provider's, and the one the harness proves with
   Sink sink_;
   MailboxTable table_;
   RegionTable regions_;
@@ -384,6 +463,8 @@ class Harness {
   int sock_ = -1, wakeUs_ = -1, wakeThem_ = -1;
   uint64_t tail_ = 0, nextPutId_ = 1, chunkNext_ = 0, acked_ = 0;
   uint64_t ownPuts_ = 0;
+  int expectedAuthFailures_ = 0;
+  bool ready_ = false;  // the handshake completed (the provider read our Confirm and took it)
   uint64_t probe_ = 0x5eed5eed5eed5eedull;
   uint8_t source_[8192];
   uint8_t ownData_[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
@@ -397,9 +478,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzzHello(data + 1, size - 1);
     return 0;
   }
-  Harness h((data[0] & 1) != 0);
+  Harness h{Mode(data[0])};
   Input in(data + 1, size - 1);
-  if (h.connect((data[0] & 2) != 0)) h.operate(in);
+  if (h.connect(in)) h.operate(in);
   h.finish();
   return 0;
 }

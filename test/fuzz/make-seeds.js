@@ -211,18 +211,32 @@ const shmChunk = (box, len, chunkLen) => record(2, 0, box, 0, le(len - 1, 3), le
 const shmAck = (status) => Buffer.concat([Buffer.from([1, 3, 0, 0]), le(0, 2), Buffer.from([status])]);
 const SHM = { run: Buffer.from([5]), consume: Buffer.from([3]), own: Buffer.from([4]), hangUp: Buffer.from([6]) };
 const shmSession = (setup, ...ops) => Buffer.concat([Buffer.from([setup]), ...ops]);
-function shmHello(kind, nodeId, ringBytes) {
+// The setup byte's bits (fuzz_shm.cpp): 1 cma, 2 we claim pull, 4 the provider has a secret,
+// 8 we authenticate (a 32-byte nonce follows), 16 our proof is right (else 32 bytes follow),
+// 32 we refuse, 64 operations before our Confirm (a count byte, then the operations).
+const AUTH = { provider: 4, us: 8, right: 16, refuse: 32, early: 64 };
+const nonce = fill(32, 0x6e);
+const wrongProof = fill(32, 0x77);
+const early = (...ops) => Buffer.concat([Buffer.from([ops.length]), ...ops]);
+// Flags: 1 can pull, 2 auth, 4 refused. Auth bytes follow the 48 fixed ones where the flags
+// and the kind say so (shm_hello.h): the nonce in Offer and Accept, the proof in Accept and Confirm.
+const SHM_HELLO = { canPull: 1, auth: 2, refused: 4 };
+function shmHello(kind, nodeId, ringBytes, flags = kind === 1 ? 0 : SHM_HELLO.canPull) {
   const b = Buffer.alloc(48);
   b.writeUInt32LE(0x48535652, 0);
-  b.writeUInt16LE(1, 4);
+  b.writeUInt16LE(3, 4);
   b.writeUInt16LE(kind, 6);
-  b.writeUInt32LE(kind === 1 ? 0 : 1, 8);
+  b.writeUInt32LE(flags, 8);
   b.writeUInt32LE(Buffer.byteLength(nodeId), 12);
   b.writeBigUInt64LE(5n, 16);
   b.writeBigUInt64LE(BigInt(ringBytes), 24);
   b.writeBigUInt64LE(0x7f0000001000n, 32);
   b.writeBigUInt64LE(42n, 40);
-  return Buffer.concat([Buffer.from([0x80]), b, Buffer.from(nodeId)]);
+  const authenticating = (flags & SHM_HELLO.auth) !== 0 && (flags & SHM_HELLO.refused) === 0;
+  const extra = [];
+  if (authenticating && kind !== 3) extra.push(nonce);
+  if (authenticating && kind !== 1) extra.push(fill(32, 0x70));
+  return Buffer.concat([Buffer.from([0x80]), b, ...extra, Buffer.from(nodeId)]);
 }
 const shm = {
   puts: shmSession(3, shmPut(0, 0, fill(100, 1)), shmPut(0, 100, fill(156, 2)), SHM.run),
@@ -238,6 +252,21 @@ const shm = {
   helloOffer: shmHello(1, 'node-a', 1 << 20),
   helloAccept: shmHello(2, 'node-b', 0),
   helloConfirm: shmHello(3, 'node-a', 0),
+  helloOfferAuth: shmHello(1, 'node-a', 1 << 20, SHM_HELLO.auth),
+  helloAcceptAuth: shmHello(2, 'node-b', 0, SHM_HELLO.canPull | SHM_HELLO.auth),
+  helloConfirmAuth: shmHello(3, 'node-a', 0, SHM_HELLO.auth),
+  helloAcceptRefused: shmHello(2, 'node-b', 0, SHM_HELLO.refused | SHM_HELLO.auth),
+  helloConfirmRefused: shmHello(3, 'node-a', 0, SHM_HELLO.refused),
+  // Authenticated sessions: the right proof (puts land), a wrong one (nothing may land, even
+  // what was written into the ring before the Confirm), a mismatch either way, refusals.
+  authPuts: shmSession(3 | AUTH.provider | AUTH.us | AUTH.right, nonce, shmPut(0, 0, fill(100, 1)), SHM.run),
+  authEarlyPuts: shmSession(3 | AUTH.provider | AUTH.us | AUTH.right | AUTH.early, nonce, early(shmPut(0, 0, fill(64, 1))), shmPut(1, 0, fill(8, 2), 1), SHM.run),
+  authWrongProof: shmSession(3 | AUTH.provider | AUTH.us, nonce, wrongProof, shmPut(0, 0, fill(100, 1)), SHM.own, SHM.run),
+  authEarlyWrongProof: shmSession(3 | AUTH.provider | AUTH.us | AUTH.early, nonce, early(shmPut(0, 0, fill(64, 1)), shmFar(1, 4000, 16)), wrongProof, SHM.run),
+  authProviderOnly: shmSession(3 | AUTH.provider, shmPut(0, 0, fill(16, 1)), SHM.run),
+  authHarnessOnly: shmSession(3 | AUTH.us, nonce, shmPut(0, 0, fill(16, 1)), SHM.run),
+  authRefuse: shmSession(3 | AUTH.provider | AUTH.us | AUTH.refuse, nonce, shmPut(0, 0, fill(16, 1)), SHM.run),
+  refuseUnauthenticated: shmSession(3 | AUTH.refuse, SHM.own, SHM.run),
 };
 
 const sets = { fuzz_frames: frames, fuzz_tcp_stream: streams, fuzz_verbs_messages: verbs, fuzz_shm: shm };

@@ -222,6 +222,8 @@ export interface AgentOptions {
   tcp?: Record<string, number>;
   verbs?: Record<string, number>;
   shm?: ShmOptions;
+  /** Peer authentication (Endpoint.create's auth). */
+  auth?: { secret: string };
   /** Register in a RedisDirectory (RedisDirectory.connect's options) instead of a private MemoryDirectory. */
   redis?: { url: string; cluster: string; ttlMs?: number };
 }

@@ -19,7 +19,9 @@ namespace {
 constexpr int kReceiveBudget = 1024;
 // Answers not yet in the ring beyond which the peer's puts wait: it is not reading its ring.
 constexpr size_t kMaxQueuedAcks = 4096;
-constexpr size_t kMaxHelloBytes = kHelloFixedBytes + kMaxNodeIdBytes;
+// The proofs name the transport and its protocol version: a proof made for tcp, or for
+// another version of this handshake, does not verify here.
+constexpr auth::Context kAuthContext{"shm", kVersion};
 // Far puts from this size on are pulled by two threads (see PullHelper). Unpinned, 16 MiB puts
 // went from 9.4 to 12.5 GB/s; at 1 MiB the hand-off cost more than it saved (6.7 -> 5.6), and
 // with the whole process pinned to one CPU it cannot help (bench:shm --placement none / split).
@@ -51,7 +53,8 @@ void ShmConnection::release() {
 Hello ShmConnection::hello(HelloKind kind, uint32_t flags) const {
   Hello h;
   h.kind = kind;
-  h.flags = flags;
+  h.flags = flags | (auth().enabled() ? kHelloFlagAuth : 0);
+  h.nonce = nonce_;
   h.incarnation = owner_.incarnation();
   h.ringBytes = kind == HelloKind::Offer ? ringBytes_ : 0;
   h.probeAddress = owner_.probeAddress();
@@ -62,6 +65,7 @@ Hello ShmConnection::hello(HelloKind kind, uint32_t flags) const {
 
 void ShmConnection::start(uint64_t nowMs) {
   deadlineMs_ = nowMs + owner_.options().connectTimeoutMs;
+  if (auth().enabled()) auth::PeerAuth::freshNonce(&nonce_);
   sockToken_ = owner_.ctx().progress.add(sock_, EPOLLIN | EPOLLRDHUP, [this](uint32_t e) { onSocket(e); });
   if (!dialer_) return;
   ringBytes_ = owner_.options().ringBytes;
@@ -119,6 +123,7 @@ void ShmConnection::onSocket(uint32_t events) {
       }
       if (state_ == State::AwaitAccept) good = onAccept(buf, size_t(n));
       else if (state_ == State::AwaitConfirm) good = onConfirm(buf, size_t(n));
+      else if (state_ == State::Ready && dialer_) good = onLateRefusal(buf, size_t(n));
       else {
         fail(Status::PeerLost, "shm: a message on the socket after the handshake", true);
         return;
@@ -131,19 +136,18 @@ void ShmConnection::onSocket(uint32_t events) {
   }
 }
 
-// Who the peer is, by the kernel (pid) and by its hello (node id, incarnation).
-bool ShmConnection::adoptPeer(const Hello& h) {
+// Who the peer is, by the kernel (pid) and by its hello (peer_: node id, incarnation).
+bool ShmConnection::adoptPeer() {
   uid_t uid;
   if (!peerCredentials(sock_, &peerPid_, &uid)) {
     fail(Status::NoPeer, "shm: cannot tell which process is at the other end", false);
     return false;
   }
-  if (!expectedNode_.empty() && h.nodeId != expectedNode_) {
-    fail(Status::NoPeer, "shm: node \"" + h.nodeId + "\" answers where \"" + expectedNode_ + "\" was", false);
+  if (!expectedNode_.empty() && peer_.nodeId != expectedNode_) {
+    fail(Status::NoPeer, "shm: node \"" + peer_.nodeId + "\" answers where \"" + expectedNode_ + "\" was", false);
     return false;
   }
-  peer_ = h;
-  weCanPull_ = probe(h);
+  weCanPull_ = probe(peer_);
   return true;
 }
 
@@ -162,6 +166,12 @@ bool ShmConnection::onOffer(const uint8_t* p, size_t len, std::vector<int>& fds)
     why = "shm hello: an offer needs a memfd and two eventfds";
   }
   if (why.empty()) {
+    peer_ = h;  // as it claims: its Confirm proves it, when we authenticate
+    // A side that does not authenticate as we do is refused before its segment is mapped.
+    if (!checkAuth(h)) {
+      for (int fd : fds) ::close(fd);
+      return false;
+    }
     ringBytes_ = h.ringBytes;
     int segment = fds[0];
     fds.erase(fds.begin());
@@ -176,8 +186,10 @@ bool ShmConnection::onOffer(const uint8_t* p, size_t len, std::vector<int>& fds)
   peerWakeFd_ = fds[0];
   wakeFd_ = fds[1];
   attachRings(kFromDialer, kFromAcceptor);
-  if (!adoptPeer(h)) return false;
-  if (!sendMessage(sock_, encodeHello(hello(HelloKind::Accept, weCanPull_ ? kHelloFlagCanPull : 0)))) {
+  if (!adoptPeer()) return false;
+  Hello accept = hello(HelloKind::Accept, weCanPull_ ? kHelloFlagCanPull : 0);
+  if (accept.carriesProof()) accept.proof = auth().prove(kAuthContext, self(), peer());
+  if (!sendMessage(sock_, encodeHello(accept))) {
     fail(Status::NoPeer, "cannot answer the shm offer", false);
     return false;
   }
@@ -192,9 +204,17 @@ bool ShmConnection::onAccept(const uint8_t* p, size_t len) {
     fail(Status::NoPeer, why, true);
     return false;
   }
-  if (!adoptPeer(h)) return false;
+  if (h.refused()) {
+    authFail(refusalWhy(h));
+    return false;
+  }
+  peer_ = h;
+  // The acceptor's proof verifies before ours goes out, and before we read its probe.
+  if (!checkAuth(h) || !adoptPeer()) return false;
   peerPulls_ = owner_.options().cma && (h.flags & kHelloFlagCanPull) != 0;  // cma: false keeps CMA off both ways
-  if (!sendMessage(sock_, encodeHello(hello(HelloKind::Confirm, weCanPull_ ? kHelloFlagCanPull : 0)))) {
+  Hello confirm = hello(HelloKind::Confirm, weCanPull_ ? kHelloFlagCanPull : 0);
+  if (confirm.carriesProof()) confirm.proof = auth().prove(kAuthContext, self(), peer());
+  if (!sendMessage(sock_, encodeHello(confirm))) {
     fail(Status::NoPeer, "cannot confirm the shm connection", false);
     return false;
   }
@@ -205,6 +225,10 @@ bool ShmConnection::onAccept(const uint8_t* p, size_t len) {
 bool ShmConnection::onConfirm(const uint8_t* p, size_t len) {
   Hello h;
   std::string why = decodeHello(p, len, HelloKind::Confirm, &h);
+  if (why.empty() && h.refused()) {
+    authFail(refusalWhy(h));
+    return false;
+  }
   if (why.empty() && (h.nodeId != peer_.nodeId || h.incarnation != peer_.incarnation)) {
     why = "shm hello: the confirmation names another node than the offer";
   }
@@ -212,9 +236,59 @@ bool ShmConnection::onConfirm(const uint8_t* p, size_t len) {
     fail(Status::NoPeer, why, true);
     return false;
   }
+  // Nothing of the rings is read before the dialer's proof verifies.
+  if (!checkAuth(h)) return false;
   peerPulls_ = owner_.options().cma && (h.flags & kHelloFlagCanPull) != 0;  // cma: false keeps CMA off both ways
   becomeReady();
   return state_ != State::Dead;
+}
+
+// The acceptor may refuse our Confirm after we became ready: its refused Accept is the one
+// message the socket may carry after the handshake.
+bool ShmConnection::onLateRefusal(const uint8_t* p, size_t len) {
+  Hello h;
+  if (!decodeHello(p, len, HelloKind::Accept, &h).empty() || !h.refused()) {
+    fail(Status::PeerLost, "shm: a message on the socket after the handshake", true);
+    return false;
+  }
+  authFail(refusalWhy(h));
+  return false;
+}
+
+const auth::PeerAuth& ShmConnection::auth() const { return owner_.ctx().auth; }
+
+auth::Party ShmConnection::self() const {
+  return auth::Party{dialer_ ? auth::Role::Dialer : auth::Role::Acceptor, nonce_, owner_.ctx().nodeId,
+                     owner_.incarnation()};
+}
+
+auth::Party ShmConnection::peer() const {
+  return auth::Party{dialer_ ? auth::Role::Acceptor : auth::Role::Dialer, peer_.nonce, peer_.nodeId,
+                     peer_.incarnation};
+}
+
+bool ShmConnection::checkAuth(const Hello& h) {
+  if (h.authenticates() != auth().enabled()) {
+    refuse(auth::mismatch(auth().enabled()));
+    return false;
+  }
+  if (h.carriesProof() && !auth().verify(kAuthContext, peer(), self(), h.proof.data())) {
+    refuse(auth::kBadProof);
+    return false;
+  }
+  return true;
+}
+
+void ShmConnection::refuse(const std::string& why) {
+  // Best effort: a peer that is gone already learns nothing, and needs to.
+  (void)sendMessage(sock_, encodeHello(hello(dialer_ ? HelloKind::Confirm : HelloKind::Accept, kHelloFlagRefused)));
+  authFail(why);
+}
+
+std::string ShmConnection::refusalWhy(const Hello& h) const {
+  if (h.authenticates() != auth().enabled()) return auth::mismatch(auth().enabled());
+  if (!auth().enabled()) return "authentication failed: the peer refused the connection";
+  return "authentication failed: the peer refused this endpoint's proof (the two secrets differ)";
 }
 
 void ShmConnection::becomeReady() {
@@ -666,6 +740,13 @@ void ShmConnection::fail(Status status, const std::string& why, bool protocolErr
   controls_.clear();
   lent_.clear();
   if (protocolError) events.protocolError(peer_.nodeId.empty() ? "shm peer" : peer_.nodeId, why);
+  if (status == Status::Auth) {
+    // As tcp: the dialer names the address it dialed and the node that answered there; the
+    // acceptor (no address to name) the node the peer claimed.
+    const std::string claimed = peer_.nodeId.empty() ? "" : " (it claimed node \"" + peer_.nodeId + "\")";
+    if (dialer_) events.authFailed(address_, why + claimed);
+    else events.authFailed(peer_.nodeId.empty() ? "shm peer" : peer_.nodeId, why);
+  }
   owner_.onDead(this, wasReady, status, why);
 }
 

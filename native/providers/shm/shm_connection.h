@@ -97,11 +97,25 @@ class ShmConnection {
   bool onOffer(const uint8_t* p, size_t len, std::vector<int>& fds);
   bool onAccept(const uint8_t* p, size_t len);
   bool onConfirm(const uint8_t* p, size_t len);
-  bool adoptPeer(const shm::Hello& h);
+  bool onLateRefusal(const uint8_t* p, size_t len);
+  bool adoptPeer();
   bool probe(const shm::Hello& h) const;
   void attachRings(int inbound, int outbound);
   void becomeReady();
   shm::Hello hello(shm::HelloKind kind, uint32_t flags) const;
+
+  // Peer authentication (auth/peer_auth.h; what each hello carries: shm_hello.h).
+  const auth::PeerAuth& auth() const;
+  auth::Party self() const;
+  auth::Party peer() const;
+  // Both sides authenticate or neither, and the proof h carries (if any) is the one the peer
+  // owes us. If not, the peer is refused (and we failed).
+  bool checkAuth(const shm::Hello& h);
+  // Tells the peer it is refused (a refused Accept or Confirm), then fails with status Auth.
+  void refuse(const std::string& why);
+  // The peer refused us: why, as far as its refusal tells.
+  std::string refusalWhy(const shm::Hello& h) const;
+  void authFail(const std::string& why) { fail(Status::Auth, why, false); }
 
   // Receives, answers and transmits until nothing is left (or a budget is spent); then the
   // kicks the peer asked for. False once the connection failed.
@@ -129,7 +143,8 @@ class ShmConnection {
   bool dialer_;
   std::string address_;
   State state_;
-  shm::Hello peer_;
+  shm::Hello peer_;  // its hello (the Offer's, on the acceptor): what the proofs cover
+  auth::Nonce nonce_{};  // ours, fresh for this connection when we authenticate
   pid_t peerPid_ = 0;
   bool peerPulls_ = false;  // the peer read our probe
   bool weCanPull_ = false;  // we read the peer's probe

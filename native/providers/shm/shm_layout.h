@@ -8,7 +8,9 @@
 namespace rvma::shm {
 
 constexpr uint32_t kMagic = 0x48535652;  // "RVSH"
-constexpr uint16_t kVersion = 2;  // 2: Ack and RegionInfo status 13 (Forbidden)
+// 2: Ack and RegionInfo status 13 (Forbidden); 3: peer authentication in the hellos (auth flag,
+// nonces, proofs, refusals; shm_hello.h)
+constexpr uint16_t kVersion = 3;
 constexpr uint64_t kMinRingBytes = 64ull << 10;
 constexpr uint64_t kMaxRingBytes = 256ull << 20;
 

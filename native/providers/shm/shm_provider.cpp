@@ -197,9 +197,11 @@ void ShmProvider::onDead(ShmConnection* conn, bool wasReady, Status status, cons
   }
   auto addr = byAddress_.find(conn->address());
   if (addr != byAddress_.end() && addr->second == conn) byAddress_.erase(addr);
+  // A refused authentication is final: no put to the node dials that address again.
+  if (status == Status::Auth && conn->dialer()) forgetAddress(conn->address());
   for (uint64_t request : conn->connectRequests()) {
-    ctx_.events.connected(request, status == Status::Closed ? Status::Closed : Status::NoPeer,
-                          "cannot connect to " + conn->address() + ": " + why);
+    const bool final = status == Status::Closed || status == Status::Auth;
+    ctx_.events.connected(request, final ? status : Status::NoPeer, "cannot connect to " + conn->address() + ": " + why);
   }
   conn->connectRequests().clear();
   if (wasReady && status != Status::Closed) ctx_.events.peerLost(node, conn->peerIncarnation());
@@ -207,6 +209,20 @@ void ShmProvider::onDead(ShmConnection* conn, bool wasReady, Status status, cons
   if (it != conns_.end()) {
     dead_.push_back(std::move(*it));  // conn stays valid until the next tick
     conns_.erase(it);
+  }
+}
+
+void ShmProvider::forgetAddress(const std::string& address) {
+  for (auto it = addressOfNode_.begin(); it != addressOfNode_.end();) {
+    if (it->second != address) {
+      ++it;
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(knownMu_);
+      dialed_.erase(it->first);
+    }
+    it = addressOfNode_.erase(it);
   }
 }
 

@@ -58,6 +58,8 @@ class ShmProvider final : public Provider {
   void onAccept();
   ShmConnection* dial(const std::string& address, Status* status);
   ShmConnection* route(const std::string& peer, Status* status);
+  // The nodes last reached at address are not dialed there again (it failed authentication).
+  void forgetAddress(const std::string& address);
   int pollAll();
   void beforeSleepAll();
 
