@@ -725,14 +725,19 @@ void ShmConnection::fail(Status status, const std::string& why, bool protocolErr
   // Sent puts were sent to a ready peer: it is lost. One never sent was aimed at a node
   // known before (by incarnation, or dialed again to reach it) when that node is gone.
   auto& events = owner_.ctx().events;
-  for (const Pending& p : pending_) events.putDone(p.requestId, status);
+  // A refused authentication says why on every put it fails, as the connect does.
+  auto settle = [&](uint64_t id, Status s) {
+    if (s == Status::Auth) events.putFailed(id, s, why);
+    else events.putDone(id, s);
+  };
+  for (const Pending& p : pending_) settle(p.requestId, status);
   for (const Outgoing& o : queued_) {
     if (o.wireId != 0) continue;  // a partly written one is in pending_
     bool gone = status == Status::NoPeer && (o.req.incarnation != 0 || !expectedNode_.empty());
-    events.putDone(o.req.id, gone ? Status::PeerLost : status);
+    settle(o.req.id, gone ? Status::PeerLost : status);
   }
   for (auto& [key, writes] : asked_) {
-    for (const PutRequest& req : writes) events.putDone(req.id, status);
+    for (const PutRequest& req : writes) settle(req.id, status);
   }
   asked_.clear();
   pending_.clear();
