@@ -226,16 +226,6 @@ void Engine::close() {
 // wake_ is called under the lock so close() can be sure no call is in progress after it.
 // Texts (peer ids and messages come off the wire and may hold anything) travel beside the
 // event; its `vaddr` word then indexes the first of them.
-// A completion's sender travels as a text; vaddr stays the mailbox's.
-void Engine::pushWithSender(Event e, const std::string& sender) {
-  std::lock_guard<std::mutex> lock(eventsMu_);
-  if (closed_) return;
-  e.status = pending_.texts.size() + 1;
-  pending_.events.push_back(e);
-  pending_.texts.push_back(sender);
-  if (wake_ && !polling_ && !wakePending_.exchange(true)) wake_();
-}
-
 void Engine::push(Event e, std::initializer_list<std::string> texts) {
   std::lock_guard<std::mutex> lock(eventsMu_);
   if (closed_) return;  // JS settles everything itself on close
@@ -247,11 +237,12 @@ void Engine::push(Event e, std::initializer_list<std::string> texts) {
 
 void Engine::completions(const std::vector<CompletionRecord>& records) {
   for (const auto& r : records) {
+    Event e{uint64_t(EventKind::Completion), r.mailboxId, r.vaddr, r.epoch, r.bufferIndex, r.bytes, r.ops, 0};
     if (r.sender.empty()) {
-      push(Event{uint64_t(EventKind::Completion), r.mailboxId, r.vaddr, r.epoch, r.bufferIndex, r.bytes, r.ops, 0});
+      push(e);
     } else {
-      pushWithSender(Event{uint64_t(EventKind::Completion), r.mailboxId, r.vaddr, r.epoch, r.bufferIndex, r.bytes, r.ops, 0},
-                     r.sender);
+      e.status = 1;  // vaddr now indexes the sender's text
+      push(e, {r.sender});
     }
   }
 }

@@ -24,7 +24,7 @@
 namespace rvma {
 
 enum class EventKind : uint32_t {
-  Completion = 1,  // status: 0, or 1 + the index in the batch's texts of the sender (reportSender)
+  Completion = 1,  // status 1: vaddr indexes the batch's texts, the sender's node id (reportSender)
   PutDone = 2,  // status; with ops 1, vaddr indexes the batch's texts: why it failed
   MailboxReleased = 3,
   Connected = 4,
@@ -127,7 +127,6 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   explicit Engine(const EngineOptions& options);
   bool fallBackToTcp(const std::string& why);
   void push(Event e, std::initializer_list<std::string> texts = {});
-  void pushWithSender(Event e, const std::string& sender);
 
   EngineOptions options_;
   uint64_t incarnation_;

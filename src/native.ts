@@ -9,7 +9,7 @@ import { RvmaError } from './mailbox/errors';
 /** Events arrive as a Float64Array, EVENT_WORDS numbers per event (see native/engine.h). */
 export const EVENT_WORDS = 8;
 export const enum EventKind {
-  /** Word 7: 0, or 1 + the index in the batch's texts of the sender (reportSender). */
+  /** Word 7 = 1: word 2 indexes the batch's texts, the sender's node id (reportSender). */
   Completion = 1,
   /** Word 7: status; with word 6 = 1, word 2 indexes the batch's texts: why it failed. */
   PutDone = 2,

@@ -782,7 +782,7 @@ export class Endpoint extends EventEmitter {
       const kind = events[i];
       const id = events[i + 1];
       if (kind === EventKind.Completion) {
-        const sender = events[i + 7] ? texts![events[i + 7] - 1] : undefined;
+        const sender = events[i + 7] ? texts![events[i + 2]] : undefined;
         this.mailboxes.get(id)?.complete(events[i + 3], events[i + 4], events[i + 5], events[i + 6], sender);
       } else if (kind === EventKind.PutDone) {
         const reason = events[i + 6] === 1 ? texts![events[i + 2]] : undefined;
