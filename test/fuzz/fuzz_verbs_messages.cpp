@@ -1,7 +1,8 @@
 // libFuzzer harness: the verbs provider's decoders of control messages and eager-slot
 // headers (native/providers/verbs/verbs_messages.cpp), the code every received message
-// passes before it acts. The first input byte picks the state (hello received or not) and
-// the landing slot; the rest is the message as it arrived.
+// passes before it acts. The first input byte picks the handshake phase (bit 0: the hello
+// was received; bit 1 with it: the peer's proof is still awaited) and the landing slot (bits
+// 2-4); the rest is the message as it arrived.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -16,17 +17,28 @@ void require(bool holds) {
   if (!holds) std::abort();
 }
 
-void control(const uint8_t* p, uint32_t len, bool helloReceived) {
+Phase phaseOf(uint8_t mode) {
+  if (!(mode & 1)) return Phase::AwaitHello;
+  return mode & 2 ? Phase::AwaitProof : Phase::Open;
+}
+
+void control(const uint8_t* p, uint32_t len, Phase phase) {
   CtrlMsg m;
-  if (!decodeCtrl(p, len, helloReceived, &m).empty()) return;
+  if (!decodeCtrl(p, len, phase, &m).empty()) return;
   CtrlHeader h;
   std::memcpy(&h, p, sizeof h);
   require(h.magic == kMagic && uint16_t(m.type) == h.type);
-  require(helloReceived == (m.type != MsgType::Hello));
+  // Each phase takes exactly one kind: the hello, then the proof alone, then the rest.
+  require((phase == Phase::AwaitHello) == (m.type == MsgType::Hello));
+  require((phase == Phase::AwaitProof) == (m.type == MsgType::Auth));
   switch (m.type) {
     case MsgType::Hello:
       require(m.hello.version == kVersion && !m.nodeId.empty() && sizeof m.hello + m.nodeId.size() == len);
       require(m.hello.slots >= 1 && m.hello.slots <= 4096 && m.hello.slotBytes >= 64);
+      require((m.hello.flags & ~kHelloAuth) == 0);
+      break;
+    case MsgType::Auth:
+      require(len == sizeof(AuthMsg));
       break;
     case MsgType::Rts:
       require(len == sizeof(RtsMsg) && (m.rts.flags & ~kAppend) == 0);
@@ -71,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A receive buffer holds at most kCtrlBytes; the provider copies out no more.
   const uint32_t len = uint32_t(std::min<size_t>(size - 1, kCtrlBytes));
   std::vector<uint8_t> msg(data + 1, data + 1 + len);  // exact size: ASan sees any over-read
-  control(msg.data(), len, mode & 1);
-  eager(msg.data(), len, (mode >> 1) & 7);
+  control(msg.data(), len, phaseOf(mode));
+  eager(msg.data(), len, (mode >> 2) & 7);
   return 0;
 }

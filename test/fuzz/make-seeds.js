@@ -138,8 +138,9 @@ for (const name of ['puts', 'appends', 'raw', 'answers', 'split']) {
 
 // --- verbs control messages (native/providers/verbs/verbs_wire.h) ---
 const V_MAGIC = 0x52564d56;
-const V_VERSION = 3;
-const V = { Hello: 1, Rts: 2, Ack: 3, RegionQuery: 4, RegionInfo: 5, Raw: 6, Revoke: 7, RevokeAck: 8, Ping: 9, Pong: 10 };
+const V_VERSION = 4;
+const V = { Hello: 1, Rts: 2, Ack: 3, RegionQuery: 4, RegionInfo: 5, Raw: 6, Revoke: 7, RevokeAck: 8, Ping: 9, Pong: 10, Auth: 11 };
+const V_HELLO_AUTH = 1;
 
 function ctrl(type, size, status = 0) {
   const b = Buffer.alloc(size);
@@ -148,8 +149,8 @@ function ctrl(type, size, status = 0) {
   b.writeUInt16LE(status, 6);
   return b;
 }
-function verbsHello(nodeId) {
-  const b = ctrl(V.Hello, 56);
+function verbsHello(nodeId, flags = 0) {
+  const b = ctrl(V.Hello, 88);
   b.writeUInt16LE(V_VERSION, 8);
   b.writeUInt16LE(Buffer.byteLength(nodeId), 10);
   b.writeUInt32LE(64, 12); // slots
@@ -158,8 +159,15 @@ function verbsHello(nodeId) {
   b.writeBigUInt64LE(1n, 24); // incarnation
   b.writeBigUInt64LE(0x7f0000000000n, 32); // ringAddr
   b.writeUInt16LE(4000, 40); // listenPort
+  b.writeUInt16LE(flags, 42); // flags (V_HELLO_AUTH)
   b.writeBigUInt64LE(1n << 32n, 48); // maxPutBytes
+  if (flags & V_HELLO_AUTH) b.fill(0xa5, 56, 88); // nonce
   return Buffer.concat([b, Buffer.from(nodeId)]);
+}
+function verbsAuth() {
+  const b = ctrl(V.Auth, 40);
+  b.fill(0x5a, 8, 40); // proof
+  return b;
 }
 function rts() {
   const b = ctrl(V.Rts, 56);
@@ -181,10 +189,16 @@ function eager(len) {
   b.writeUInt32LE(0, 28);
   return b;
 }
-// Byte 0 of a verbs seed: bit 0 = hello received, bits 1-3 = the landing slot.
-const withState = (helloReceived, slot, msg) => Buffer.concat([Buffer.from([(helloReceived ? 1 : 0) | (slot << 1)]), msg]);
+// Byte 0 of a verbs seed: bit 0 = hello received, bit 1 = the peer's proof still awaited,
+// bits 2-4 = the landing slot.
+const withState = (helloReceived, slot, msg, awaitingProof = false) =>
+  Buffer.concat([Buffer.from([(helloReceived ? 1 : 0) | (awaitingProof ? 2 : 0) | (slot << 2)]), msg]);
 const verbs = {
   hello: withState(false, 0, verbsHello('node-a')),
+  helloAuth: withState(false, 0, verbsHello('node-a', V_HELLO_AUTH)),
+  auth: withState(true, 0, verbsAuth(), true),
+  authTwice: withState(true, 0, verbsAuth()),
+  rtsBeforeProof: withState(true, 0, rts(), true),
   rts: withState(true, 0, rts()),
   ack: withState(true, 0, ctrl(V.Ack, 24)),
   regionQuery: withState(true, 0, ctrl(V.RegionQuery, 16)),

@@ -15,6 +15,22 @@ using namespace verbs;
 
 namespace {
 constexpr uint32_t kEagerHeader = sizeof(EagerHeader);
+constexpr auth::Context kAuthContext{"verbs", kVersion};
+static_assert(kNonceBytes == auth::kNonceBytes && kProofBytes == auth::kProofBytes, "one nonce, one proof");
+
+// "rdma://IP:PORT" of a socket address, "" for another family.
+std::string rdmaUrl(const sockaddr* sa, uint16_t port) {
+  char ip[INET6_ADDRSTRLEN] = {};
+  if (sa->sa_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, ip, sizeof ip);
+    return "rdma://" + std::string(ip) + ":" + std::to_string(port);
+  }
+  if (sa->sa_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, ip, sizeof ip);
+    return "rdma://[" + std::string(ip) + "]:" + std::to_string(port);
+  }
+  return {};
+}
 }  // namespace
 
 bool VerbsConnection::isAnswer(uint16_t s) {
@@ -25,7 +41,9 @@ VerbsConnection::VerbsConnection(VerbsProvider& owner, uint32_t id, CmIdPtr cmId
     : owner_(owner), id_(id), cmId_(std::move(cmId)), outgoing_(outgoing), address_(std::move(address)),
       state_(State::Resolving), startedMs_(VerbsProvider::nowMs()), slots_(owner.options().slots),
       slotBytes_(owner.options().slotBytes),
-      ctrlCount_(ctrlDepth(slots_)), sqDepth_(sendDepth(slots_)) {}
+      ctrlCount_(ctrlDepth(slots_)), sqDepth_(sendDepth(slots_)) {
+  if (authenticates()) auth::PeerAuth::freshNonce(&nonce_);  // unused (zeros on the wire) without auth
+}
 
 // The queue pair goes first (no DMA after it), then the memory it used.
 VerbsConnection::~VerbsConnection() {
@@ -166,6 +184,8 @@ void VerbsConnection::sendHello() {
   m.ringAddr = uintptr_t(ring_.get());
   m.listenPort = owner_.listenPort();
   m.maxPutBytes = owner_.options().maxPutBytes;
+  m.flags = authenticates() ? kHelloAuth : 0;
+  std::memcpy(m.nonce, nonce_.data(), sizeof m.nonce);
   std::memcpy(p, &m, sizeof m);
   std::memcpy(p + sizeof m, node.data(), node.size());
   helloSent_ = true;
@@ -183,23 +203,23 @@ void VerbsConnection::sendAck(uint64_t putId, Status status, uint32_t slot) {
 
 std::string VerbsConnection::peerListenAddress() const {
   if (!peerListenPort_) return {};
-  const sockaddr* peer = rdma_get_peer_addr(cmId_.get());
-  char ip[INET6_ADDRSTRLEN] = {};
-  if (peer->sa_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(peer)->sin_addr, ip, sizeof ip);
-    return "rdma://" + std::string(ip) + ":" + std::to_string(peerListenPort_);
-  }
-  if (peer->sa_family == AF_INET6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(peer)->sin6_addr, ip, sizeof ip);
-    return "rdma://[" + std::string(ip) + "]:" + std::to_string(peerListenPort_);
-  }
-  return {};
+  return rdmaUrl(rdma_get_peer_addr(cmId_.get()), peerListenPort_);
+}
+
+// Who failed authentication, for the authFailed event: the address we dialed, or where an
+// accepted peer connected from.
+std::string VerbsConnection::peerLabel() const {
+  if (!address_.empty()) return address_;
+  std::string from = rdmaUrl(rdma_get_peer_addr(cmId_.get()), ntohs(rdma_get_dst_port(cmId_.get())));
+  return from.empty() ? "rdma peer" : from;
 }
 
 void VerbsConnection::onEstablished() {
   established_ = true;
   shortenRnrWait();
   sendHello();
+  if (authFailing_) return finishAuthFail();  // the peer's hello came first and failed: ours tells it why
+  maybeProve();
   maybeReady();
 }
 
@@ -215,8 +235,63 @@ void VerbsConnection::shortenRnrWait() {
   (void)ibv_modify_qp(cmId_->qp, &attr, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER);
 }
 
+// What the peer may send next (decodeCtrl enforces it): its hello, then (both authenticating)
+// its proof alone, then the rest.
+Phase VerbsConnection::phase() const {
+  if (!helloReceived_) return Phase::AwaitHello;
+  return authenticates() && !peerProven_ ? Phase::AwaitProof : Phase::Open;
+}
+
+bool VerbsConnection::authenticates() const { return owner_.ctx().auth.enabled(); }
+
+auth::Party VerbsConnection::self() const {
+  return auth::Party{outgoing_ ? auth::Role::Dialer : auth::Role::Acceptor, nonce_, owner_.ctx().nodeId,
+                     owner_.incarnation()};
+}
+
+auth::Party VerbsConnection::peer() const {
+  return auth::Party{outgoing_ ? auth::Role::Acceptor : auth::Role::Dialer, peerNonce_, peerNode_, peerIncarnation_};
+}
+
+// Our proof covers both nonces, so it goes once our hello is out and the peer's is in.
+void VerbsConnection::maybeProve() {
+  if (!authenticates() || proofSent_ || authFailing_ || state_ == State::Dead || !established_ || !helloReceived_) {
+    return;
+  }
+  uint32_t index;
+  uint8_t* p = ctrlTx(&index);
+  if (!p) return;
+  AuthMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Auth), 0}, {}};
+  auth::Proof proof = owner_.ctx().auth.prove(kAuthContext, self(), peer());
+  std::memcpy(m.proof, proof.data(), sizeof m.proof);
+  std::memcpy(p, &m, sizeof m);
+  proofSent_ = true;
+  sendCtrl(index, sizeof m);
+}
+
+void VerbsConnection::onAuth(const AuthMsg& m) {
+  if (!owner_.ctx().auth.verify(kAuthContext, peer(), self(), m.proof)) return authFail(auth::kBadProof);
+  peerProven_ = true;
+  maybeReady();
+}
+
+void VerbsConnection::authFail(const std::string& why) {
+  if (state_ == State::Dead || authFailing_) return;
+  authFailing_ = true;
+  authWhy_ = why;
+  finishAuthFail();
+}
+
+// Closing at once would flush our hello or proof unsent (the peer would only see the
+// disconnect), so the close waits for every send to complete; the connect timeout bounds it.
+void VerbsConnection::finishAuthFail() {
+  if (!authFailing_ || state_ == State::Dead || !established_ || sqInflight_ > 0 || !backlog_.empty()) return;
+  fail(Status::Auth, authWhy_);
+}
+
 void VerbsConnection::maybeReady() {
-  if (state_ == State::Dead || state_ == State::Ready || !established_ || !helloReceived_) return;
+  if (state_ == State::Dead || state_ == State::Ready || !established_ || !helloReceived_ || authFailing_) return;
+  if (authenticates() && !(proofSent_ && peerProven_)) return;
   state_ = State::Ready;
   heardMs_ = VerbsProvider::nowMs();
   owner_.onReady(this);
@@ -323,10 +398,11 @@ void VerbsConnection::onCompletion(const ibv_wc& wc) {
       break;
   }
   drainBacklog();
+  finishAuthFail();
 }
 
 void VerbsConnection::onReceive(const ibv_wc& wc, const uint8_t* msg, uint32_t len) {
-  if (state_ == State::Dead) return;
+  if (state_ == State::Dead || authFailing_) return;  // failed authentication: nothing more of the peer's counts
   if (wc.status != IBV_WC_SUCCESS) {
     fail(Status::PeerLost, std::string("RDMA receive failed: ") + ibv_wc_status_str(wc.status));
     return;
@@ -337,7 +413,9 @@ void VerbsConnection::onReceive(const ibv_wc& wc, const uint8_t* msg, uint32_t l
 }
 
 void VerbsConnection::onEager(uint32_t slot, uint32_t byteLen) {
-  if (!helloReceived_) return protocolFail("eager put before the hello");
+  if (phase() != Phase::Open) {
+    return protocolFail(helloReceived_ ? "eager put before the peer authenticated" : "eager put before the hello");
+  }
   EagerHeader h;
   std::string bad = decodeEager(ring_.get(), slot, byteLen, slots_, slotBytes_, &h);
   if (!bad.empty()) return protocolFail(bad);
@@ -351,11 +429,13 @@ void VerbsConnection::onEager(uint32_t slot, uint32_t byteLen) {
 // Every message was decoded and checked (verbs_messages.cpp) before any of it acts.
 void VerbsConnection::onCtrl(const uint8_t* p, uint32_t len) {
   CtrlMsg m;
-  std::string bad = decodeCtrl(p, len, helloReceived_, &m);
+  std::string bad = decodeCtrl(p, len, phase(), &m);
   if (!bad.empty()) return protocolFail(bad);
   switch (m.type) {
     case MsgType::Hello:
       return onHello(m);
+    case MsgType::Auth:
+      return onAuth(m.auth);
     case MsgType::Rts:
       return onRts(m.rts);
     case MsgType::Ack:
@@ -382,6 +462,7 @@ void VerbsConnection::onCtrl(const uint8_t* p, uint32_t len) {
 void VerbsConnection::onHello(const CtrlMsg& msg) {
   const HelloMsg& m = msg.hello;
   peerNode_ = msg.nodeId;
+  if (((m.flags & kHelloAuth) != 0) != authenticates()) return authFail(auth::mismatch(authenticates()));
   if (!expectedNode_.empty() && peerNode_ != expectedNode_) {
     return fail(Status::PeerLost, address_ + " is now node \"" + peerNode_ + "\", not \"" + expectedNode_ + "\"");
   }
@@ -392,10 +473,12 @@ void VerbsConnection::onHello(const CtrlMsg& msg) {
   peerSlotBytes_ = m.slotBytes;
   peerListenPort_ = m.listenPort;
   peerMaxPut_ = m.maxPutBytes;
+  std::memcpy(peerNonce_.data(), m.nonce, peerNonce_.size());
   window_ = std::min(slots_, peerSlots_);
   eagerMax_ = std::min(slotBytes_, peerSlotBytes_) - kEagerHeader;
   for (uint32_t i = window_; i-- > 0;) freeSlots_.push_back(i);
   helloReceived_ = true;
+  maybeProve();
   maybeReady();
 }
 
@@ -460,6 +543,9 @@ void VerbsConnection::protocolFail(const std::string& why) {
 
 void VerbsConnection::fail(Status status, const std::string& why) {
   if (state_ == State::Dead) return;
+  // Whatever ends a connection that failed authentication (its sends flushed, the peer
+  // hanging up, the connect timeout), it ends as that failure.
+  if (authFailing_ && status != Status::Auth && status != Status::Closed) return fail(Status::Auth, authWhy_);
   bool wasReady = state_ == State::Ready;
   state_ = State::Dead;
   if (established_) rdma_disconnect(cmId_.get());
@@ -484,10 +570,14 @@ void VerbsConnection::fail(Status status, const std::string& why) {
     if (out.source) owner_.registrations().release(out.source);
     owner_.ctx().events.putDone(putId, status == Status::Closed ? Status::Closed : Status::PeerLost);
   }
+  const std::string reason = status == Status::Auth ? why : std::string();  // the put's error says why
   for (auto& req : waiting) {
     // Never connected, but aimed at a known incarnation or node: that node is gone.
     bool gone = status == Status::NoPeer && (req.incarnation != 0 || !expectedNode_.empty());
-    owner_.ctx().events.putDone(req.id, gone ? Status::PeerLost : status);
+    owner_.ctx().events.putFailed(req.id, gone ? Status::PeerLost : status, reason);
+  }
+  if (status == Status::Auth) {
+    owner_.ctx().events.authFailed(peerLabel(), peerNode_.empty() ? why : why + " (it claimed node \"" + peerNode_ + "\")");
   }
   for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, status, why);
   connectRequests_.clear();

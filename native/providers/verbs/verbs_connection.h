@@ -3,6 +3,8 @@
 // (verbs_raw_writes.cpp), ACK/NACK answers that return ring credits, and keepalive pings.
 // It receives through the provider's shared receive queue: the provider hands it the
 // receive completions of its queue pair (onReceive). Lives on the progress context only.
+// With auth, each side proves the shared secret (AuthMsg) after the hellos; the connection
+// is ready only once the peer's proof verifies, and nothing else of the peer's counts before.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -29,7 +31,8 @@ class VerbsConnection {
   static constexpr uint32_t kSpareCtrl = 8;
   // Send work requests one connection may have posted: its share of the completion queue.
   static uint32_t sendDepth(uint32_t slots) { return 4 * slots + 16; }
-  // Control send buffers: requests and answers (each bounded by the window), the hello, spares.
+  // Control send buffers: requests and answers (each bounded by the window), the hello and
+  // the proof, spares.
   static uint32_t ctrlDepth(uint32_t slots) { return 2 * slots + 4 + kSpareCtrl; }
 
   VerbsConnection(VerbsProvider& owner, uint32_t id, verbs::CmIdPtr cmId, bool outgoing, std::string address);
@@ -106,6 +109,17 @@ class VerbsConnection {
   void drainUnsolicited();
   void sendHello();
   void sendAck(uint64_t putId, Status status, uint32_t slot);
+  verbs::Phase phase() const;
+  bool authenticates() const;  // this endpoint has an auth secret
+  auth::Party self() const;
+  auth::Party peer() const;
+  void maybeProve();
+  void onAuth(const verbs::AuthMsg& m);
+  // The peer failed authentication: closed with status Auth, reported as authFailed, once
+  // what we sent it (our hello, our proof) has landed, so it can tell why on its side too.
+  void authFail(const std::string& why);
+  void finishAuthFail();
+  std::string peerLabel() const;
   void maybeReady();
   void startWaiting();
   void sendPut(const PutRequest& req);
@@ -142,6 +156,12 @@ class VerbsConnection {
   std::vector<uint32_t> freeCtrlTx_;    // for the hello, requests (bounded by the window) and answers
   std::vector<uint32_t> freeSpareTx_;   // for messages outside the window (revokes, pings)
   std::deque<std::pair<verbs::MsgType, uint64_t>> unsolicited_;  // waiting for a spare buffer
+
+  // Authentication: our nonce (in our hello), the peer's, and how far the proofs got.
+  auth::Nonce nonce_{}, peerNonce_{};
+  bool proofSent_ = false, peerProven_ = false;
+  bool authFailing_ = false;  // waiting for our sends to land before closing with Status::Auth
+  std::string authWhy_;
 
   // The peer, from its hello.
   bool established_ = false, helloSent_ = false, helloReceived_ = false;

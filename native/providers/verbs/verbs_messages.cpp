@@ -22,26 +22,36 @@ std::string decodeHello(const uint8_t* p, uint32_t len, CtrlMsg* out) {
            std::to_string(kVersion);
   }
   if (m.nodeIdLen == 0 || sizeof m + m.nodeIdLen != len || m.slots == 0 || m.slots > 4096 || m.slotBytes < 64 ||
-      m.slotBytes > (1u << 24)) {
+      m.slotBytes > (1u << 24) || (m.flags & ~kHelloAuth) != 0) {
     return "handshake refused: malformed hello";
   }
   out->nodeId.assign(reinterpret_cast<const char*>(p + sizeof m), m.nodeIdLen);
   return {};
 }
 
+// A well-formed message that the phase does not allow yet (or any more).
+std::string outOfPhase(MsgType type, Phase phase) {
+  if (phase == Phase::AwaitHello) return type == MsgType::Auth ? "proof before the hello" : "message before the hello";
+  if (phase == Phase::AwaitProof) return "message before the peer authenticated";
+  return type == MsgType::Auth ? "unexpected proof (a second one, or the connection does not authenticate)" : "";
+}
+
 }  // namespace
 
-std::string decodeCtrl(const uint8_t* p, uint32_t len, bool helloReceived, CtrlMsg* out) {
+std::string decodeCtrl(const uint8_t* p, uint32_t len, Phase phase, CtrlMsg* out) {
   CtrlHeader h;
   if (len < sizeof h) return "short control message";
   std::memcpy(&h, p, sizeof h);
   if (h.magic != kMagic) return "control message with a bad magic (not an rvma peer?)";
   out->type = MsgType(h.type);
-  if (out->type == MsgType::Hello) return helloReceived ? "unexpected or short hello" : decodeHello(p, len, out);
+  if (out->type == MsgType::Hello) return phase == Phase::AwaitHello ? decodeHello(p, len, out) : "unexpected or short hello";
   bool fits = false;
   const char* what = nullptr;
   switch (out->type) {
     case MsgType::Hello:
+      break;
+    case MsgType::Auth:
+      fits = copyExact(p, len, &out->auth), what = "malformed proof";
       break;
     case MsgType::Rts:
       fits = copyExact(p, len, &out->rts) && (out->rts.flags & ~kAppend) == 0, what = "malformed RTS";
@@ -66,7 +76,9 @@ std::string decodeCtrl(const uint8_t* p, uint32_t len, bool helloReceived, CtrlM
       break;
   }
   if (!what) return "unknown control message type " + std::to_string(h.type);
-  return fits && helloReceived ? std::string() : std::string(what);
+  if (!fits) return what;
+  const bool awaited = phase == (out->type == MsgType::Auth ? Phase::AwaitProof : Phase::Open);
+  return awaited ? std::string() : outOfPhase(out->type, phase);
 }
 
 std::string decodeEager(const uint8_t* ring, uint32_t slot, uint32_t byteLen, uint32_t slots, uint32_t slotBytes,

@@ -9,6 +9,13 @@
 
 namespace rvma::verbs {
 
+// Where a connection is in its handshake, which decides what the peer may send next.
+enum class Phase {
+  AwaitHello,  // only the peer's hello
+  AwaitProof,  // both authenticate: only the peer's Auth, once
+  Open,        // everything but a hello or an Auth
+};
+
 // One decoded control message: `type` says which member holds it.
 struct CtrlMsg {
   MsgType type{};
@@ -19,11 +26,13 @@ struct CtrlMsg {
   RegionInfoMsg regionInfo{};
   RawMsg raw{};
   KeyMsg key{};  // RegionQuery, Revoke, RevokeAck
+  AuthMsg auth{};
 };
 
-// Decodes a control message of len bytes. Before the peer's hello only a hello is accepted,
-// and after it none. Returns "" on success, else why the message breaks the protocol.
-std::string decodeCtrl(const uint8_t* p, uint32_t len, bool helloReceived, CtrlMsg* out);
+// Decodes a control message of len bytes received in `phase`: a message of another phase (a
+// second hello, an Auth when not awaited, anything before the peer's proof) breaks the
+// protocol. Returns "" on success, else why.
+std::string decodeCtrl(const uint8_t* p, uint32_t len, Phase phase, CtrlMsg* out);
 
 // Checks an eager put that landed in slot `slot` of `ring` (`slots` slots of slotBytes):
 // byteLen bytes written, its EagerHeader first. "" and *h on success.

@@ -386,6 +386,16 @@ void VerbsProvider::onCmEvents() {
                     rdma_event_str(type));
         break;
       case RDMA_CM_EVENT_DISCONNECTED:
+        // In the handshake the peer's last messages say why it hung up (its hello or proof
+        // failed ours): they are read first, not lost to the race between the two channels.
+        if (c->state() != VerbsConnection::State::Ready) {
+          const uint32_t cid = c->id();
+          drainCompletions();
+          c = find(cid);
+          if (!c || c->state() == VerbsConnection::State::Dead) break;
+        }
+        c->fail(Status::PeerLost, rdma_event_str(type));
+        break;
       case RDMA_CM_EVENT_DEVICE_REMOVAL:
         c->fail(Status::PeerLost, rdma_event_str(type));
         break;
@@ -434,6 +444,13 @@ int VerbsProvider::pollCompletions() {
   uint64_t one = 1;
   (void)!write(moreFd_, &one, sizeof one);  // the rest on the next turn of the loop
   return handled;
+}
+
+// Handles what the completion queue holds now (bounded: a busy queue does not starve the
+// caller).
+void VerbsProvider::drainCompletions() {
+  for (int round = 0; round < 64 && !closed_ && pollCompletions() > 0; round++) {
+  }
 }
 
 // Every receive gives its buffer back, whatever became of its queue pair (an error status is

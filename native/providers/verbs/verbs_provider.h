@@ -73,6 +73,7 @@ class VerbsProvider final : public Provider {
   void onCmEvents();
   void onCompletions();
   int pollCompletions();  // the number handled
+  void drainCompletions();
   void onReceive(const ibv_wc& wc);
   bool roomForConnection();
   void tick();

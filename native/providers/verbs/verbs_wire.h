@@ -4,12 +4,13 @@
 // as RDMA_WRITE straight into the peer's region, then a RawMsg on the same queue pair. Fields
 // are in host order, which is little-endian on every platform this builds for.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace rvma::verbs {
 
 constexpr uint32_t kMagic = 0x52564d56;  // "VMVR"
-constexpr uint16_t kVersion = 3;  // 3: Ack status 13 (Forbidden)
+constexpr uint16_t kVersion = 4;  // 3: Ack status 13 (Forbidden); 4: peer authentication (hello nonce + flag, Auth)
 constexpr uint32_t kCtrlBytes = 512;
 constexpr uint32_t kAppend = 1;
 
@@ -24,6 +25,7 @@ enum class MsgType : uint16_t {
   RevokeAck = 8,    // KeyMsg: every write to `key` from this side was posted before this
   Ping = 9,         // header only: are you there? (answered by Pong)
   Pong = 10,        // header only
+  Auth = 11,        // AuthMsg: the sender's proof that it knows the shared secret (auth/peer_auth.h)
 };
 
 struct CtrlHeader {
@@ -32,7 +34,14 @@ struct CtrlHeader {
   uint16_t status;  // Ack: Status of the put
 };
 
-// First message each way. The ring is the only address + key that leaves a node.
+// HelloMsg::flags.
+constexpr uint16_t kHelloAuth = 1;  // the sender authenticates: it sends an Auth and wants one
+constexpr uint32_t kNonceBytes = 32;
+constexpr uint32_t kProofBytes = 32;
+
+// First message each way. The ring is the only address + key that leaves a node; it leaves
+// before the peer has authenticated, but it is this connection's alone, and its queue pair
+// (the only one that can reach it) is destroyed when authentication fails.
 struct HelloMsg {
   CtrlHeader h;
   uint16_t version;
@@ -43,8 +52,17 @@ struct HelloMsg {
   uint64_t incarnation;
   uint64_t ringAddr;
   uint16_t listenPort;  // where the sender accepts connections, at the address it connects from; 0: nowhere
-  uint16_t reserved[3];
+  uint16_t flags;       // kHelloAuth; other bits are refused
+  uint16_t reserved[2];
   uint64_t maxPutBytes;  // the largest put or raw write the sender takes
+  uint8_t nonce[kNonceBytes];  // fresh per connection: the peer's proof covers it (no replay)
+};
+
+// Sent by each side of an authenticating connection once it has the peer's hello (and has
+// sent its own). Until the peer's verifies, nothing else of the peer's is accepted.
+struct AuthMsg {
+  CtrlHeader h;
+  uint8_t proof[kProofBytes];
 };
 
 // Large put: the receiver RDMA_READs [addr, addr + len) under rkey into its mailbox buffer.
@@ -100,10 +118,12 @@ struct EagerHeader {
   uint32_t len, flags;
 };
 
-static_assert(sizeof(CtrlHeader) == 8 && sizeof(HelloMsg) == 56 && sizeof(RtsMsg) == 56 && sizeof(AckMsg) == 24 &&
-                  sizeof(KeyMsg) == 16 && sizeof(RegionInfoMsg) == 40 && sizeof(RawMsg) == 40 &&
+static_assert(sizeof(CtrlHeader) == 8 && sizeof(HelloMsg) == 88 && sizeof(AuthMsg) == 40 && sizeof(RtsMsg) == 56 &&
+                  sizeof(AckMsg) == 24 && sizeof(KeyMsg) == 16 && sizeof(RegionInfoMsg) == 40 && sizeof(RawMsg) == 40 &&
                   sizeof(EagerHeader) == 32 && sizeof(RejectMsg) == 128,
               "wire layouts are fixed");
+static_assert(offsetof(HelloMsg, flags) == 42 && offsetof(HelloMsg, maxPutBytes) == 48 && offsetof(HelloMsg, nonce) == 56,
+              "hello fields where docs/protocol.md puts them");
 static_assert(sizeof(HelloMsg) + 255 <= kCtrlBytes, "a hello with the longest node id fits a receive buffer");
 
 }  // namespace rvma::verbs
