@@ -21,11 +21,15 @@ void helloFrom(const uint8_t* data, size_t size) {
   if (decodeHelloFixed(data, &h, &idLen, &addressLen) != DecodeResult::Ok) return;
   require(h.magic == kMagic && h.version == kVersion);
   require(idLen >= 1 && idLen <= kMaxNodeIdBytes && addressLen <= kMaxAddressBytes);
-  if (size < kHelloBytes + idLen + addressLen) return;
-  h.nodeId.assign(reinterpret_cast<const char*>(data + kHelloBytes), idLen);
-  h.listenAddress.assign(reinterpret_cast<const char*>(data + kHelloBytes + idLen), addressLen);
+  require((h.flags & ~kHelloAuth) == 0);
+  const size_t whole = kHelloBytes + kNonceBytes + idLen + addressLen;
+  if (size < whole) return;
+  const uint8_t* rest = data + kHelloBytes;
+  std::memcpy(h.nonce.data(), rest, kNonceBytes);
+  h.nodeId.assign(reinterpret_cast<const char*>(rest + kNonceBytes), idLen);
+  h.listenAddress.assign(reinterpret_cast<const char*>(rest + kNonceBytes + idLen), addressLen);
   std::string again = encodeHello(h);
-  require(again.size() == kHelloBytes + idLen + addressLen && std::memcmp(again.data(), data, again.size()) == 0);
+  require(again.size() == whole && std::memcmp(again.data(), data, again.size()) == 0);
 }
 
 void frameFrom(const uint8_t* data, size_t size) {
