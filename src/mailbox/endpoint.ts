@@ -145,8 +145,12 @@ export class Endpoint extends EventEmitter {
       parseCreateOptions(options);
     const ownsDirectory = given === undefined;
     const directory = given ?? new MemoryDirectory();
-    const endpoint = new Endpoint(nodeId, progress, { ...tcp, listen, provider, verbs, shm, authSecret }, directory, ownsDirectory);
-    authSecret?.fill(0); // the native side holds its copy
+    let endpoint: Endpoint;
+    try {
+      endpoint = new Endpoint(nodeId, progress, { ...tcp, listen, provider, verbs, shm, authSecret }, directory, ownsDirectory);
+    } finally {
+      authSecret?.fill(0); // the native side holds its copy
+    }
     endpoint.labels = Object.freeze([...labels]);
     try {
       await directory.register(endpoint.record(labels));
@@ -432,8 +436,8 @@ export class Endpoint extends EventEmitter {
     const threshold = o.threshold === undefined ? 0n : checkU64(call, 'threshold', o.threshold, 1n);
     const maxBuffers = checkInteger(call, 'maxBuffers', o.maxBuffers ?? 16, 1, MAX_BUFFERS_LIMIT);
     const allow = parseAllow(call, o.allow);
-    this.assertOpen(call);
     const reportSender = o.reportSender === undefined ? false : checkBoolean(call, 'reportSender', o.reportSender);
+    this.assertOpen(call);
     const opened = this.handle.openMailbox(vaddr, epoch === 'ops' ? 1 : 0, threshold, maxBuffers, allow, reportSender);
     if (typeof opened === 'number') throw statusError(opened, { op: call, vaddr });
     const [id, slot] = opened;

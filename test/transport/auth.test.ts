@@ -133,8 +133,8 @@ describe('auth across processes', () => {
   test.each(TRANSPORTS.filter((t) => t.provider === 'tcp').map((t) => [t.name, t] as const))('over %s: a child with the secret puts, a child with another is refused', async (_name, t) => {
     const receiver = await tracker.create({ nodeId: uniqueNodeId('owner'), provider: t.provider, listen: t.listen('auth'), auth: { secret: SECRET }, ...t.options });
     const atReceiver = failures(receiver);
-    const friend = await startAgent(children, 'friend', { provider: t.provider, ...t.options, auth: { secret: SECRET } } as never);
-    const stranger = await startAgent(children, 'stranger', { provider: t.provider, ...t.options, auth: { secret: OTHER } } as never);
+    const friend = await startAgent(children, 'friend', { provider: t.provider, ...t.options, auth: { secret: SECRET } });
+    const stranger = await startAgent(children, 'stranger', { provider: t.provider, ...t.options, auth: { secret: OTHER } });
     const mailbox = receiver.openMailbox(VADDR);
     mailbox.post(4);
     const refused = await stranger.child.request({ cmd: 'connect', address: receiver.address }).catch((e: Error) => e);
