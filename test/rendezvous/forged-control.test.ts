@@ -3,9 +3,11 @@
 // manager drops, and counts as forged, a message that claims another. Here a third node forges
 // the sender's ERROR_STATUS, META_DATA_RESPONSE and a malformed answer while a recv waits, and
 // the receiver's TENSOR_CANCEL to the sender: none of them acts, and the real tensor arrives.
+// The same from a child process, over tcp.
 import { MemoryDirectoryHub, createKey } from '../../src';
 import { CONTROL_VADDR, ControlMessage, Kind, encode } from '../../src/rendezvous/messages';
 import { packValue } from '../../src/tensor/codec';
+import { startAgent, trackChildren } from '../helpers/children';
 import { IN_PROCESS_PROVIDERS, bytesOf, device, floats, nextServed, task, trackRendezvous, uniqueJob } from '../helpers/rendezvous';
 
 const rendezvous = trackRendezvous();
@@ -58,3 +60,35 @@ async function waitForCount(read: () => number, count: number): Promise<void> {
   for (let i = 0; i < 2000 && read() < count; i++) await new Promise((r) => setTimeout(r, 5));
   expect(read()).toBe(count);
 }
+
+describe('forged control messages from another process', () => {
+  const children = trackChildren('each');
+
+  test("a child forging the sender's error for a waiting recv is dropped; the real tensor arrives", async () => {
+    const hub = new MemoryDirectoryHub();
+    const job = uniqueJob();
+    const sender = await rendezvous.node(hub, task(job, 0), 'tcp');
+    const receiver = await rendezvous.node(hub, task(job, 1), 'tcp');
+    const forger = await startAgent(children, 'forger', { provider: 'tcp' });
+    const key = createKey(device(sender.task), sender.endpoint.incarnation, device(receiver.task), 'weights');
+    const served = nextServed(sender.mgr.find(1));
+    const received = receiver.mgr.find(1).recv(key, WAIT);
+    received.catch(() => {}); // asserted below
+    await served;
+
+    await forger.child.request({ cmd: 'connect', address: receiver.endpoint.address });
+    const from = { from: sender.endpoint.nodeId, fromIncarnation: sender.endpoint.incarnation };
+    for (let requestIndex = 0; requestIndex < GUESSES; requestIndex++) {
+      const forged = encode({ kind: Kind.ErrorStatus, ...from, requestIndex, code: 'ERR_RVMA_ABORTED', message: 'forged' });
+      const hex = Buffer.from(forged).toString('hex');
+      await forger.child.request({ cmd: 'put', target: receiver.endpoint.address, vaddr: CONTROL_VADDR.toString(), hex });
+    }
+    await waitForCount(() => receiver.mgr.counters.forged, GUESSES);
+
+    const expected = floats([16], 9);
+    sender.mgr.find(1).send(key, expected);
+    const { tensor } = await received;
+    expect(bytesOf(tensor).equals(bytesOf(expected))).toBe(true);
+    expect(receiver.mgr.counters.errors).toBe(0);
+  });
+});
