@@ -46,7 +46,7 @@ export class Generation {
   private toNext!: Outbound;
   private toPrev!: Outbound;
   private membership: Membership | undefined;
-  private readonly early: WireRecord[] = [];
+  private readonly early: [WireRecord, string][] = [];
   private readonly arounds = new Map<number, Wait<void>>();
   private nextAroundId = 1;
   private failure: RvmaError | undefined;
@@ -60,8 +60,10 @@ export class Generation {
     readonly base: bigint,
   ) {
     const { endpoint, options } = host;
-    const open = (vaddr: bigint, maxBuffers: number): Mailbox => endpoint.openAt('Ring.join', vaddr, { epoch: 'ops', threshold: 1, maxBuffers });
-    this.control = open(base, CONTROL_SLOTS);
+    const open = (vaddr: bigint, maxBuffers: number, reportSender = false): Mailbox =>
+      endpoint.openAt('Ring.join', vaddr, { epoch: 'ops', threshold: 1, maxBuffers, reportSender });
+    // Control records say who sent them; the transport says it too, and the two must agree.
+    this.control = open(base, CONTROL_SLOTS, true);
     try {
       // Frames from prev are prev's sendNext: the credits for them are for direction 'next'.
       const inbound = (vaddr: bigint, what: string, dir: Direction): Inbound => {
@@ -75,7 +77,7 @@ export class Generation {
       throw error;
     }
     for (let i = 0; i < CONTROL_SLOTS; i++) this.control.post(options.controlBytes);
-    this.control.listen((c) => this.receiveControl(c.buffer, c.bytes));
+    this.control.listen((c) => this.receiveControl(c.buffer, c.bytes, c.sender ?? ''));
   }
 
   /** Whether the ring of this generation was complete (activate() ran). */
@@ -117,7 +119,7 @@ export class Generation {
     this.toPrev = new Outbound(endpoint, this.prev.nodeId, this.prev.base + 2n, 'Ring.sendPrev', lost(this.prev));
     this.fromPrev.start();
     this.fromNext.start();
-    for (const record of this.early.splice(0)) this.handle(record);
+    for (const [record, sender] of this.early.splice(0)) this.handle(record, sender);
   }
 
   /** Credits for the neighbour that sends us `dir` frames (a failed send ends the generation). */
@@ -194,7 +196,7 @@ export class Generation {
     this.host.failed(this, error, lost);
   }
 
-  private receiveControl(buffer: Uint8Array, bytes: number): void {
+  private receiveControl(buffer: Uint8Array, bytes: number, sender: string): void {
     let record: WireRecord | undefined;
     try {
       record = decodeRecord(buffer.subarray(0, bytes));
@@ -203,14 +205,14 @@ export class Generation {
     }
     if (!this.control.closed) this.control.post(buffer);
     if (!record) return;
-    if (this.membership) this.handle(record);
-    else if (this.early.length < 1024) this.early.push(record);
+    if (this.membership) this.handle(record, sender);
+    else if (this.early.length < 1024) this.early.push([record, sender]);
     else this.dropped++;
   }
 
-  private handle(r: WireRecord): void {
+  private handle(r: WireRecord, sender: string): void {
     const from = this.members[r.fromRank];
-    if (r.gen !== this.gen || !from || from.nodeId !== r.from) {
+    if (r.gen !== this.gen || !from || from.nodeId !== r.from || sender !== r.from) {
       this.dropped++;
       return;
     }

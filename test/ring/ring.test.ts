@@ -509,6 +509,25 @@ describe.each(PROGRESS_MODES)('a ring in one process (%s progress)', (progress) 
     await expectRejects(r0.sendControl({ type: 'CONTROL', body: 0 }, { to: 'up' as never }), 'ERR_RVMA_INVALID_ARGUMENT', /to/);
   });
 
+  test("control records in a member's name from another node are dropped: the transport names the sender", async () => {
+    const ring = await ringOf(3, progress);
+    const [r0, r1] = ring;
+    const outsider = await endpoint(progress, 'outsider');
+    // Exactly what r0 would put into r1's control mailbox (a fresh endpoint's first generation
+    // sits at 0x100): a failure notice naming r2, and an application record.
+    const forged = [
+      encodeRecord(wireFrom(r0, { kind: Kind.Failed, lost: ring[2].endpoint.nodeId, reason: 'forged' })),
+      encodeRecord(wireFrom(r0, { kind: Kind.Direct, record: { type: 'CONTROL', body: 'forged' } })),
+    ];
+    for (const bytes of forged) await outsider.put(r1.endpoint.nodeId, 0x100n, bytes, { timeout: WAIT });
+    for (let i = 0; i < 2000 && r1.droppedControl < forged.length; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(r1.droppedControl).toBe(forged.length);
+    expect(r1.failure).toBeUndefined();
+    expect(r1.pollControl()).toBeUndefined();
+    await r0.sendControl({ type: 'CONTROL', body: 'genuine' }, { to: 1, timeout: WAIT });
+    expect(await r1.control({ timeout: WAIT })).toMatchObject({ record: { type: 'CONTROL', body: 'genuine' }, from: 0 });
+  });
+
   test('pollControl() never blocks and returns records in arrival order', async () => {
     const [r0, r1] = await ringOf(2, progress);
     expect(r1.pollControl()).toBeUndefined();
