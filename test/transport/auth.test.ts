@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { AuthFailedInfo, Endpoint, EndpointOptions, ProgressMode } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
-import { startAgent, trackChildren } from '../helpers/children';
+import { startAgent, trackChildren, waitFor } from '../helpers/children';
 import { TRANSPORTS, Transport } from '../helpers/transports';
 
 jest.setTimeout(60_000);
@@ -43,11 +43,6 @@ function failures(endpoint: Endpoint): AuthFailedInfo[] {
   const seen: AuthFailedInfo[] = [];
   endpoint.on('authFailed', (info: AuthFailedInfo) => seen.push(info));
   return seen;
-}
-
-async function eventually(what: string, check: () => boolean): Promise<void> {
-  for (let i = 0; i < 3000 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
-  if (!check()) throw new Error(`${what} did not happen within 15 s`);
 }
 
 describe.each(CASES)('auth over %s (%s progress)', (_name, progress, setting) => {
@@ -89,7 +84,7 @@ describe.each(CASES)('auth over %s (%s progress)', (_name, progress, setting) =>
     const target = setting.target(receiver);
     const first = await expectRejects(stranger.put(target, VADDR, Buffer.from('stranger'), { timeout: 15_000 }), 'ERR_RVMA_AUTH');
     expect(first.message).toMatch(/could not authenticate each other.*proof does not match/);
-    await eventually('authFailed at the owner', () => atReceiver.length > 0);
+    await waitFor('authFailed at the owner', async () => atReceiver.length > 0);
     expect(atReceiver[0].message).toMatch(/proof does not match this endpoint's secret/);
     expect(`${atReceiver[0].peer} ${atReceiver[0].message}`).toContain(stranger.nodeId);
     expect(atStranger.length).toBeGreaterThan(0);
@@ -112,7 +107,7 @@ describe.each(CASES)('auth over %s (%s progress)', (_name, progress, setting) =>
     mailbox.post(8);
     const error = await expectRejects(sender.put(setting.target(receiver), VADDR, Buffer.from('mismatch'), { timeout: 15_000 }), 'ERR_RVMA_AUTH');
     expect(error.message).toMatch(senderText);
-    await eventually('authFailed at the owner', () => atReceiver.length > 0);
+    await waitFor('authFailed at the owner', async () => atReceiver.length > 0);
     const plain = await endpoint('plain', receiverSecret);
     await plain.put(setting.target(receiver), VADDR, Buffer.from('matching'), { timeout: 15_000 });
     expect(Buffer.from((await mailbox.next({ timeout: 15_000 })).buffer).toString()).toBe('matching');
@@ -139,7 +134,7 @@ describe('auth across processes', () => {
     mailbox.post(4);
     const refused = await stranger.child.request({ cmd: 'connect', address: receiver.address }).catch((e: Error) => e);
     expect(refused).toMatchObject({ code: 'ERR_RVMA_AUTH' });
-    await eventually('authFailed at the owner', () => atReceiver.length > 0);
+    await waitFor('authFailed at the owner', async () => atReceiver.length > 0);
     await friend.child.request({ cmd: 'connect', address: receiver.address });
     await friend.child.request({ cmd: 'put', target: receiver.nodeId, vaddr: VADDR.toString(), hex: '01020304' });
     expect(Buffer.from((await mailbox.next({ timeout: 20_000 })).buffer).toString('hex')).toBe('01020304');
