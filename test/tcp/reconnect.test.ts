@@ -201,6 +201,8 @@ describe.each(PROGRESS_MODES)('tcp puts across broken connections (%s progress)'
     await first.child.kill();
     const second = await startAgent(children, 'phoenix-2', { nodeId, progress, listen: first.address });
     await Promise.all(old);
+    // Under thread progress the event may come in a batch after the puts' rejections.
+    await waitFor('peerLost', async () => lost.length > 0);
     expect(lost.map((l) => l.nodeId)).toEqual([nodeId]);
 
     // Nothing of the old puts reached the new incarnation: the first put it takes ends its
