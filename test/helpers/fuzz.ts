@@ -5,8 +5,22 @@ import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
 import { RvmaError, RvmaErrorCode } from '../../src/mailbox/errors';
 
-/** A decoder that spends this long on one small input is a denial of service, not a decoder. */
-const SLOW_MS = 50;
+/**
+ * A decoder that spends this long on one small input is a denial of service, not a decoder (one
+ * that allocates or loops by a declared count of 2^32 takes seconds). Far above a real decode, so
+ * that a collection or a busy machine cannot reach it.
+ */
+const SLOW_MS = 250;
+/** A slow input is measured again this many times, and fails only if every one is slow. */
+const SLOW_RETRIES = 3;
+
+/** Process CPU time of one check, in ms: it also counts V8's helper threads, hence the minimum below. */
+function cpuMs(run: () => void): number {
+  const cpu = process.cpuUsage();
+  run();
+  const { user, system } = process.cpuUsage(cpu);
+  return (user + system) / 1000;
+}
 
 function seedFromEnv(value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
@@ -33,11 +47,11 @@ export function fuzzer(file: string, defaultSeed: number): { fuzz: Fuzz; seed: n
             const start = performance.now();
             check(value);
             if (performance.now() - start <= SLOW_MS) return;
-            // Wall time also counts a collection or a busy machine: the same input again, in CPU time.
-            const cpu = process.cpuUsage();
-            check(value);
-            const { user, system } = process.cpuUsage(cpu);
-            if ((user + system) / 1000 > SLOW_MS) throw new Error(`one input took ${((user + system) / 1000).toFixed(0)} ms of CPU`);
+            // Wall time also counts a collection or a busy machine: the same input again, in CPU
+            // time, the least of a few runs (a slow decoder is slow every time).
+            let least = Infinity;
+            for (let i = 0; i < SLOW_RETRIES && least > SLOW_MS; i++) least = Math.min(least, cpuMs(() => check(value)));
+            if (least > SLOW_MS) throw new Error(`one input took at least ${least.toFixed(0)} ms of CPU in each of ${SLOW_RETRIES} runs`);
           }),
           { numRuns: runs, seed },
         );
