@@ -46,6 +46,10 @@ void control(const uint8_t* p, uint32_t len, Phase phase) {
     case MsgType::Ack:
       require(len == sizeof(AckMsg));
       break;
+    case MsgType::Acks:
+      require(m.acks.count >= 2 && m.acks.count <= kMaxAcks && len == 16 + m.acks.count * sizeof(AckEntry));
+      for (uint32_t i = m.acks.count; i < kMaxAcks; i++) require(m.acks.entries[i].putId == 0);  // nothing past the message
+      break;
     case MsgType::RegionInfo:
       require(len == sizeof(RegionInfoMsg));
       break;

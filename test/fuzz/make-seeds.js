@@ -138,8 +138,8 @@ for (const name of ['puts', 'appends', 'raw', 'answers', 'split']) {
 
 // --- verbs control messages (native/providers/verbs/verbs_wire.h) ---
 const V_MAGIC = 0x52564d56;
-const V_VERSION = 4;
-const V = { Hello: 1, Rts: 2, Ack: 3, RegionQuery: 4, RegionInfo: 5, Raw: 6, Revoke: 7, RevokeAck: 8, Ping: 9, Pong: 10, Auth: 11 };
+const V_VERSION = 5;
+const V = { Hello: 1, Rts: 2, Ack: 3, RegionQuery: 4, RegionInfo: 5, Raw: 6, Revoke: 7, RevokeAck: 8, Ping: 9, Pong: 10, Auth: 11, Acks: 12 };
 const V_HELLO_AUTH = 1;
 
 function ctrl(type, size, status = 0) {
@@ -189,6 +189,17 @@ function eager(len) {
   b.writeUInt32LE(0, 28);
   return b;
 }
+// A round's answers: count entries of { putId, slot, status }.
+function acks(count, status = 0) {
+  const b = ctrl(V.Acks, 16 + 16 * count);
+  b.writeUInt32LE(count, 8);
+  for (let i = 0; i < count; i++) {
+    b.writeBigUInt64LE(BigInt(i + 1), 16 + 16 * i);
+    b.writeUInt32LE(i, 24 + 16 * i);
+    b.writeUInt16LE(status, 28 + 16 * i);
+  }
+  return b;
+}
 // Byte 0 of a verbs seed: bit 0 = hello received, bit 1 = the peer's proof still awaited,
 // bits 2-4 = the landing slot.
 const withState = (helloReceived, slot, msg, awaitingProof = false) =>
@@ -201,6 +212,8 @@ const verbs = {
   rtsBeforeProof: withState(true, 0, rts(), true),
   rts: withState(true, 0, rts()),
   ack: withState(true, 0, ctrl(V.Ack, 24)),
+  acks: withState(true, 0, acks(3)),
+  acksFull: withState(true, 0, acks(31, 2)),
   regionQuery: withState(true, 0, ctrl(V.RegionQuery, 16)),
   regionInfo: withState(true, 0, ctrl(V.RegionInfo, 40)),
   raw: withState(true, 0, ctrl(V.Raw, 40)),

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "verbs_messages.h"
@@ -81,7 +82,7 @@ Status VerbsConnection::setup(std::string* error) {
   attr.qp_type = IBV_QPT_RC;
   attr.cap.max_send_wr = sqDepth_;
   attr.cap.max_send_sge = 1;
-  attr.sq_sig_all = 1;
+  attr.sq_sig_all = 0;  // selective signalling (kSignalEvery)
   if (rdma_create_qp(cmId_.get(), owner_.pd(), &attr) != 0) {
     *error = std::string("cannot create a queue pair: ") + std::strerror(errno);
     return Status::NoPeer;
@@ -105,29 +106,61 @@ rdma_conn_param VerbsConnection::connParam() const {
   return p;
 }
 
-void VerbsConnection::postSend(const SendWr& w) {
-  if (state_ == State::Dead) return;  // the queue pair is gone; fail() settled every put
-  if (sqInflight_ >= sqDepth_ || !backlog_.empty()) {
-    backlog_.push_back(w);
-    return;
-  }
-  SendWr copy = w;
-  copy.wr.sg_list = &copy.sge;
-  copy.wr.num_sge = 1;
-  copy.wr.send_flags |= IBV_SEND_SIGNALED;
-  ibv_send_wr* bad = nullptr;
-  if (ibv_post_send(cmId_->qp, &copy.wr, &bad) != 0) {
-    fail(Status::PeerLost, std::string("ibv_post_send: ") + std::strerror(errno));
-    return;
-  }
-  sqInflight_++;
+void VerbsConnection::markRound() {
+  if (roundDue_) return;
+  roundDue_ = true;
+  owner_.dueThisRound(id_);
 }
 
-void VerbsConnection::drainBacklog() {
-  while (state_ != State::Dead && !backlog_.empty() && sqInflight_ < sqDepth_) {
-    SendWr w = backlog_.front();
-    backlog_.pop_front();
-    postSend(w);
+void VerbsConnection::postSend(const SendWr& w) {
+  if (state_ == State::Dead) return;  // the queue pair is gone; fail() settled every put
+  backlog_.push_back(w);
+  markRound();
+}
+
+void VerbsConnection::endRound() {
+  if (state_ != State::Dead) flushAnswers();
+  if (state_ != State::Dead) flushSends();
+  roundDue_ = false;
+}
+
+// What waits, as far as the send queue has room, in one ibv_post_send. A READ is always
+// signalled (its completion places the put); so is the chain's last, so nothing posted
+// waits for a later post to be retired.
+void VerbsConnection::flushSends() {
+  const size_t n = std::min<size_t>(backlog_.size(), sqDepth_ - sqInflight_);
+  if (n == 0) return;
+  chain_.assign(backlog_.begin(), backlog_.begin() + ptrdiff_t(n));
+  backlog_.erase(backlog_.begin(), backlog_.begin() + ptrdiff_t(n));
+  for (size_t i = 0; i < n; i++) {
+    SendWr& w = chain_[i];
+    const uint32_t seq = nextSeq_++;
+    w.wr.wr_id = wrId(seq);
+    w.wr.sg_list = &w.sge;
+    w.wr.num_sge = 1;
+    w.wr.next = i + 1 < n ? &chain_[i + 1].wr : nullptr;
+    if (w.kind == kRead || i + 1 == n || ++sinceSignal_ >= kSignalEvery) {
+      w.wr.send_flags |= IBV_SEND_SIGNALED;
+      sinceSignal_ = 0;
+    }
+    posted_.push_back(Posted{seq, w.kind, w.index});
+  }
+  sqInflight_ += uint32_t(n);
+  ibv_send_wr* bad = nullptr;
+  if (ibv_post_send(cmId_->qp, &chain_[0].wr, &bad) != 0) {
+    fail(Status::PeerLost, std::string("ibv_post_send: ") + std::strerror(errno));
+  }
+}
+
+void VerbsConnection::retire(const Posted& p) {
+  sqInflight_--;
+  if (p.kind == kRead) return onReadDone(p.index);
+  if (p.kind != kCtrlSend) return;  // an eager slot is freed by its answer, not its send
+  if (p.index >= ctrlCount_ - kSpareCtrl) {
+    freeSpareTx_.push_back(p.index);
+    drainUnsolicited();
+  } else {
+    freeCtrlTx_.push_back(p.index);
   }
 }
 
@@ -144,8 +177,9 @@ uint8_t* VerbsConnection::ctrlTx(uint32_t* index) {
 void VerbsConnection::sendCtrl(uint32_t index, uint32_t len) {
   SendWr w{};
   w.sge = ibv_sge{uintptr_t(ctrlTxBase_ + size_t(index) * kCtrlBytes), len, localMr_->lkey};
-  w.wr.wr_id = wrId(kCtrlSend, index);
   w.wr.opcode = IBV_WR_SEND;
+  w.kind = kCtrlSend;
+  w.index = index;
   postSend(w);
 }
 
@@ -193,12 +227,33 @@ void VerbsConnection::sendHello() {
 }
 
 void VerbsConnection::sendAck(uint64_t putId, Status status, uint32_t slot) {
-  uint32_t index;
-  uint8_t* p = ctrlTx(&index);
-  if (!p) return;
-  AckMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Ack), uint16_t(status)}, slot, 0, putId};
-  std::memcpy(p, &m, sizeof m);
-  sendCtrl(index, sizeof m);
+  answers_.push_back(AckEntry{putId, slot, uint16_t(status), 0});
+  markRound();
+}
+
+// One answer goes as an Ack (a lone put's round trip is unchanged), more as Acks of up to
+// kMaxAcks each, in the order the puts were answered.
+void VerbsConnection::flushAnswers() {
+  for (size_t at = 0; at < answers_.size() && state_ != State::Dead;) {
+    const uint32_t count = uint32_t(std::min<size_t>(kMaxAcks, answers_.size() - at));
+    uint32_t index;
+    uint8_t* p = ctrlTx(&index);
+    if (!p) return;
+    if (count == 1) {
+      const AckEntry& a = answers_[at];
+      AckMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Ack), a.status}, a.slot, 0, a.putId};
+      std::memcpy(p, &m, sizeof m);
+      sendCtrl(index, sizeof m);
+    } else {
+      AcksMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Acks), 0}, count, 0, {}};
+      std::copy_n(answers_.begin() + ptrdiff_t(at), count, m.entries);
+      const uint32_t len = uint32_t(offsetof(AcksMsg, entries) + count * sizeof(AckEntry));
+      std::memcpy(p, &m, len);
+      sendCtrl(index, len);
+    }
+    at += count;
+  }
+  answers_.clear();
 }
 
 std::string VerbsConnection::peerListenAddress() const {
@@ -339,7 +394,8 @@ void VerbsConnection::sendPut(const PutRequest& req) {
     outstanding_.emplace(req.id, OutPut{req, slot, nullptr});
     SendWr w{};
     w.sge = ibv_sge{uintptr_t(stage), uint32_t(kEagerHeader + req.len), localMr_->lkey};
-    w.wr.wr_id = wrId(kEagerSend, slot);
+    w.kind = kEagerSend;
+    w.index = slot;
     w.wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     w.wr.imm_data = htonl(slot);
     w.wr.wr.rdma.remote_addr = peerRing_ + uint64_t(slot) * peerSlotBytes_;
@@ -370,34 +426,23 @@ void VerbsConnection::sendPut(const PutRequest& req) {
   sendCtrl(index, sizeof m);
 }
 
+// A signalled work request completed: so did every one posted before it.
 void VerbsConnection::onCompletion(const ibv_wc& wc) {
   if (state_ == State::Dead) return;
-  const uint64_t kind = (wc.wr_id >> 24) & 0xff;
-  const uint32_t index = uint32_t(wc.wr_id & 0xffffff);
   if (wc.status != IBV_WC_SUCCESS) {
     fail(Status::PeerLost, std::string("RDMA work request failed: ") + ibv_wc_status_str(wc.status));
     return;
   }
-  switch (kind) {
-    case kCtrlSend:
-      sqInflight_--;
-      if (index >= ctrlCount_ - kSpareCtrl) {
-        freeSpareTx_.push_back(index);
-        drainUnsolicited();
-      } else {
-        freeCtrlTx_.push_back(index);
-      }
-      break;
-    case kEagerSend:
-    case kWrite:
-      sqInflight_--;
-      break;
-    case kRead:
-      sqInflight_--;
-      onReadDone(index);
-      break;
+  const uint32_t seq = uint32_t(wc.wr_id);
+  bool reached = false;
+  while (!reached && !posted_.empty() && state_ != State::Dead) {
+    Posted p = posted_.front();
+    posted_.pop_front();
+    reached = p.seq == seq;
+    retire(p);
   }
-  drainBacklog();
+  if (state_ == State::Dead) return;
+  if (!backlog_.empty()) markRound();  // room again for what waits
   finishAuthFail();
 }
 
@@ -440,6 +485,8 @@ void VerbsConnection::onCtrl(const uint8_t* p, uint32_t len) {
       return onRts(m.rts);
     case MsgType::Ack:
       return onAck(m.ack);
+    case MsgType::Acks:
+      return onAcks(m.acks);
     case MsgType::RegionInfo:
       return onRegionInfo(m.regionInfo);
     case MsgType::Raw:
@@ -506,7 +553,8 @@ void VerbsConnection::onRts(const RtsMsg& m) {
   for (uint64_t off = 0; off < m.len && state_ != State::Dead; off += kChunk) {
     SendWr w{};
     w.sge = ibv_sge{uintptr_t(r.dst + off), uint32_t(std::min(kChunk, m.len - off)), target->mr->lkey};
-    w.wr.wr_id = wrId(kRead, readId);
+    w.kind = kRead;
+    w.index = readId;
     w.wr.opcode = IBV_WR_RDMA_READ;
     w.wr.wr.rdma.remote_addr = m.addr + off;
     w.wr.wr.rdma.rkey = m.rkey;
@@ -525,15 +573,30 @@ void VerbsConnection::onReadDone(uint32_t readId) {
 }
 
 void VerbsConnection::onAck(const AckMsg& m) {
-  auto it = outstanding_.find(m.putId);
-  if (it == outstanding_.end()) return protocolFail("answer for an unknown put id " + std::to_string(m.putId));
-  if (!isAnswer(m.h.status)) return protocolFail("answer with an invalid status " + std::to_string(m.h.status));
+  if (settle(m.putId, m.h.status)) startWaiting();
+}
+
+void VerbsConnection::onAcks(const AcksMsg& m) {
+  for (uint32_t i = 0; i < m.count; i++) {
+    if (!settle(m.entries[i].putId, m.entries[i].status)) return;
+  }
+  startWaiting();
+}
+
+// The answer frees the put's landing slot (our credit) and its source's registration.
+bool VerbsConnection::settle(uint64_t putId, uint16_t status) {
+  auto it = outstanding_.find(putId);
+  if (it == outstanding_.end() || !isAnswer(status)) {
+    protocolFail(it == outstanding_.end() ? "answer for an unknown put id " + std::to_string(putId)
+                                          : "answer with an invalid status " + std::to_string(status));
+    return false;
+  }
   OutPut out = std::move(it->second);
   outstanding_.erase(it);
   if (out.slot != kNoSlot) freeSlots_.push_back(out.slot);
   if (out.source) owner_.registrations().release(out.source);
-  owner_.ctx().events.putDone(out.req.id, Status(m.h.status));
-  startWaiting();
+  owner_.ctx().events.putDone(out.req.id, Status(status));
+  return true;
 }
 
 void VerbsConnection::protocolFail(const std::string& why) {
@@ -558,6 +621,8 @@ void VerbsConnection::fail(Status status, const std::string& why) {
   reads_.clear();
   owner_.lender().connectionGone(id_);
   backlog_.clear();
+  posted_.clear();
+  answers_.clear();
   unsolicited_.clear();
   regions_.clear();
   auto outstanding = std::move(outstanding_);

@@ -5,6 +5,9 @@
 // receive completions of its queue pair (onReceive). Lives on the progress context only.
 // With auth, each side proves the shared secret (AuthMsg) after the hellos; the connection
 // is ready only once the peer's proof verifies, and nothing else of the peer's counts before.
+// Work is batched by progress round (Progress::atRoundEnd): the answers gathered in a round
+// leave as one Acks message, and the round's work requests as one chain, one doorbell, with
+// a completion asked for every kSignalEvery of them and for the chain's last.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -51,6 +54,8 @@ class VerbsConnection {
   // bytes) and its shared buffer already re-posted.
   void onReceive(const ibv_wc& wc, const uint8_t* msg, uint32_t len);
   void put(const PutRequest& req);
+  // The end of a progress round: the round's answers and work requests leave (see above).
+  void endRound();
   // Resolved with the peer's node id once ready, failed with the connection.
   void addConnectRequest(uint64_t requestId) { connectRequests_.push_back(requestId); }
   // One of our regions that this peer may write is closing.
@@ -73,8 +78,11 @@ class VerbsConnection {
   std::string peerListenAddress() const;
 
  private:
-  enum Kind : uint64_t { kCtrlSend = 2, kEagerSend = 3, kRead = 4, kWrite = 5 };
+  enum Kind : uint8_t { kCtrlSend, kEagerSend, kRead, kWrite };
   static constexpr uint64_t kChunk = 1 << 20;  // one RDMA_READ / RDMA_WRITE per MiB: small messages for any device
+  // Unsignalled work requests between two signalled ones: a completion retires every work
+  // request posted before it (a send queue completes in order), so one in 16 frees the rest.
+  static constexpr uint32_t kSignalEvery = 16;
   // The statuses a peer may answer a request with (Ok included).
   static bool isAnswer(uint16_t status);
   struct OutPut {
@@ -95,20 +103,34 @@ class VerbsConnection {
   struct SendWr {
     ibv_send_wr wr;
     ibv_sge sge;
+    Kind kind;
+    uint32_t index;  // the control buffer, landing slot or read it is for
+  };
+  // A work request on the send queue, until a completion at or after it retires it.
+  struct Posted {
+    uint32_t seq;
+    Kind kind;
+    uint32_t index;
   };
 
-  uint64_t wrId(Kind kind, uint32_t index) const { return (uint64_t(id_) << 32) | (kind << 24) | (index & 0xffffff); }
+  // A send's wr_id: this connection (routing, upper half) and the post's sequence number.
+  uint64_t wrId(uint32_t seq) const { return (uint64_t(id_) << 32) | seq; }
   void destroyQp();
   void shortenRnrWait();
+  void markRound();
+  // Queued for the round's chain (kind and index of w say what its completion frees).
   void postSend(const SendWr& w);
-  void drainBacklog();
+  void flushSends();
+  void retire(const Posted& p);
   uint32_t inflight() const { return uint32_t(outstanding_.size() + queries_.size()); }
   uint8_t* ctrlTx(uint32_t* index);
   void sendCtrl(uint32_t index, uint32_t len);
   void sendUnsolicited(verbs::MsgType type, uint64_t key = 0);
   void drainUnsolicited();
   void sendHello();
+  // Gathered for the round's Acks: a credit (slot) returns with its put's answer.
   void sendAck(uint64_t putId, Status status, uint32_t slot);
+  void flushAnswers();
   verbs::Phase phase() const;
   bool authenticates() const;  // this endpoint has an auth secret
   auth::Party self() const;
@@ -130,6 +152,8 @@ class VerbsConnection {
   void onHello(const verbs::CtrlMsg& m);
   void onRts(const verbs::RtsMsg& m);
   void onAck(const verbs::AckMsg& m);
+  void onAcks(const verbs::AcksMsg& m);
+  bool settle(uint64_t putId, uint16_t status);  // false: the answer broke the protocol
   void onRegionQuery(uint64_t key);
   void onRegionInfo(const verbs::RegionInfoMsg& m);
   void onRaw(const verbs::RawMsg& m);
@@ -181,9 +205,15 @@ class VerbsConnection {
   // Raw writes: the peer's regions it lent us, and the raw writes waiting for a region's answer.
   std::unordered_map<uint64_t, RemoteRegion> regions_;
   std::unordered_map<uint64_t, std::vector<PutRequest>> queries_;
-  // Send queue: posted work requests, and those waiting for room.
-  uint32_t sqInflight_ = 0;
+  // Send queue: work requests posted and not yet retired, and those waiting for the round's
+  // end (or for room).
+  uint32_t sqInflight_ = 0, nextSeq_ = 0, sinceSignal_ = 0;
+  std::deque<Posted> posted_;
   std::deque<SendWr> backlog_;
+  std::vector<SendWr> chain_;  // the chain being posted (reused)
+  bool roundDue_ = false;      // the provider ends this connection's round
+  // Receiver side: the round's answers.
+  std::vector<verbs::AckEntry> answers_;
   // Receiver side: large puts being read.
   std::unordered_map<uint32_t, ReadOp> reads_;
   uint32_t nextRead_ = 1;

@@ -1,5 +1,6 @@
 #include "verbs_messages.h"
 
+#include <cstddef>
 #include <cstring>
 
 namespace rvma::verbs {
@@ -27,6 +28,14 @@ std::string decodeHello(const uint8_t* p, uint32_t len, CtrlMsg* out) {
   }
   out->nodeId.assign(reinterpret_cast<const char*>(p + sizeof m), m.nodeIdLen);
   return {};
+}
+
+// 2 to kMaxAcks answers, and exactly their bytes.
+bool decodeAcks(const uint8_t* p, uint32_t len, AcksMsg* m) {
+  constexpr uint32_t kFixed = offsetof(AcksMsg, entries);
+  if (len < kFixed || len > sizeof *m) return false;
+  std::memcpy(m, p, len);
+  return m->count >= 2 && m->count <= kMaxAcks && len == kFixed + m->count * sizeof(AckEntry);
 }
 
 // A well-formed message that the phase does not allow yet (or any more).
@@ -58,6 +67,9 @@ std::string decodeCtrl(const uint8_t* p, uint32_t len, Phase phase, CtrlMsg* out
       break;
     case MsgType::Ack:
       fits = copyExact(p, len, &out->ack), what = "malformed answer";
+      break;
+    case MsgType::Acks:
+      fits = decodeAcks(p, len, &out->acks), what = "malformed answers";
       break;
     case MsgType::RegionInfo:
       fits = copyExact(p, len, &out->regionInfo), what = "malformed region answer";

@@ -23,6 +23,7 @@ struct CtrlMsg {
   std::string nodeId;  // Hello: the bytes that follow the struct
   RtsMsg rts{};
   AckMsg ack{};
+  AcksMsg acks{};  // entries past acks.count are zero
   RegionInfoMsg regionInfo{};
   RawMsg raw{};
   KeyMsg key{};  // RegionQuery, Revoke, RevokeAck

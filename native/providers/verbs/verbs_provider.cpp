@@ -117,6 +117,7 @@ bool VerbsProvider::open(std::string* error, Status* status) {
 }
 
 void VerbsProvider::start() {
+  ctx_.progress.atRoundEnd([this] { endRound(); });
   cmToken_ = ctx_.progress.add(channel_->fd, EPOLLIN, [this](uint32_t) { onCmEvents(); });
   cqToken_ = ctx_.progress.add(compChannel_->fd, EPOLLIN, [this](uint32_t) { onCompletions(); });
   if (ctx_.progress.mode() == ProgressMode::Loop) {
@@ -272,12 +273,23 @@ void VerbsProvider::connect(uint64_t requestId, const std::string& address) {
 }
 
 // Holders confirm the revoke before the registration goes (see RegionLender).
+// Ends the round of every connection that has work for it; one that dies meanwhile is skipped.
+void VerbsProvider::endRound() {
+  std::vector<uint32_t> due;
+  due.swap(roundDue_);
+  for (uint32_t id : due) {
+    if (VerbsConnection* c = find(id)) c->endRound();
+  }
+}
+
+// Not within a round under loop progress (JS closes the region): the revokes leave now.
 void VerbsProvider::regionClosed(uint64_t key) {
   if (closed_) return;
   for (uint32_t id : lender_->revoke(key)) {
     if (VerbsConnection* c = find(id)) c->revoke(key);
     else lender_->returned(key, id);
   }
+  endRound();
 }
 
 void VerbsProvider::memoryGone(uint64_t memory) {

@@ -63,6 +63,8 @@ class VerbsProvider final : public Provider {
   uint32_t maxReadDepth() const { return readDepth_; }
   verbs::RegistrationCache& registrations() { return *registrations_; }
   verbs::RegionLender& lender() { return *lender_; }
+  // The connection has work for the end of this progress round (VerbsConnection::endRound).
+  void dueThisRound(uint32_t connId) { roundDue_.push_back(connId); }
   void onReady(VerbsConnection* conn);
   void onDead(VerbsConnection* conn);
   static uint64_t nowMs();
@@ -82,6 +84,7 @@ class VerbsProvider final : public Provider {
   VerbsConnection* route(const std::string& peer, Status* status);
   VerbsConnection* find(uint32_t id);
   void reap() { dead_.clear(); }
+  void endRound();
 
   ProviderContext ctx_;
   VerbsOptions options_;
@@ -114,6 +117,7 @@ class VerbsProvider final : public Provider {
   std::unordered_map<uint32_t, uint32_t> qpConns_;  // qp_num -> connection id, kept by the connections
   std::unordered_map<uint32_t, std::unique_ptr<VerbsConnection>> conns_;
   std::vector<std::unique_ptr<VerbsConnection>> dead_;  // freed at the next top-level entry
+  std::vector<uint32_t> roundDue_;  // ids: a connection may die before the round ends
   std::unordered_map<std::string, VerbsConnection*> byAddress_;  // dialed
   std::unordered_map<std::string, std::vector<VerbsConnection*>> byNode_;  // ready
   std::unordered_map<std::string, std::string> addressOfNode_;  // where a node listens, to dial it again

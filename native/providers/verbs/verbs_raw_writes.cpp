@@ -58,7 +58,7 @@ void VerbsConnection::writeRaw(const PutRequest& req, const RemoteRegion& region
   for (uint64_t off = 0; off < req.len; off += kChunk) {
     SendWr w{};
     w.sge = ibv_sge{uintptr_t(src + off), uint32_t(std::min(kChunk, req.len - off)), lkey};
-    w.wr.wr_id = wrId(kWrite, 0);
+    w.kind = kWrite;
     w.wr.opcode = IBV_WR_RDMA_WRITE;
     w.wr.wr.rdma.remote_addr = region.addr + offset + off;
     w.wr.wr.rdma.rkey = region.rkey;

@@ -10,7 +10,8 @@
 namespace rvma::verbs {
 
 constexpr uint32_t kMagic = 0x52564d56;  // "VMVR"
-constexpr uint16_t kVersion = 4;  // 3: Ack status 13 (Forbidden); 4: peer authentication (hello nonce + flag, Auth)
+// 3: Ack status 13 (Forbidden); 4: peer authentication (hello nonce + flag, Auth); 5: Acks
+constexpr uint16_t kVersion = 5;
 constexpr uint32_t kCtrlBytes = 512;
 constexpr uint32_t kAppend = 1;
 
@@ -26,6 +27,7 @@ enum class MsgType : uint16_t {
   Ping = 9,         // header only: are you there? (answered by Pong)
   Pong = 10,        // header only
   Auth = 11,        // AuthMsg: the sender's proof that it knows the shared secret (auth/peer_auth.h)
+  Acks = 12,        // AcksMsg: the answers of one round, 2 to kMaxAcks of them
 };
 
 struct CtrlHeader {
@@ -83,6 +85,25 @@ struct AckMsg {
 };
 constexpr uint32_t kNoSlot = 0xffffffffu;
 
+// One answer inside an AcksMsg: what an AckMsg says, without its header.
+struct AckEntry {
+  uint64_t putId;
+  uint32_t slot;
+  uint16_t status;
+  uint16_t reserved;
+};
+constexpr uint32_t kMaxAcks = (kCtrlBytes - 16) / sizeof(AckEntry);
+
+// The answers a receiver gathered over one progress round, in one SEND: one receive buffer
+// and one completion at the sender for a batch of puts, and their credits back together.
+// Exactly 16 + 16 x count bytes.
+struct AcksMsg {
+  CtrlHeader h;
+  uint32_t count;
+  uint32_t reserved;
+  AckEntry entries[kMaxAcks];
+};
+
 struct KeyMsg {
   CtrlHeader h;
   uint64_t key;
@@ -119,7 +140,7 @@ struct EagerHeader {
 };
 
 static_assert(sizeof(CtrlHeader) == 8 && sizeof(HelloMsg) == 88 && sizeof(AuthMsg) == 40 && sizeof(RtsMsg) == 56 &&
-                  sizeof(AckMsg) == 24 && sizeof(KeyMsg) == 16 && sizeof(RegionInfoMsg) == 40 && sizeof(RawMsg) == 40 &&
+                  sizeof(AckMsg) == 24 && sizeof(AckEntry) == 16 && sizeof(AcksMsg) == kCtrlBytes && sizeof(KeyMsg) == 16 && sizeof(RegionInfoMsg) == 40 && sizeof(RawMsg) == 40 &&
                   sizeof(EagerHeader) == 32 && sizeof(RejectMsg) == 128,
               "wire layouts are fixed");
 static_assert(offsetof(HelloMsg, flags) == 42 && offsetof(HelloMsg, maxPutBytes) == 48 && offsetof(HelloMsg, nonce) == 56,
