@@ -1,6 +1,7 @@
 // Whether this build of the library has sender-side put counters: the counter rows need them
 // in the TypeScript layer and in the addon, which may be older than the sources.
 import { Endpoint } from '../../src';
+import { RateVariant } from './rate-config';
 
 /** undefined when counters work here; otherwise why not. */
 export async function counterUnavailable(): Promise<string | undefined> {
@@ -15,4 +16,12 @@ export async function counterUnavailable(): Promise<string | undefined> {
   } finally {
     await endpoint?.close();
   }
+}
+
+/** The variants this build can run: without the counter rows (and saying why) where counters do not work. */
+export async function withCountersIfBuilt(variants: RateVariant[]): Promise<RateVariant[]> {
+  const noCounter = await counterUnavailable();
+  if (!noCounter) return variants;
+  console.log(`counter rows skipped: API not built (${noCounter})`);
+  return variants.filter((v) => !v.counter);
 }

@@ -1,14 +1,10 @@
-// Child-process entry of the rate rows: the receiver, or one of the senders.
+// Child-process entry of bench:tcp's rate rows: the receiver, or one of the senders, over tcp.
 //   node rate-child.js receiver '{"progress":"loop"}'
 //   node rate-child.js sender '{"progress":"loop","index":3}' tcp://HOST:PORT
-import { senderRole, serveChild } from '../common/child';
-import { RateChildSpec } from './rate-config';
-import { RateReceiver } from './rate-receiver';
-import { RateSender } from './rate-sender';
+import { serveRateChild } from './rate-serve';
 
-serveChild(async (role, variant, address) => {
-  const spec = variant as unknown as RateChildSpec;
-  const progress = spec.progress ?? 'loop';
-  if (role === 'receiver') return RateReceiver.create(progress);
-  return senderRole(address!, await RateSender.create(progress, address!, spec.index ?? 0));
-});
+serveRateChild((progress) => ({
+  receiver: { listen: 'tcp://127.0.0.1:0', provider: 'tcp', progress },
+  sender: { provider: 'tcp', progress },
+  net: true,
+}));

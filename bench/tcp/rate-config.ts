@@ -1,13 +1,19 @@
 // The message-rate part of bench:tcp: 8-byte messages over loopback, many in flight, from one
-// sender or from 16 into one receiver. Its rows, scenarios, amounts and targets.
+// sender or from 16 into one receiver. Its rows, scenarios, amounts and targets, and the shapes
+// bench:rdma's rate part shares.
 import type { ProgressMode } from '../../src';
 import { Scenario, Target, Variant } from '../common/protocol';
 
-export type RateTransport = 'mailbox' | 'raw' | 'net' | 'ucx';
+export type RateTransport = 'mailbox' | 'raw' | 'net' | 'ucx' | 'perftest';
 
 export interface RateVariant extends Variant<RateTransport> {
   /** Completion by a sender-side put counter instead of a promise per operation. */
   counter?: boolean;
+}
+
+/** A row an external program measures: its own figures, no CPU times, no receiver's count. */
+export function byTool(v: RateVariant): boolean {
+  return v.transport === 'ucx' || v.transport === 'perftest';
 }
 
 export interface RateScenario extends Scenario {

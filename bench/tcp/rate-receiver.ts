@@ -1,6 +1,6 @@
-// The receiver process of the rate rows: one Endpoint and one net.Socket server for all rows
-// and all senders; each measurement gets a fresh mailbox or region and a reset count.
-import { Endpoint, ProgressMode } from '../../src';
+// The receiver process of the rate rows: one Endpoint (and, for the net.Socket row, one server)
+// for all rows and all senders; each measurement gets a fresh mailbox or region and a reset count.
+import { Endpoint, EndpointOptions } from '../../src';
 import { FIRST_VADDR, Scenario } from '../common/protocol';
 import { RateTarget, RowScenario } from './rate-config';
 import { MailboxSink } from './rate-mailbox-sink';
@@ -14,14 +14,15 @@ export class RateReceiver {
 
   private constructor(
     private readonly endpoint: Endpoint,
-    private readonly net: RateNetReceiver,
     private readonly tally: RateTally,
+    private readonly net: RateNetReceiver | undefined,
   ) {}
 
-  static async create(progress: ProgressMode): Promise<RateReceiver> {
-    const endpoint = await Endpoint.create({ listen: 'tcp://127.0.0.1:0', provider: 'tcp', progress });
+  /** options: the listening Endpoint's; withNet: also serve the net.Socket row. */
+  static async create(options: EndpointOptions, withNet: boolean): Promise<RateReceiver> {
+    const endpoint = await Endpoint.create(options);
     const tally = new RateTally();
-    return new RateReceiver(endpoint, await RateNetReceiver.create(tally), tally);
+    return new RateReceiver(endpoint, tally, withNet ? await RateNetReceiver.create(tally) : undefined);
   }
 
   get address(): string {
@@ -35,6 +36,7 @@ export class RateReceiver {
     this.tally.reset(s.senders * (s.warmup + s.count));
     switch (s.row.transport) {
       case 'net':
+        if (!this.net) throw new Error('this rate receiver serves no net.Socket row');
         return { netPort: this.net.port };
       case 'raw': {
         const region = (this.sink = new RegionSink(this.endpoint, s.senders * s.window, this.tally));
@@ -57,7 +59,7 @@ export class RateReceiver {
 
   async close(): Promise<void> {
     this.sink?.close();
-    this.net.close();
+    this.net?.close();
     await this.endpoint.close();
   }
 }

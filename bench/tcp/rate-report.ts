@@ -3,7 +3,7 @@
 import { Measurement } from '../common/protocol';
 import { RatioRow, Samples } from '../common/report';
 import { fixed, median, table } from '../common/stats';
-import { MESSAGE_BYTES, RATE_GOALS, RATE_RATIOS, RateScenario, RateVariant } from './rate-config';
+import { MESSAGE_BYTES, RateGoal, RateRatio, RateScenario, RateVariant, byTool } from './rate-config';
 
 export interface GoalRow {
   row: string;
@@ -20,11 +20,22 @@ export interface RateReport {
   goals: GoalRow[];
 }
 
+/** What a bench's rate part judges: ratios of medians (some with a target) and absolute targets. */
+export interface RateTargets {
+  ratios: RateRatio[];
+  goals: RateGoal[];
+}
+
 export function messagesPerSecond(m: Measurement): number {
   return m.ops / (m.elapsedNs / 1e9);
 }
 
-export function buildRateReport(scenarios: RateScenario[], variants: RateVariant[], samples: Samples): RateReport {
+export function buildRateReport(
+  scenarios: RateScenario[],
+  variants: RateVariant[],
+  samples: Samples,
+  targets: RateTargets,
+): RateReport {
   const medians: RateReport['medians'] = {};
   for (const v of variants) {
     medians[v.id] = {};
@@ -35,7 +46,7 @@ export function buildRateReport(scenarios: RateScenario[], variants: RateVariant
   }
   const at = (row: string, scenario: string): number => medians[row]?.[scenario] ?? NaN;
   const known = (id: string): boolean => variants.some((v) => v.id === id);
-  const shown = RATE_RATIOS.filter((r) => known(r.of) && known(r.versus) && scenarios.some((s) => s.id === r.scenario));
+  const shown = targets.ratios.filter((r) => known(r.of) && known(r.versus) && scenarios.some((s) => s.id === r.scenario));
   const ratios = shown.map(({ of, versus, scenario, min }): RatioRow => {
     const value = at(of, scenario) / at(versus, scenario);
     const row: RatioRow = { of, versus, scenario, value, extra: {} };
@@ -45,14 +56,15 @@ export function buildRateReport(scenarios: RateScenario[], variants: RateVariant
     }
     return row;
   });
-  const goals = RATE_GOALS.map(({ row, scenario, min }): GoalRow => {
+  const goals = targets.goals.map(({ row, scenario, min }): GoalRow => {
     const value = at(row, scenario);
     return { row, scenario, value, target: `>= ${min}`, ...(Number.isFinite(value) ? { met: value >= min } : {}) };
   });
   return { medians, ratios, goals };
 }
 
-const thousands = (v: number): string => fixed(v / 1000, 0);
+/** Thousands, whole from 100k up; below, to three figures (bench:rdma's guest moves a few thousand/s). */
+const thousands = (v: number): string => fixed(v / 1000, v >= 100_000 ? 0 : v >= 10_000 ? 1 : 2);
 
 function label(scenarios: RateScenario[], id: string): string {
   return scenarios.find((s) => s.id === id)?.label ?? id;
@@ -83,6 +95,8 @@ export function formatRateReport(
   report: RateReport,
   reps: number,
   notes: string[],
+  /** Where the messages travel, e.g. 'TCP loopback'. */
+  over: string,
 ): string {
   const cell = (v: RateVariant, s: RateScenario): string => {
     const values = (samples[v.id]?.[s.id] ?? []).map(messagesPerSecond);
@@ -99,7 +113,7 @@ export function formatRateReport(
     const perMessage = (ns: (m: Measurement) => number): string => fixed(median(ms.map((m) => ns(m) / messages)) / 1000, 2);
     return `${perMessage((m) => m.senderCpuNs!)} + ${perMessage((m) => m.receiverCpuNs!)}`;
   };
-  const cpuRows = variants.filter((v) => v.transport !== 'ucx').map((v) => [v.label, ...scenarios.map((s) => cpu(v, s))]);
+  const cpuRows = variants.filter((v) => !byTool(v)).map((v) => [v.label, ...scenarios.map((s) => cpu(v, s))]);
   const met = (m: boolean | undefined): string => (m === undefined ? '-' : m ? 'yes' : 'NO');
   const ratioRows = report.ratios.map((r) => [
     `${r.of}/${r.versus}`,
@@ -110,7 +124,7 @@ export function formatRateReport(
   ]);
   const goalRows = report.goals.map((g) => [g.row, label(scenarios, g.scenario), fixed(g.value, 0), g.target, met(g.met)]);
   return [
-    `Message rate, ${MESSAGE_BYTES}-byte messages over TCP loopback: medians of ${reps} repetitions [min..max], ` +
+    `Message rate, ${MESSAGE_BYTES}-byte messages over ${over}: medians of ${reps} repetitions [min..max], ` +
       'thousands of messages/s.',
     table([['row', ...scenarios.map((s) => s.label)], ...variants.map((v) => [v.label, ...scenarios.map((s) => cell(v, s))])]),
     ...notes,
@@ -120,9 +134,7 @@ export function formatRateReport(
     '',
     'Ratios of medians (messages/s):',
     table([['ratio', 'scenario', 'value', 'target', 'met'], ...ratioRows]),
-    '',
-    'Targets (messages/s):',
-    table([['row', 'scenario', 'median', 'target', 'met'], ...goalRows]),
+    ...(goalRows.length ? ['', 'Targets (messages/s):', table([['row', 'scenario', 'median', 'target', 'met'], ...goalRows])] : []),
     '',
     verdict(scenarios, report),
   ].join('\n');

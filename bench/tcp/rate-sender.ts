@@ -1,6 +1,6 @@
 // One sender process of the rate rows: an Endpoint connected to the receiver (and, for the
 // net.Socket row, a socket to it), running whichever row each measurement names.
-import { Endpoint, ProgressMode } from '../../src';
+import { Endpoint, EndpointOptions } from '../../src';
 import { measure } from '../common/lanes';
 import { Measurement, Scenario, Target } from '../common/protocol';
 import { MESSAGE_BYTES, RateTarget, RowScenario } from './rate-config';
@@ -20,8 +20,8 @@ export class RateSender {
     private readonly index: number,
   ) {}
 
-  static async create(progress: ProgressMode, address: string, index: number): Promise<RateSender> {
-    const endpoint = await Endpoint.create({ provider: 'tcp', progress });
+  static async create(options: EndpointOptions, address: string, index: number): Promise<RateSender> {
+    const endpoint = await Endpoint.create(options);
     const peer = await endpoint.connect(address, { timeout: CONNECT_TIMEOUT_MS });
     return new RateSender(endpoint, peer, index);
   }
