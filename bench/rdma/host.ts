@@ -1,7 +1,7 @@
-// npm run bench:rdma [-- --reps N] [--variants a,b] [--scenarios x,y]: on the host, after the
-// build. Runs run.js (and its options) inside one boot of the Soft-RoCE guest
-// (scripts/rdma-vm/run.sh), passes its output through, then says where the guest stage's time
-// went (boot, bench, the rest) and adds that to the results file.
+// npm run bench:rdma [-- --reps N] [--variants a,b] [--scenarios x,y] [--no-rate | --rate-only]
+// [--quick]: on the host, after the build. Runs run.js (and its options) inside one boot of the
+// Soft-RoCE guest (scripts/rdma-vm/run.sh), passes its output through, then says where the
+// guest stage's time went (boot, bench, the rest) and adds that to each results file.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -13,7 +13,7 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 const RUN_SH = path.join(ROOT, 'scripts', 'rdma-vm', 'run.sh');
 const BENCH = path.relative(ROOT, path.join(__dirname, 'run.js'));
 
-// run.sh's progress lines (stderr) and the bench's last line (stdout).
+// run.sh's progress lines (stderr) and the line each part of the bench ends with (stdout).
 const READY = /guest ready \(\S+ ACTIVE\) ([\d.]+) s after QEMU start/;
 const OFF = /guest off after ([\d.]+) s/;
 const RESULTS = /^results: (\S+\.json)$/;
@@ -21,7 +21,8 @@ const RESULTS = /^results: (\S+\.json)$/;
 interface Seen {
   bootSeconds?: number;
   qemuSeconds?: number;
-  results?: string;
+  /** The results files, in the order the bench wrote them (the table's, then the rate part's). */
+  results: string[];
 }
 
 /** Copies a stream line by line to out, showing each line to watch. */
@@ -38,17 +39,19 @@ function seconds(value: number | undefined): string {
   return value === undefined ? '?' : value.toFixed(1);
 }
 
+type RunRecord = Record<string, unknown>;
+
 /**
- * The time split, printed and (when the bench wrote results) recorded in them, with the host's
- * load: the guest's CPUs are host threads, so other work on the host (another guest, a build)
- * slows every row and stretches round trips most, perftest's busy-polling ones above all.
+ * The time split, printed and (when the bench wrote results) recorded in each of them, with the
+ * host's load: the guest's CPUs are host threads, so other work on the host (another guest, a
+ * build) slows every row and stretches round trips most, perftest's busy-polling ones above all.
  */
 function account(seen: Seen, totalSeconds: number, hostLoadBefore: number[]): void {
-  let record: Record<string, unknown> | undefined;
-  const file = seen.results && path.resolve(ROOT, seen.results);
-  if (file && fs.existsSync(file)) record = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  const guest = record?.guest as { processSeconds?: number } | undefined;
-  const measuring = record?.seconds as number | undefined;
+  const files = seen.results.map((f) => path.resolve(ROOT, f)).filter((f) => fs.existsSync(f));
+  const records = files.map((f) => JSON.parse(fs.readFileSync(f, 'utf8')) as RunRecord);
+  // The bench process ran until the last record was written; measuring is every part's, summed.
+  const guest = records[records.length - 1]?.guest as { processSeconds?: number } | undefined;
+  const measuring = records.length ? records.reduce((sum, r) => sum + ((r.seconds as number | undefined) ?? 0), 0) : undefined;
   const bench = guest?.processSeconds;
   const known = (seen.bootSeconds ?? 0) + (bench ?? 0);
   const stage = {
@@ -68,14 +71,15 @@ function account(seen: Seen, totalSeconds: number, hostLoadBefore: number[]): vo
       `\nhost load average (1 min) ${hostLoadBefore[0].toFixed(2)} before, ${stage.hostLoadavgAfter[0].toFixed(2)} after ` +
       `(${os.cpus().length} CPUs; the guest's two run on them).`,
   );
-  if (!record || !file) return;
   // The guest has no git (and no view of a worktree's git folder): the host names the commit.
-  const rev = record.revision ?? revision(ROOT);
-  fs.writeFileSync(file, `${JSON.stringify({ ...record, revision: rev, guestStage: stage }, null, 2)}\n`);
+  records.forEach((record, i) => {
+    const rev = record.revision ?? revision(ROOT);
+    fs.writeFileSync(files[i], `${JSON.stringify({ ...record, revision: rev, guestStage: stage }, null, 2)}\n`);
+  });
 }
 
 async function main(): Promise<number> {
-  const seen: Seen = {};
+  const seen: Seen = { results: [] };
   const started = Date.now();
   const hostLoadBefore = os.loadavg();
   const vm = spawn('bash', [RUN_SH, '--', 'node', BENCH, ...process.argv.slice(2)], {
@@ -84,7 +88,10 @@ async function main(): Promise<number> {
   });
   const exited = new Promise<number>((resolve) => vm.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
   await Promise.all([
-    follow(vm.stdout, process.stdout, (line) => (seen.results = RESULTS.exec(line)?.[1] ?? seen.results)),
+    follow(vm.stdout, process.stdout, (line) => {
+      const results = RESULTS.exec(line)?.[1];
+      if (results) seen.results.push(results);
+    }),
     follow(vm.stderr, process.stderr, (line) => {
       const ready = READY.exec(line);
       if (ready) seen.bootSeconds = Number(ready[1]);

@@ -1,8 +1,10 @@
 // Inside the Soft-RoCE guest (npm run bench:rdma starts it there):
 //   node dist/bench/rdma/run.js [--reps N] [--variants mailbox,raw,perftest] [--scenarios rtt8,bw64k]
+//     [--no-rate | --rate-only] [--quick]
 // Mailbox puts and raw writes over provider 'verbs' (a receiver and a sender process each),
 // and perftest's ib_write_lat / ib_write_bw, every scenario repeated and interleaved; then the
-// table of medians and ratios, saved to bench/results/rdma-<date>.json.
+// table of medians and ratios, saved to bench/results/rdma-<date>.json; then the message-rate
+// part (rate-run.ts; --quick shrinks its counts).
 import * as path from 'node:path';
 import { Endpoint } from '../../src';
 import { repetitions, selected } from '../common/args';
@@ -12,6 +14,7 @@ import { Measurement, Scenario, Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { DEVICE, REPETITIONS, REPORT, SCENARIOS, VARIANTS } from './config';
 import { perftestVersion, runPerftest } from './perftest';
+import { runRate } from './rate-run';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHILD = path.join(__dirname, 'child.js');
@@ -26,11 +29,10 @@ function checkDevice(): void {
   }
 }
 
-async function main(): Promise<void> {
+async function runTable(): Promise<void> {
   const reps = repetitions(REPETITIONS);
   const scenarios = selected('--scenarios', SCENARIOS);
   const variants = selected('--variants', VARIANTS);
-  checkDevice();
   const perftest = variants.some((v) => v.transport === 'perftest') ? perftestVersion() : undefined;
   const clock = startClock();
   const pairs = new Map<string, Pair>();
@@ -46,6 +48,12 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all([...pairs.values()].map((p) => p.stop()));
   }
+}
+
+async function main(): Promise<void> {
+  checkDevice();
+  if (!process.argv.includes('--rate-only')) await runTable();
+  if (!process.argv.includes('--no-rate')) await runRate(ROOT);
 }
 
 main().catch((error) => {

@@ -23,6 +23,10 @@ const scenarios: SuiteOption = { flags: '--scenarios <ids>', description: 'comma
 const variants: SuiteOption = { flags: '--variants <ids>', description: 'comma-separated rows to run (default: all)' };
 const transports: SuiteOption = { flags: '--transports <ids>', description: 'comma-separated transports (default: all)' };
 const quick: SuiteOption = { flags: '--quick', description: 'fewer and shorter measurements (a first look, not for the record)' };
+const rate: SuiteOption[] = [
+  { flags: '--no-rate', description: 'skip the message-rate part' },
+  { flags: '--rate-only', description: 'only the message-rate part' },
+];
 const placement = (modes: string): SuiteOption => ({ flags: '--placement <mode>', description: `where the processes run: ${modes}` });
 
 /** In a checkout without an RDMA device, the rdma suite runs in the Soft-RoCE guest of scripts/rdma-vm. */
@@ -42,8 +46,7 @@ export const SUITES: Suite[] = [
       variants,
       scenarios,
       quick,
-      { flags: '--no-rate', description: 'skip the message-rate part' },
-      { flags: '--rate-only', description: 'only the message-rate part' },
+      ...rate,
     ],
     script: () => 'bench/tcp/run.js',
   },
@@ -55,8 +58,8 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'rdma',
-    description: 'puts and raw writes over verbs against perftest (in the Soft-RoCE guest where this host has no RDMA device)',
-    options: [reps, variants, scenarios],
+    description: 'puts and raw writes over verbs against perftest, then the message rate (in the Soft-RoCE guest where this host has no RDMA device)',
+    options: [reps, variants, scenarios, quick, ...rate],
     script: rdmaScript,
   },
   {

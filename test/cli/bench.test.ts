@@ -91,6 +91,11 @@ describe('suiteArguments', () => {
     expect(suiteArguments(tcp, { rate: true, rateOnly: true })).toEqual(['--rate-only']);
     expect(suiteArguments(tcp, {})).toEqual([]);
   });
+  test('the rdma suite passes on its message-rate flags', () => {
+    const rdma = SUITES.find((s) => s.name === 'rdma')!;
+    expect(suiteArguments(rdma, { reps: '2', quick: true, rate: true, rateOnly: true })).toEqual(['--reps', '2', '--quick', '--rate-only']);
+    expect(suiteArguments(rdma, { rate: false })).toEqual(['--no-rate']);
+  });
   test('every suite runs a script of its own under dist/bench', () => {
     expect(SUITES.map((s) => s.name)).toEqual(['tcp', 'shm', 'rdma', 'rendezvous', 'ring']);
     for (const suite of SUITES) expect(suite.script()).toMatch(new RegExp(`^bench/${suite.name}/(run|host)\\.js$`));
