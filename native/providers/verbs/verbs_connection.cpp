@@ -125,13 +125,17 @@ void VerbsConnection::endRound() {
 }
 
 // What waits, as far as the send queue has room, in one ibv_post_send. A READ is always
-// signalled (its completion places the put); so is the chain's last, so nothing posted
-// waits for a later post to be retired.
+// signalled (its completion places the put). An eager write never needs its completion (the
+// peer's answer frees its slot), so the chain's last asks for one only when it is not an eager
+// write or when an unsignalled one before it frees something (a control buffer): nothing that
+// holds a resource waits for a later post to be retired, and a lone put costs the sender one
+// completion (the answer) instead of two.
 void VerbsConnection::flushSends() {
   const size_t n = std::min<size_t>(backlog_.size(), sqDepth_ - sqInflight_);
   if (n == 0) return;
   chain_.assign(backlog_.begin(), backlog_.begin() + ptrdiff_t(n));
   backlog_.erase(backlog_.begin(), backlog_.begin() + ptrdiff_t(n));
+  bool owed = false;  // an unsignalled request whose completion frees something
   for (size_t i = 0; i < n; i++) {
     SendWr& w = chain_[i];
     const uint32_t seq = nextSeq_++;
@@ -139,9 +143,14 @@ void VerbsConnection::flushSends() {
     w.wr.sg_list = &w.sge;
     w.wr.num_sge = 1;
     w.wr.next = i + 1 < n ? &chain_[i + 1].wr : nullptr;
-    if (w.kind == kRead || i + 1 == n || ++sinceSignal_ >= kSignalEvery) {
+    bool signal = w.kind == kRead || ++sinceSignal_ >= kSignalEvery;
+    if (i + 1 == n && (w.kind != kEagerSend || owed)) signal = true;
+    if (signal) {
       w.wr.send_flags |= IBV_SEND_SIGNALED;
       sinceSignal_ = 0;
+      owed = false;
+    } else if (w.kind != kEagerSend) {
+      owed = true;
     }
     posted_.push_back(Posted{seq, w.kind, w.index});
   }

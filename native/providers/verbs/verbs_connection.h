@@ -7,7 +7,7 @@
 // is ready only once the peer's proof verifies, and nothing else of the peer's counts before.
 // Work is batched by progress round (Progress::atRoundEnd): the answers gathered in a round
 // leave as one Acks message, and the round's work requests as one chain, one doorbell, with
-// a completion asked for every kSignalEvery of them and for the chain's last.
+// a completion asked for every kSignalEvery of them and for the chain's last (flushSends).
 #pragma once
 #include <cstdint>
 #include <deque>
