@@ -2,7 +2,7 @@
 // frozen with SIGSTOP (and the test waits until every thread is stopped) to hold a put provably
 // half-way; how much of it a frozen receiver can have placed depends on the transport (partialPut).
 import { readFileSync } from 'node:fs';
-import { Endpoint, PeerLostInfo } from '../../src';
+import { Endpoint, EndpointOptions, PeerLostInfo } from '../../src';
 import { killSenderMidPut, provenConnection, seededBytes, sha256, startAgent, trackChildren, waitFor, waitStopped } from '../helpers/children';
 import { VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
@@ -40,8 +40,8 @@ describe.each(transportCases())('peer loss over %s (%s progress)', (_name, progr
   });
 
   /** An endpoint of the test process, closed after the test, with the peers it lost. */
-  async function localEndpoint(label: string): Promise<{ local: Endpoint; lost: PeerLostInfo[] }> {
-    const local = await Endpoint.create({ nodeId: uniqueNodeId(label), ...options });
+  async function localEndpoint(label: string, extra: EndpointOptions = {}): Promise<{ local: Endpoint; lost: PeerLostInfo[] }> {
+    const local = await Endpoint.create({ nodeId: uniqueNodeId(label), ...options, ...extra });
     endpoint = local;
     const lost: PeerLostInfo[] = [];
     local.on('peerLost', (info: PeerLostInfo) => lost.push(info));
@@ -95,7 +95,11 @@ describe.each(transportCases())('peer loss over %s (%s progress)', (_name, progr
     await receiver.child.request({ cmd: 'open', vaddr: v });
     await receiver.child.request({ cmd: 'post', vaddr: v, size: BIG });
 
-    const { local, lost } = await localEndpoint('sender');
+    // The kill, not the stopped receiver's silence, must end the connection: on a slow machine
+    // (ASan) the steps below can outlast tcp's default 5 s peer timeout, and the second connect
+    // would then dial the stopped receiver anew and time out.
+    const patient: EndpointOptions = transport.provider === 'tcp' ? { tcp: { peerTimeoutMs: 60_000 } } : {};
+    const { local, lost } = await localEndpoint('sender', patient);
     expect(await local.connect(receiver.address, { timeout: 15_000 })).toBe(receiver.nodeId);
     receiver.child.signal('SIGSTOP');
     await waitStopped(receiver.child.pid);
