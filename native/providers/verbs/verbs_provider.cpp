@@ -275,11 +275,11 @@ void VerbsProvider::connect(uint64_t requestId, const std::string& address) {
 // Holders confirm the revoke before the registration goes (see RegionLender).
 // Ends the round of every connection that has work for it; one that dies meanwhile is skipped.
 void VerbsProvider::endRound() {
-  std::vector<uint32_t> due;
-  due.swap(roundDue_);
-  for (uint32_t id : due) {
+  roundEnding_.swap(roundDue_);  // both keep their capacity: no allocation per round
+  for (uint32_t id : roundEnding_) {
     if (VerbsConnection* c = find(id)) c->endRound();
   }
+  roundEnding_.clear();
 }
 
 // Not within a round under loop progress (JS closes the region): the revokes leave now.

@@ -118,6 +118,7 @@ class VerbsProvider final : public Provider {
   std::unordered_map<uint32_t, std::unique_ptr<VerbsConnection>> conns_;
   std::vector<std::unique_ptr<VerbsConnection>> dead_;  // freed at the next top-level entry
   std::vector<uint32_t> roundDue_;  // ids: a connection may die before the round ends
+  std::vector<uint32_t> roundEnding_;  // the ids being ended now (endRound)
   std::unordered_map<std::string, VerbsConnection*> byAddress_;  // dialed
   std::unordered_map<std::string, std::vector<VerbsConnection*>> byNode_;  // ready
   std::unordered_map<std::string, std::string> addressOfNode_;  // where a node listens, to dial it again
