@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { RedisDirectory } from '../../registry';
 import { CliProcess, rvma } from '../helpers/cli';
 import { nodeRecord } from '../helpers/directory';
-import { RedisServer, describeRedis, startRedis } from '../helpers/redis';
+import { RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 
 jest.setTimeout(60_000);
 
@@ -24,7 +24,7 @@ describeRedis('rvma directory', () => {
   });
 
   async function node(nodeId: string, labels: string[], names: [string, bigint][] = []): Promise<RedisDirectory> {
-    const directory = await RedisDirectory.connect({ url: redis.url, cluster });
+    const directory = await RedisDirectory.connect({ url: redis.url, cluster, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
     open.push(directory);
     await directory.register(nodeRecord(nodeId, { labels, addresses: { tcp: `tcp://127.0.0.1:${4100 + open.length}` } }));
     for (const [name, vaddr] of names) await directory.bindName(name, vaddr);
@@ -34,11 +34,11 @@ describeRedis('rvma directory', () => {
   test('ls --json: every live node with its incarnation, addresses, labels and bound names', async () => {
     await node('worker-a', ['/job:worker/task:0'], [['grads', 0x20000n], ['acts', 0x30000n]]);
     await node('worker-b', []);
-    const other = await RedisDirectory.connect({ url: redis.url, cluster: `${cluster}-other` });
+    const other = await RedisDirectory.connect({ url: redis.url, cluster: `${cluster}-other`, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
     open.push(other);
     await other.register(nodeRecord('elsewhere'));
 
-    const result = await rvma(['directory', 'ls', '--redis', redis.url, '--cluster', cluster, '--json']);
+    const result = await rvma(['directory', 'ls', '--redis', redis.url, '--connect-timeout', `${TEST_CONNECT_TIMEOUT_MS}`, '--cluster', cluster, '--json']);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     const nodes = JSON.parse(result.stdout);
@@ -57,19 +57,19 @@ describeRedis('rvma directory', () => {
 
   test('ls prints a table, and says so when no node is live', async () => {
     await node('worker-a', ['/job:ps/task:0'], [['grads', 0x20000n]]);
-    const table = await rvma(['directory', 'ls', '--redis', redis.url, '--cluster', cluster]);
+    const table = await rvma(['directory', 'ls', '--redis', redis.url, '--connect-timeout', `${TEST_CONNECT_TIMEOUT_MS}`, '--cluster', cluster]);
     expect(table.status).toBe(0);
     const [head, row, ...rest] = table.stdout.trimEnd().split('\n');
     expect(head).toMatch(/^node +incarnation +addresses +host:pid +up +labels +names$/);
     expect(row).toMatch(/^worker-a +[0-9a-f]{16} +tcp:\/\/127\.0\.0\.1:4101 +\S+:\d+ +\d+ s +\/job:ps\/task:0 +grads@0x20000$/);
     expect(rest).toEqual([]);
-    const empty = await rvma(['directory', 'ls', '--redis', redis.url, '--cluster', `${cluster}-empty`]);
+    const empty = await rvma(['directory', 'ls', '--redis', redis.url, '--connect-timeout', `${TEST_CONNECT_TIMEOUT_MS}`, '--cluster', `${cluster}-empty`]);
     expect(empty.stdout).toBe('no live nodes\n');
   });
 
   test('watch --json: the live nodes, then a join and a leave as they happen; Ctrl-C ends it with status 0', async () => {
     await node('early', []);
-    const watch = new CliProcess(['directory', 'watch', '--redis', redis.url, '--cluster', cluster, '--json']);
+    const watch = new CliProcess(['directory', 'watch', '--redis', redis.url, '--connect-timeout', `${TEST_CONNECT_TIMEOUT_MS}`, '--cluster', cluster, '--json']);
     try {
       const live = JSON.parse(await watch.line('the live node', (l) => l.includes('"early"'), 15_000));
       expect(live).toMatchObject({ type: 'live', node: { nodeId: 'early' } });

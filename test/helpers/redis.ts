@@ -19,6 +19,11 @@ export interface RedisServer {
 }
 
 const START_TIMEOUT_MS = 10_000;
+/**
+ * For clients of a private test Redis: a loaded CI machine (the ASan suite, many child
+ * processes on two cores) can take longer than the 2 s default to answer a new connection.
+ */
+export const TEST_CONNECT_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;
 
 /** The redis-server binary, or undefined when none is installed. */

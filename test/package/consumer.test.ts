@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { RedisDirectory } from '../../registry';
 import { nodeRecord } from '../helpers/directory';
-import { findRedisServer, startRedis } from '../helpers/redis';
+import { findRedisServer, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'consumer');
@@ -149,10 +149,10 @@ describe('the packed package in a new application', () => {
     const redisTest = findRedisServer() || process.env.REDIS_URL ? test : test.skip;
     redisTest('npx rvma directory ls lists a node registered in Redis', async () => {
       const redis = await startRedis();
-      const directory = await RedisDirectory.connect({ url: redis.url, cluster: 'consumer' });
+      const directory = await RedisDirectory.connect({ url: redis.url, cluster: 'consumer', connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
       try {
         await directory.register(nodeRecord('consumer-node', { labels: ['/job:app/task:0'] }));
-        const listed = await runAsync('npx', ['--no-install', 'rvma', 'directory', 'ls', '--redis', redis.url, '--cluster', 'consumer', '--json'], app, env);
+        const listed = await runAsync('npx', ['--no-install', 'rvma', 'directory', 'ls', '--redis', redis.url, '--connect-timeout', `${TEST_CONNECT_TIMEOUT_MS}`, '--cluster', 'consumer', '--json'], app, env);
         expect(JSON.parse(listed).map((n: { nodeId: string }) => n.nodeId)).toEqual(['consumer-node']);
       } finally {
         await directory.close();
