@@ -3,7 +3,7 @@
 // incarnation of a live node is refused.
 import { randomBytes } from 'node:crypto';
 import { Directory, MemoryDirectory, MemoryDirectoryHub, NodeRecord, RedisDirectory } from '../../registry';
-import { RedisServer, WatchReader, describeRedis, redisAvailability, startRedis } from '../helpers/redis';
+import { RedisServer, WatchReader, describeRedis, redisAvailability, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { codeOf, nodeRecord } from '../helpers/directory';
 
 // Nothing here waits for a lease to lapse (see redis-processes and redis-lifecycle for
@@ -59,7 +59,7 @@ const redisBackend = (): Backend => {
       cluster = uniqueId('iface');
     },
     async make() {
-      return RedisDirectory.connect({ url: server!.url, cluster, ttlMs: TTL_MS, watchIntervalMs: WATCH_INTERVAL_MS });
+      return RedisDirectory.connect({ url: server!.url, cluster, ttlMs: TTL_MS, watchIntervalMs: WATCH_INTERVAL_MS, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
     },
   };
 };

@@ -9,7 +9,7 @@ import Redis from 'ioredis';
 import { RedisDirectory, RedisDirectoryOptions } from '../../registry';
 import { rvma } from '../helpers/cli';
 import { codeOf, nodeRecord } from '../helpers/directory';
-import { RedisServer, WatchReader, describeRedis, freePort, startRedis } from '../helpers/redis';
+import { RedisServer, WatchReader, describeRedis, freePort, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 
 jest.setTimeout(60_000);
 
@@ -46,7 +46,7 @@ describeRedis('RedisDirectory with Redis authentication and TLS', () => {
   const open: RedisDirectory[] = [];
   const readers: WatchReader[] = [];
   const connect = async (options: RedisDirectoryOptions): Promise<RedisDirectory> => {
-    const directory = await RedisDirectory.connect({ connectTimeoutMs: 3000, ...options });
+    const directory = await RedisDirectory.connect({ connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS, ...options });
     open.push(directory);
     return directory;
   };

@@ -6,7 +6,7 @@ import * as net from 'node:net';
 import Redis from 'ioredis';
 import { Endpoint } from '../../src';
 import { RedisDirectory, RegistrationLostInfo } from '../../registry';
-import { RedisServer, WatchReader, canRestartRedis, describeRedis, freePort, pollFor, startRedis } from '../helpers/redis';
+import { RedisServer, WatchReader, canRestartRedis, describeRedis, freePort, pollFor, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { codeOf, nodeRecord } from '../helpers/directory';
 
 const TTL_MS = 600;
@@ -29,7 +29,7 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
   const cleanup: (() => Promise<void>)[] = [];
 
   const connect = async (ttlMs = TTL_MS) => {
-    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs, watchIntervalMs: WATCH_INTERVAL_MS });
+    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs, watchIntervalMs: WATCH_INTERVAL_MS, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
     cleanup.push(() => directory.close());
     return directory;
   };
@@ -55,7 +55,7 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
 
   test('a live node keeps its record and names well past its TTL (heartbeat)', async () => {
     // Renewing every 100 ms tolerates a 500 ms event-loop stall before the 600 ms lease lapses.
-    const node = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, heartbeatMs: 100 });
+    const node = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, heartbeatMs: 100, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
     cleanup.push(() => node.close());
     const observer = await connect();
     const record = nodeRecord(uniqueId('steady'));

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { RedisDirectory } from '../../registry';
-import { RedisServer, describeRedis, startRedis } from '../helpers/redis';
+import { RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { codeOf, nodeRecord } from '../helpers/directory';
 
 const TTL_MS = 5000; // long: nothing in this file may lapse
@@ -20,7 +20,7 @@ describeRedis('RedisDirectory name ownership', () => {
   const cleanup: (() => Promise<void>)[] = [];
 
   const connect = async () => {
-    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS });
+    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
     cleanup.push(() => directory.close());
     return directory;
   };

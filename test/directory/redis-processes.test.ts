@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { Endpoint } from '../../src';
 import { NodeRecord, RedisDirectory } from '../../registry';
-import { RedisServer, WatchReader, describeRedis, pollFor, startRedis } from '../helpers/redis';
+import { RedisServer, WatchReader, describeRedis, pollFor, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 
 const TTL_MS = 600;
 const WATCH_INTERVAL_MS = 150;
@@ -106,7 +106,7 @@ describeRedis('RedisDirectory across processes', () => {
     return child;
   };
   const connect = async () => {
-    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, watchIntervalMs: WATCH_INTERVAL_MS });
+    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, watchIntervalMs: WATCH_INTERVAL_MS, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
     cleanup.push(() => directory.close());
     return directory;
   };

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import * as net from 'node:net';
 import { RedisDirectory } from '../../registry';
-import { RedisServer, WatchReader, describeRedis, startRedis } from '../helpers/redis';
+import { RedisServer, WatchReader, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { nodeRecord } from '../helpers/directory';
 
 const TTL_MS = 5000; // long: nothing in this file may lapse
@@ -80,7 +80,7 @@ describeRedis('RedisDirectory watch() over a slow link', () => {
     cleanup.push(() => proxy.close());
     const watcher = await RedisDirectory.connect({ url: proxy.url, cluster, ttlMs: TTL_MS, watchIntervalMs: WATCH_INTERVAL_MS });
     cleanup.push(() => watcher.close());
-    const node = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, watchIntervalMs: WATCH_INTERVAL_MS });
+    const node = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, watchIntervalMs: WATCH_INTERVAL_MS, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
     cleanup.push(() => node.close());
     const reader = new WatchReader(watcher);
     cleanup.push(async () => reader.close());

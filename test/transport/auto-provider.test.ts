@@ -5,7 +5,7 @@ import { Endpoint, RedisDirectory } from '../../src';
 import { sha256, seededBytes, startAgent, trackChildren } from '../helpers/children';
 import { VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { CMA } from '../helpers/transports';
-import { RedisServer, describeRedis, startRedis } from '../helpers/redis';
+import { RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 
 const TTL_MS = 5000;
 
@@ -34,7 +34,7 @@ describeRedis('provider auto across processes sharing a RedisDirectory', () => {
     ['tcp', 'auto', 'tcp', '', ''],
     ['auto', 'tcp', 'tcp', '', ''],
   ])('test process %s, child %s: puts by node id both ways travel over %s', async (here, there, provider, detail, childDetail) => {
-    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS });
+    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
     cleanup.push(() => directory.close());
     const local = await Endpoint.create({ nodeId: uniqueNodeId('local'), provider: here, listen: 'tcp://127.0.0.1:0', directory });
     cleanup.push(() => local.close());
