@@ -33,7 +33,10 @@ export class BenchChild {
 
   /** Forks script with args; resolves with its first message (Hello) once it is ready. */
   static start(script: string, args: string[], timeoutMs: number, label = args[0]): Promise<BenchChild> {
-    const proc = fork(script, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // RVMA_BENCH_CHILD_FLAGS: Node flags for the children only, to profile them
+    // (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"; NODE_OPTIONS refuses --cpu-prof).
+    const flags = process.env.RVMA_BENCH_CHILD_FLAGS?.split(' ').filter(Boolean) ?? [];
+    const proc = fork(script, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [...process.execArgv, ...flags] });
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         proc.kill();

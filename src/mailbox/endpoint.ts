@@ -8,6 +8,7 @@ import { EVENT_WORDS, EventKind, NativeEndpoint, NativeTcpOptions, native } from
 import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-words';
 import { RvmaError, StatusContext, codeOfStatus, hex, statusError } from './errors';
 import { EpochType, Mailbox, MailboxHost } from './mailbox';
+import { IdTable } from './id-table';
 import { MemoryIds } from './memory-ids';
 import { PutData, checkPutData } from './put-data';
 import { PutQueue, queueable } from './put-queue';
@@ -164,7 +165,7 @@ export class Endpoint extends EventEmitter {
 
   private readonly handle: NativeEndpoint;
   private readonly mailboxes = new Map<number, Mailbox>();
-  private readonly puts = new Map<number, PendingPut>();
+  private readonly puts = new IdTable<PendingPut>();
   private readonly counters = new Map<number, PutCounter>();
   private readonly counterPages: Uint32Array[] = [];
   private readonly counterHost: PutCounterHost;
@@ -599,7 +600,7 @@ export class Endpoint extends EventEmitter {
     };
     if (pending.wait.done) return pending.wait.promise;
     this.waiting(1);
-    this.puts.set(id, pending);
+    this.puts.add(pending);
     if (destination instanceof Promise) {
       destination.then(
         (d) => this.submit(pending, d),
