@@ -126,14 +126,14 @@ Status Engine::put(PutRequest req) {
   if (closed_) return Status::Closed;
   bool known = false;
   for (auto& provider : providers_) {
-    if (!provider->reaches(req.peer)) continue;
+    if (!provider->reaches(*req.peer)) continue;
     known = true;
     if (req.raw && !provider->supportsRaw()) continue;
     Provider* p = provider.get();
     if (req.gathered() && !p->gathers(req)) req.join();
     // Loop mode: this thread is the progress context; no task to build.
-    if (progress_.mode() == ProgressMode::Loop) p->put(req);
-    else progress_.submit([p, req = std::move(req)] { p->put(req); });
+    if (progress_.mode() == ProgressMode::Loop) p->put(std::move(req));
+    else progress_.submit([p, req = std::move(req)]() mutable { p->put(std::move(req)); });
     return Status::Ok;
   }
   // Aimed at a known incarnation that nothing reaches any more: that node is gone.

@@ -298,7 +298,7 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
       !toBytes(info[3], &data, &len) || !toU64(info[4], &offset) || !info[5].IsBoolean()) {
     return typeError(env, "put(putId, peer, vaddr, data, offset, append)");
   }
-  PutRequest req{uint64_t(info[0].As<Napi::Number>().Int64Value()), info[1].As<Napi::String>().Utf8Value(), vaddr,
+  PutRequest req{uint64_t(info[0].As<Napi::Number>().Int64Value()), peerName(info[1].As<Napi::String>().Utf8Value()), vaddr,
                  data, len, Placement{info[5].As<Napi::Boolean>().Value(), offset}};
   req.raw = info.Length() > 6 && info[6].IsBoolean() && info[6].As<Napi::Boolean>().Value();
   if (info.Length() > 7 && !info[7].IsUndefined() && !toU64(info[7], &req.incarnation)) {
@@ -338,7 +338,7 @@ Napi::Value EndpointWrap::Route(const Napi::CallbackInfo& info) {
       (info.Length() > 1 && !info[1].IsUndefined() && !toU64(info[1], &incarnation))) {
     return typeError(env, "route(peer, incarnation?)");
   }
-  routes_.push_back(Destination{info[0].As<Napi::String>().Utf8Value(), incarnation});
+  routes_.push_back(Destination{peerName(info[0].As<Napi::String>().Utf8Value()), incarnation});
   return Napi::Number::New(env, double(routes_.size() - 1));
 }
 

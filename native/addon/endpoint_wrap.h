@@ -53,7 +53,7 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   // Destinations named by index in queued puts (see PutQueued): a node id or address, and the
   // incarnation it must be (0: any).
   struct Destination {
-    std::string peer;
+    PeerName peer;
     uint64_t incarnation;
   };
   std::vector<Destination> routes_;

@@ -3,6 +3,7 @@
 // through the receiver's MailboxTable (reserve / write / commit) and never touches JS.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -18,12 +19,30 @@
 
 namespace rvma {
 
+// A node id (or an address) shared by every request to it: copying a request copies no string.
+using PeerName = std::shared_ptr<const std::string>;
+inline PeerName peerName(std::string name) { return std::make_shared<const std::string>(std::move(name)); }
+
+// len bytes owned together by the copies of a request: one allocation when they are few.
+inline std::shared_ptr<uint8_t> ownedBytes(uint64_t len) {
+  if (len <= 64) {
+    auto small = std::make_shared<std::array<uint8_t, 64>>();
+    return std::shared_ptr<uint8_t>(small, small->data());
+  }
+  if (len <= 512) {
+    auto medium = std::make_shared<std::array<uint8_t, 512>>();
+    return std::shared_ptr<uint8_t>(medium, medium->data());
+  }
+  auto large = std::make_shared<std::vector<uint8_t>>(len);
+  return std::shared_ptr<uint8_t>(large, large->data());
+}
+
 // A put's payload is `len` bytes: `data` alone, or, for a gathered put, `headLen` bytes at
 // `head` followed by `len - headLen` bytes at `data`. A provider that cannot send a gathered put
 // as it is says so (Provider::gathers) and the engine joins it into owned memory first.
 struct PutRequest {
   uint64_t id;
-  std::string peer;  // node id
+  PeerName peer;  // node id or address
   uint64_t vaddr;
   const uint8_t* data;  // owned by the caller until putDone
   uint64_t len;         // the whole payload, head included
@@ -35,7 +54,7 @@ struct PutRequest {
   uint64_t memory = 0;  // names the JS memory holding data while it lives (0: unknown), see memoryGone
   const uint8_t* head = nullptr;  // a gathered put's first bytes (owned by the caller, like data)
   uint64_t headLen = 0;
-  std::shared_ptr<const std::vector<uint8_t>> joined = nullptr;  // the payload, once owned (join, own)
+  std::shared_ptr<const uint8_t> joined = nullptr;  // the payload, once owned (join, own)
 
   bool gathered() const { return headLen != 0; }
   // Payload bytes [from, from + n), gathered or not, into dst.
@@ -56,9 +75,9 @@ struct PutRequest {
   }
   // Copies the payload into memory the request owns: the caller's may change at once.
   void own() {
-    auto bytes = std::make_shared<std::vector<uint8_t>>(len);
-    copyTo(bytes->data());
-    data = bytes->data();
+    std::shared_ptr<uint8_t> bytes = ownedBytes(len);
+    copyTo(bytes.get());
+    data = bytes.get();
     joined = std::move(bytes);
     head = nullptr;
     headLen = 0;
@@ -92,7 +111,7 @@ class Provider {
   // Whether put() takes this gathered request as it is; if not, the engine joins it first.
   virtual bool gathers(const PutRequest& req) const { return false; }
   // Runs on the progress context; must end in exactly one events.putDone(req.id, ...).
-  virtual void put(const PutRequest& req) = 0;
+  virtual void put(PutRequest req) = 0;
   // A region of this endpoint closed (progress context): a provider that lets peers write
   // regions directly withdraws it, and holds the region until no write can land any more.
   virtual void regionClosed(uint64_t key) {}

@@ -437,7 +437,7 @@ class Harness {
     if (ownPuts_ >= kMaxOwnPuts) return;
     PutRequest req{};
     req.id = ++ownPuts_;
-    req.peer = "peer";
+    req.peer = peerName("peer");
     req.vaddr = kTheirBox;
     req.data = ownData_;
     req.len = sizeof ownData_;

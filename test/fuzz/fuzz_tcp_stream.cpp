@@ -157,7 +157,7 @@ class Harness {
     if (lastPut_ >= kMaxOwnPuts) return;
     PutRequest req{};
     req.id = ++lastPut_;
-    req.peer = "fuzz-a";
+    req.peer = peerName("fuzz-a");
     req.vaddr = kTheirBox;
     req.data = ours_;
     req.len = sizeof ours_;

@@ -6,18 +6,18 @@ namespace rvma {
 
 bool LoopbackProvider::reaches(const std::string& peer) { return LoopbackFabric::instance().find(peer) != nullptr; }
 
-void LoopbackProvider::put(const PutRequest& req) {
+void LoopbackProvider::put(PutRequest req) {
   // The shared_ptr keeps the target alive while bytes are copied, even if it closes meanwhile.
   uint64_t incarnation = 0;
   const auth::PeerAuth* theirs = nullptr;
-  std::shared_ptr<MailboxTable> target = LoopbackFabric::instance().find(req.peer, &incarnation, &theirs);
+  std::shared_ptr<MailboxTable> target = LoopbackFabric::instance().find(*req.peer, &incarnation, &theirs);
   // A put meant for an earlier incarnation of the node must not reach its successor.
   bool same = req.incarnation == 0 || req.incarnation == incarnation;
   if (!target || !same) return ctx_.events.putDone(req.id, Status::PeerLost);
-  std::string refused = authenticate(req.peer, incarnation, theirs);
+  std::string refused = authenticate(*req.peer, incarnation, theirs);
   if (!refused.empty()) {
     target->events().authFailed("loopback:" + ctx_.nodeId, refused + " (it claimed node \"" + ctx_.nodeId + "\")");
-    ctx_.events.authFailed("loopback:" + req.peer, refused);
+    ctx_.events.authFailed("loopback:" + *req.peer, refused);
     return ctx_.events.putFailed(req.id, Status::Auth, refused);
   }
   Reservation r;

@@ -14,7 +14,7 @@ class LoopbackProvider final : public Provider {
   LoopbackProvider(ProviderContext ctx, uint64_t incarnation) : ctx_(std::move(ctx)), incarnation_(incarnation) {}
   const char* name() const override { return "loopback"; }
   bool reaches(const std::string& peer) override;
-  void put(const PutRequest& req) override;
+  void put(PutRequest req) override;
   bool gathers(const PutRequest&) const override { return true; }
   void close() override {}
 

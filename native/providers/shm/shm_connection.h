@@ -66,7 +66,7 @@ class ShmConnection {
   struct Pending {
     uint64_t wireId;
     uint64_t requestId;
-    std::shared_ptr<const std::vector<uint8_t>> joined;  // a joined put's bytes: the peer may still pull them
+    std::shared_ptr<const uint8_t> joined;  // a joined put's bytes: the peer may still pull them
   };
   // A put being written into the ring: chunked ones take several records.
   struct Outgoing {

@@ -137,13 +137,13 @@ ShmConnection* ShmProvider::route(const std::string& peer, Status* status) {
   return nullptr;
 }
 
-void ShmProvider::put(const PutRequest& req) {
+void ShmProvider::put(PutRequest req) {
   Status status = Status::NoPeer;
-  ShmConnection* conn = route(req.peer, &status);
+  ShmConnection* conn = route(*req.peer, &status);
   if (!conn) {
     Status final = status == Status::NoPeer && req.incarnation ? Status::PeerLost : status;
-    bool address = isAddress(req.peer);
-    ctx_.events.putFailed(req.id, final, address ? "nothing listens at " + req.peer : "");
+    bool address = isAddress(*req.peer);
+    ctx_.events.putFailed(req.id, final, address ? "nothing listens at " + *req.peer : "");
     return;
   }
   conn->put(req);

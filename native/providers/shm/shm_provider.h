@@ -33,7 +33,7 @@ class ShmProvider final : public Provider {
   bool supportsRaw() const override { return true; }
   // Inline puts are gathered into the ring; larger ones are joined so the peer can pull them.
   bool gathers(const PutRequest& req) const override { return !req.raw && req.len <= options_.eagerMaxBytes; }
-  void put(const PutRequest& req) override;
+  void put(PutRequest req) override;
   Status dialable(const std::string& address) const override;
   void connect(uint64_t requestId, const std::string& address) override;
   std::string boundAddress() const override { return bound_; }

@@ -4,12 +4,15 @@
 
 namespace rvma {
 
-uint64_t SentPuts::assign(const std::string& node, Node** to) {
+SentPuts::Node* SentPuts::nodeOf(const std::string& node) {
   Node& n = nodes_[node];
   if (n.id.empty()) n.id = node;
+  return &n;
+}
+
+uint64_t SentPuts::assign(Node* to) {
   uint64_t id = next_++;
-  n.open.emplace_back(id, false);
-  *to = &n;
+  to->open.emplace_back(id, false);
   return id;
 }
 

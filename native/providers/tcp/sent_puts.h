@@ -20,7 +20,13 @@ class SentPuts {
 
   // A fresh wire id for a put to node, open until settle(). Ids grow with every call, whatever
   // the node, so a put never sent has an id above every id sent before it.
-  uint64_t assign(const std::string& node, Node** to);
+  uint64_t assign(const std::string& node, Node** to) {
+    *to = nodeOf(node);
+    return assign(*to);
+  }
+  // The same for a node already looked up (nodeOf): a connection keeps its peer's.
+  uint64_t assign(Node* to);
+  Node* nodeOf(const std::string& node);
   // The put's outcome went up: the sender will never send it again.
   void settle(Node* to, uint64_t id);
   // The floor to announce to `to` now, if it moved at least `stride` ids past the last one.

@@ -85,7 +85,9 @@ void TcpConnection::sendPut(OutPut p) {
     return;
   }
   if (p.wireId == 0) {
-    p.wireId = owner_.sentPuts().assign(peer_.nodeId, &p.to);
+    if (!sentTo_) sentTo_ = owner_.sentPuts().nodeOf(peer_.nodeId);
+    p.to = sentTo_;
+    p.wireId = owner_.sentPuts().assign(sentTo_);
     p.incarnation = peer_.incarnation;
   }
   p.window = peerWindow_;

@@ -155,6 +155,7 @@ class TcpConnection {
   std::deque<OutPut> waiting_;  // over the in-flight cap or before the handshake
   std::deque<PendingPut> pending_;
   size_t answered_ = 0, written_ = 0;  // the prefixes of pending_ that are answered, written
+  SentPuts::Node* sentTo_ = nullptr;  // the peer's ids in SentPuts, looked up once (the peer never changes)
   uint64_t inflightBytes_ = 0;
 
   std::shared_ptr<PutWindow> window_;  // what this peer's incarnation sent us (once ready)

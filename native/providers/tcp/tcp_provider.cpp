@@ -259,12 +259,12 @@ std::vector<TcpConnection*> TcpProvider::readyOf(const std::string& node, uint64
   return ready;
 }
 
-void TcpProvider::put(const PutRequest& req) { send(OutPut{req}); }
+void TcpProvider::put(PutRequest req) { send(OutPut{std::move(req)}); }
 
 void TcpProvider::send(OutPut p) {
-  if (!isAddress(p.req.peer)) {
+  if (!isAddress(*p.req.peer)) {
     // The node's connection broke: new puts queue behind the kept ones, with their deadline.
-    auto r = reconnecting_.find(p.req.peer);
+    auto r = reconnecting_.find(*p.req.peer);
     if (r != reconnecting_.end()) {
       if (p.req.incarnation != 0 && p.req.incarnation != r->second.incarnation) {
         putFinished(p, Status::PeerLost);
@@ -277,7 +277,7 @@ void TcpProvider::send(OutPut p) {
   // The common case, without building lists: a node with exactly one connection, ready,
   // and the stripes it should have (dispatch would pick it, and split nothing).
   if (options_.stripes <= 1) {
-    auto it = byNode_.find(p.req.peer);
+    auto it = byNode_.find(*p.req.peer);
     if (it != byNode_.end() && it->second.size() == 1 && it->second.front()->state() == TcpConnection::State::Ready) {
       it->second.front()->put(std::move(p));
       return;
@@ -285,7 +285,7 @@ void TcpProvider::send(OutPut p) {
   }
   Status status = Status::NoPeer;
   dialError_.clear();
-  std::vector<TcpConnection*> conns = route(p.req.peer, &status);
+  std::vector<TcpConnection*> conns = route(*p.req.peer, &status);
   if (conns.empty()) {
     bool gone = status == Status::NoPeer && (p.req.incarnation != 0 || p.wireId != 0);
     putFinished(p, gone ? Status::PeerLost : status, dialError_);

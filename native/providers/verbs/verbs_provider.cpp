@@ -229,14 +229,14 @@ VerbsConnection* VerbsProvider::route(const std::string& peer, Status* status) {
   return conn;
 }
 
-void VerbsProvider::put(const PutRequest& req) {
+void VerbsProvider::put(PutRequest req) {
   reap();
   if (closed_) {
     ctx_.events.putDone(req.id, Status::Closed);
     return;
   }
   Status status = Status::NoPeer;
-  VerbsConnection* conn = route(req.peer, &status);
+  VerbsConnection* conn = route(*req.peer, &status);
   if (!conn) {
     ctx_.events.putDone(req.id, status == Status::NoPeer && req.incarnation ? Status::PeerLost : status);
     return;

@@ -41,7 +41,7 @@ class VerbsProvider final : public Provider {
   bool supportsRaw() const override { return true; }
   // Eager puts are gathered into the send slot; larger ones are joined by the connection.
   bool gathers(const PutRequest& req) const override { return !req.raw; }
-  void put(const PutRequest& req) override;
+  void put(PutRequest req) override;
   void regionClosed(uint64_t key) override;
   void memoryGone(uint64_t memory) override;
   void close() override;
