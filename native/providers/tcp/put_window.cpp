@@ -1,17 +1,34 @@
 #include "put_window.h"
 
+#include <algorithm>
+
 namespace rvma {
+
+std::deque<PutWindow::Entry>::iterator PutWindow::lowerBound(uint64_t id) {
+  return std::lower_bound(outcomes_.begin(), outcomes_.end(), id, [](const Entry& e, uint64_t v) { return e.id < v; });
+}
+
+PutWindow::Outcome* PutWindow::find(uint64_t id) {
+  if (outcomes_.empty() || id > outcomes_.back().id) return nullptr;
+  auto it = lowerBound(id);
+  return it != outcomes_.end() && it->id == id ? &it->outcome : nullptr;
+}
+
+void PutWindow::insert(uint64_t id, const Outcome& outcome) {
+  if (outcomes_.empty() || id > outcomes_.back().id) outcomes_.push_back(Entry{id, outcome});
+  else outcomes_.insert(lowerBound(id), Entry{id, outcome});
+}
 
 PutWindow::Admission PutWindow::admit(uint64_t id, bool part, TcpConnection* conn, uint64_t serial) {
   if (id < floor_) return {Admission::Ambiguous};
-  auto it = outcomes_.find(id);
-  if (it == outcomes_.end()) {
+  Outcome* found = find(id);
+  if (!found) {
     if (id < forgottenBelow_) return {Admission::Ambiguous};
-    outcomes_.emplace(id, Outcome{part ? State::Split : State::Writing, Status::Ok, part ? nullptr : conn, serial});
+    insert(id, Outcome{part ? State::Split : State::Writing, Status::Ok, part ? nullptr : conn, serial});
     trim();
     return {Admission::New};
   }
-  Outcome& o = it->second;
+  Outcome& o = *found;
   switch (o.state) {
     case State::Writing:
       if (part || o.serial == serial) return {Admission::Twice};
@@ -26,44 +43,43 @@ PutWindow::Admission PutWindow::admit(uint64_t id, bool part, TcpConnection* con
 }
 
 void PutWindow::settle(uint64_t id, Status status) {
-  auto it = outcomes_.find(id);
-  if (it == outcomes_.end()) return;
-  it->second.state = State::Done;
-  it->second.status = status;
-  it->second.writer = nullptr;
+  Outcome* o = find(id);
+  if (!o) return;
+  o->state = State::Done;
+  o->status = status;
+  o->writer = nullptr;
 }
 
 void PutWindow::cancel(uint64_t id) {
-  auto it = outcomes_.find(id);
-  if (it != outcomes_.end() && it->second.state == State::Writing) outcomes_.erase(it);
+  if (outcomes_.empty() || id > outcomes_.back().id) return;
+  auto it = lowerBound(id);
+  if (it != outcomes_.end() && it->id == id && it->outcome.state == State::Writing) outcomes_.erase(it);
 }
 
 std::vector<TcpConnection*> PutWindow::raiseFloor(uint64_t floor) {
   std::vector<TcpConnection*> stale;
   if (floor <= floor_) return stale;
   floor_ = floor;
-  for (auto it = outcomes_.begin(); it != outcomes_.end() && it->first < floor; ++it) {
-    if (it->second.state == State::Writing) stale.push_back(it->second.writer);
+  for (auto it = outcomes_.begin(); it != outcomes_.end() && it->id < floor; ++it) {
+    if (it->outcome.state == State::Writing) stale.push_back(it->outcome.writer);
   }
   splits_.writersBelow(floor, &stale);
   return stale;
 }
 
 void PutWindow::dropBelowFloor() {
-  outcomes_.erase(outcomes_.begin(), outcomes_.lower_bound(floor_));
+  while (!outcomes_.empty() && outcomes_.front().id < floor_) outcomes_.pop_front();
   splits_.dropBelow(floor_);
 }
 
 // Forgets the oldest settled outcomes beyond the cap. Puts still being written stay: their
 // outcome is not known yet.
 void PutWindow::trim() {
-  for (auto it = outcomes_.begin(); outcomes_.size() > kMaxOutcomes && it != outcomes_.end();) {
-    if (it->second.state != State::Done) {
-      ++it;
-      continue;
-    }
-    if (it->first >= forgottenBelow_) forgottenBelow_ = it->first + 1;
-    it = outcomes_.erase(it);
+  while (outcomes_.size() > kMaxOutcomes) {
+    auto it = std::find_if(outcomes_.begin(), outcomes_.end(), [](const Entry& e) { return e.outcome.state == State::Done; });
+    if (it == outcomes_.end()) return;
+    forgottenBelow_ = std::max(forgottenBelow_, it->id + 1);
+    outcomes_.erase(it);
   }
 }
 

@@ -12,7 +12,7 @@
 // It also holds the sender's split puts in progress (SplitReceiver).
 #pragma once
 #include <cstdint>
-#include <map>
+#include <deque>
 #include <vector>
 
 #include "split_receiver.h"
@@ -59,10 +59,19 @@ class PutWindow {
     TcpConnection* writer;  // Writing
     uint64_t serial;        // the connection that delivered it (whole puts)
   };
+  struct Entry {
+    uint64_t id;
+    Outcome outcome;
+  };
+  // Ids arrive in ascending order but for re-sends and stripes: a sorted deque takes the
+  // usual one at its end, with no allocation per put (a map allocated a node for each).
+  std::deque<Entry>::iterator lowerBound(uint64_t id);
+  Outcome* find(uint64_t id);
+  void insert(uint64_t id, const Outcome& outcome);
   void trim();
 
   uint64_t id_;
-  std::map<uint64_t, Outcome> outcomes_;
+  std::deque<Entry> outcomes_;  // sorted by id
   uint64_t floor_ = 0;
   uint64_t forgottenBelow_ = 0;  // ids below this that are not in outcomes_ are unknown
   SplitReceiver splits_;
