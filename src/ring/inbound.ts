@@ -25,7 +25,8 @@ export interface InboundEvents {
 }
 
 export class Inbound {
-  private readonly arrived = new Map<number, RingFrame>();
+  /** Frames arrived and not taken, at seq % slots (the window holds `slots` sequence numbers). */
+  private readonly arrived: (RingFrame | undefined)[];
   private readonly waiters: Wait<RingFrame>[] = [];
   private nextSeq = 0;
   private received = 0;
@@ -40,6 +41,7 @@ export class Inbound {
     private readonly what: string,
     private readonly events: InboundEvents,
   ) {
+    this.arrived = new Array<RingFrame | undefined>(slots).fill(undefined);
     for (let i = 0; i < slots; i++) mailbox.post(FRAME_HEADER_BYTES + frameBytes);
     this.granted = slots;
     mailbox.listen((c) => this.arrive(c.buffer, c.bytes));
@@ -72,9 +74,11 @@ export class Inbound {
   }
 
   private take(): RingFrame | undefined {
-    const frame = this.arrived.get(this.nextSeq);
+    const at = this.nextSeq % this.slots;
+    const frame = this.arrived[at];
     if (!frame) return undefined;
-    this.arrived.delete(this.nextSeq++);
+    this.arrived[at] = undefined;
+    this.nextSeq++;
     return frame;
   }
 
@@ -95,7 +99,7 @@ export class Inbound {
     let headerLen: number;
     try {
       ({ seq, headerLen } = readFrameHeader(buffer, bytes));
-      if (seq < this.nextSeq || seq >= this.nextSeq + this.slots || this.arrived.has(seq)) {
+      if (seq < this.nextSeq || seq >= this.nextSeq + this.slots || this.arrived[seq % this.slots]) {
         throw new RvmaError('ERR_RVMA_PROTOCOL', `ring frame: sequence number ${seq} outside the window [${this.nextSeq}, ${this.nextSeq + this.slots})`);
       }
     } catch (error) {
@@ -115,7 +119,7 @@ export class Inbound {
         this.repost(buffer);
       },
     };
-    this.arrived.set(seq, frame);
+    this.arrived[seq % this.slots] = frame;
     while (this.waiters.length > 0) {
       const next = this.take();
       if (!next) break;
