@@ -49,6 +49,8 @@ export interface RendezvousOptions {
 const CLEANED_STEPS_KEPT = 4096;
 /** Cancels remembered whose request has not arrived yet (it may come after its cancel). */
 const EARLY_CANCELS_KEPT = 4096;
+/** Tensors smaller than this land in an ordinary array, larger ones in native page-aligned memory. */
+const SMALL_TENSOR_BYTES = 4096;
 
 const OPTION_KEYS = [
   'tasks',
@@ -253,8 +255,15 @@ export class RendezvousMgr {
     return wait.promise;
   }
 
-  private async request(index: number, pending: PendingRecv, parsed: ParsedKey): Promise<void> {
-    const record = await this.senderOf(parsed);
+  private request(index: number, pending: PendingRecv, parsed: ParsedKey): Promise<void> {
+    const sender = this.senderOf(parsed);
+    // A sender already known is asked in this turn: the request leaves in the same write as the
+    // puts made before it (a tensor just sent to that node, for one).
+    if (sender instanceof Promise) return sender.then((record) => this.ask(index, pending, parsed, record));
+    return this.ask(index, pending, parsed, sender);
+  }
+
+  private async ask(index: number, pending: PendingRecv, parsed: ParsedKey, record: NodeRecord | undefined): Promise<void> {
     if (!record) throw new RvmaError('ERR_RVMA_NO_PEER', `Rendezvous.recv: no live node hosts ${parsed.srcTask}`);
     if (normalIncarnation(record.incarnation) !== parsed.srcIncarnation) {
       throw new RvmaError(
@@ -305,7 +314,7 @@ export class RendezvousMgr {
     pending.mailbox?.close();
     // Only the node the request went to may fill it: a third node's put is refused natively.
     const mailbox = this.endpoint.openDynamicMailbox({ epoch: 'bytes', maxBuffers: 1, allow: [pending.peer!] });
-    mailbox.post(this.pooled(meta.byteSize) ?? meta.byteSize);
+    mailbox.post(this.pooled(meta.byteSize) ?? freshBuffer(meta.byteSize));
     pending.mailbox = mailbox;
     pending.meta = meta;
     mailbox.next().then(
@@ -598,4 +607,10 @@ function tensorOf(meta: TensorMeta, bytes: Uint8Array): Tensor {
   return { dtype: meta.dtype, shape: meta.shape, data: viewAs(meta.dtype, bytes) };
 }
 
-
+/**
+ * Memory for a tensor no released buffer fits. Below a page an ordinary array: native page-aligned
+ * memory (allocBuffer) would cost a page, a fault and a finalizer for a few bytes.
+ */
+function freshBuffer(size: number): Uint8Array | number {
+  return size < SMALL_TENSOR_BYTES ? new Uint8Array(size) : size;
+}
