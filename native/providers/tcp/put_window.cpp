@@ -8,10 +8,15 @@ std::deque<PutWindow::Entry>::iterator PutWindow::lowerBound(uint64_t id) {
   return std::lower_bound(outcomes_.begin(), outcomes_.end(), id, [](const Entry& e, uint64_t v) { return e.id < v; });
 }
 
-PutWindow::Outcome* PutWindow::find(uint64_t id) {
-  if (outcomes_.empty() || id > outcomes_.back().id) return nullptr;
+std::deque<PutWindow::Entry>::iterator PutWindow::locate(uint64_t id) {
+  if (outcomes_.empty() || id > outcomes_.back().id) return outcomes_.end();
   auto it = lowerBound(id);
-  return it != outcomes_.end() && it->id == id ? &it->outcome : nullptr;
+  return it != outcomes_.end() && it->id == id ? it : outcomes_.end();
+}
+
+PutWindow::Outcome* PutWindow::find(uint64_t id) {
+  auto it = locate(id);
+  return it == outcomes_.end() ? nullptr : &it->outcome;
 }
 
 void PutWindow::insert(uint64_t id, const Outcome& outcome) {
@@ -51,9 +56,8 @@ void PutWindow::settle(uint64_t id, Status status) {
 }
 
 void PutWindow::cancel(uint64_t id) {
-  if (outcomes_.empty() || id > outcomes_.back().id) return;
-  auto it = lowerBound(id);
-  if (it != outcomes_.end() && it->id == id && it->outcome.state == State::Writing) outcomes_.erase(it);
+  auto it = locate(id);
+  if (it != outcomes_.end() && it->outcome.state == State::Writing) outcomes_.erase(it);
 }
 
 std::vector<TcpConnection*> PutWindow::raiseFloor(uint64_t floor) {

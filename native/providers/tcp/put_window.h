@@ -66,6 +66,7 @@ class PutWindow {
   // Ids arrive in ascending order but for re-sends and stripes: a sorted deque takes the
   // usual one at its end, with no allocation per put (a map allocated a node for each).
   std::deque<Entry>::iterator lowerBound(uint64_t id);
+  std::deque<Entry>::iterator locate(uint64_t id);  // its entry, or end()
   Outcome* find(uint64_t id);
   void insert(uint64_t id, const Outcome& outcome);
   void trim();
