@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { Capabilities, TcpOptions } from './mailbox/endpoint-options';
 import type { ShmOptions } from './mailbox/shm-options';
 import type { VerbsOptions } from './mailbox/verbs-options';
+import type { BufferPoolStats } from './mailbox/alloc';
 import { RvmaError } from './mailbox/errors';
 
 /** Events arrive as a Float64Array, EVENT_WORDS numbers per event (see native/engine.h). */
@@ -116,7 +117,10 @@ export interface NativeAddon {
     onEvents: (events: Float64Array, words: number, texts: string[] | undefined) => void,
     tcp: NativeTcpOptions,
   ) => NativeEndpoint;
-  allocBuffer(size: number): ArrayBuffer;
+  /** zeroed false: memory a transfer overwrites whole (it may hold earlier buffers' bytes). */
+  allocBuffer(size: number, zeroed?: boolean): ArrayBuffer;
+  /** The pool behind allocBuffer; a limit given is set first. */
+  bufferPool(limitBytes?: number): BufferPoolStats;
   capabilities(): Capabilities;
   heapBytes(): number;
 }

@@ -1,11 +1,9 @@
 // Addon entry: the NativeEndpoint class and a few free functions.
 #include <malloc.h>
 #include <napi.h>
-#include <sys/mman.h>
 
-#include <cstdlib>
-#include <cstring>
 
+#include "buffer_pool.h"
 #include "capabilities.h"
 #include "convert.h"
 #include "endpoint_wrap.h"
@@ -13,34 +11,50 @@
 namespace rvma::addon {
 namespace {
 
-// allocBuffer(size) -> ArrayBuffer of zeroed, page-aligned native memory (registrable by
-// RDMA providers), freed when JS lets go of it.
+// allocBuffer(size, zeroed = true) -> ArrayBuffer of page-aligned native memory (registrable by
+// RDMA providers), back to the buffer pool when JS lets go of it. Not zeroed: memory a transfer
+// overwrites whole (it may hold bytes of this process's earlier buffers).
 Napi::Value AllocBuffer(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber()) return typeError(env, "allocBuffer(size)");
   double requested = info[0].As<Napi::Number>().DoubleValue();
   if (!(requested >= 0) || requested > double(1ull << 40)) return typeError(env, "allocBuffer: size out of range");
   size_t size = size_t(requested);
-  void* mem = nullptr;
-  // Large buffers on 2 MiB boundaries, as transparent huge pages where the kernel leaves that to
-  // us (THP "madvise"): copies into a 16 MiB buffer of 4 KiB pages ran at a third of the speed
-  // (3.5 against 11 GB/s here), from TLB misses.
-  const size_t huge = size_t(2) << 20;
-  if (posix_memalign(&mem, size >= huge ? huge : 4096, size ? size : 1) != 0) {
+  const bool zeroed = info.Length() < 2 || !info[1].IsBoolean() || info[1].As<Napi::Boolean>().Value();
+  void* mem = BufferPool::shared().take(size, zeroed);
+  if (!mem) {
     Napi::Error::New(env, "out of memory allocating a buffer").ThrowAsJavaScriptException();
     return env.Undefined();
   }
-  if (size >= huge) madvise(mem, size, MADV_HUGEPAGE);
-  std::memset(mem, 0, size);
+  // V8 is told of the memory while JS reaches it, so that collections keep pace with buffers
+  // dropped; what the pool holds afterwards is the pool's, and collecting frees none of it.
   Napi::MemoryManagement::AdjustExternalMemory(env, int64_t(size));
   return Napi::ArrayBuffer::New(
       env, mem, size,
       [](Napi::Env env, void* data, size_t* hint) {
         Napi::MemoryManagement::AdjustExternalMemory(env, -int64_t(*hint));
+        BufferPool::shared().give(data, *hint);
         delete hint;
-        std::free(data);
       },
       new size_t(size));
+}
+
+// bufferPool(limit?) -> { pooledBytes, limitBytes, reused, fresh }; a limit given is set first.
+Napi::Value BufferPoolInfo(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() > 0 && !info[0].IsUndefined()) {
+    if (!info[0].IsNumber()) return typeError(env, "bufferPool(limit)");
+    double limit = info[0].As<Napi::Number>().DoubleValue();
+    if (!(limit >= 0) || limit > double(1ull << 50)) return typeError(env, "bufferPool: limit out of range");
+    BufferPool::shared().setLimit(uint64_t(limit));
+  }
+  BufferPoolStats s = BufferPool::shared().stats();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("pooledBytes", double(s.pooledBytes));
+  out.Set("limitBytes", double(s.limitBytes));
+  out.Set("reused", double(s.reused));
+  out.Set("fresh", double(s.fresh));
+  return out;
 }
 
 // Bytes currently allocated with malloc in this process (diagnostics for memory tests).
@@ -54,6 +68,7 @@ Napi::Value HeapBytes(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("NativeEndpoint", EndpointWrap::Define(env));
   exports.Set("allocBuffer", Napi::Function::New<AllocBuffer>(env, "allocBuffer"));
+  exports.Set("bufferPool", Napi::Function::New<BufferPoolInfo>(env, "bufferPool"));
   exports.Set("capabilities", Napi::Function::New<Capabilities>(env, "capabilities"));
   exports.Set("heapBytes", Napi::Function::New<HeapBytes>(env, "heapBytes"));
   return exports;

@@ -1,5 +1,6 @@
 export { Endpoint } from './endpoint';
-export { allocBuffer } from './alloc';
+export { allocBuffer, bufferPoolStats, setBufferPoolLimit } from './alloc';
+export type { BufferPoolStats } from './alloc';
 export type {
   Capabilities,
   RdmaDevice,

@@ -6,6 +6,7 @@ import type { NodeRecord } from '../../registry/directory';
 import { Endpoint, PeerLostInfo } from '../mailbox/endpoint';
 import { RvmaError, RvmaErrorCode, isRvmaErrorCode } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
+import { native } from '../native';
 import { checkBoolean, checkInteger, checkOptions, checkU64, invalid } from '../mailbox/validate';
 import { Wait, WaitOptions } from '../mailbox/wait';
 import { TensorMeta, decodeStrings, encodeContent, metaOf, sameMeta } from '../tensor/codec';
@@ -609,8 +610,10 @@ function tensorOf(meta: TensorMeta, bytes: Uint8Array): Tensor {
 
 /**
  * Memory for a tensor no released buffer fits. Below a page an ordinary array: native page-aligned
- * memory (allocBuffer) would cost a page, a fault and a finalizer for a few bytes.
+ * memory would cost a page and a finalizer for a few bytes. Above, from the buffer pool, not
+ * zeroed: the content overwrites it (fewer bytes fail the recv). Bytes a sender skipped with
+ * overlapping puts would show this process's own earlier data, to this process only.
  */
-function freshBuffer(size: number): Uint8Array | number {
-  return size < SMALL_TENSOR_BYTES ? new Uint8Array(size) : size;
+function freshBuffer(size: number): Uint8Array {
+  return size < SMALL_TENSOR_BYTES ? new Uint8Array(size) : new Uint8Array(native().allocBuffer(size, false));
 }

@@ -1,0 +1,91 @@
+#include "buffer_pool.h"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace rvma::addon {
+namespace {
+
+constexpr size_t kPage = 4096;
+// Large blocks on 2 MiB boundaries, as transparent huge pages where the kernel leaves that to us
+// (THP "madvise"): copies into a 16 MiB buffer of 4 KiB pages ran at a third of the speed (3.5
+// against 11 GB/s here), from TLB misses.
+constexpr size_t kHuge = size_t(2) << 20;
+
+}  // namespace
+
+BufferPool& BufferPool::shared() {
+  static BufferPool* pool = new BufferPool();  // never destroyed: finalizers may run at exit
+  return *pool;
+}
+
+size_t BufferPool::capacityFor(size_t size) {
+  if (size == 0) return kPage;
+  const size_t unit = size >= kHuge ? kHuge : kPage;
+  return (size + unit - 1) / unit * unit;
+}
+
+void* BufferPool::take(size_t size, bool zeroed) {
+  const size_t capacity = capacityFor(size);
+  void* block = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = free_.find(capacity);
+    if (it != free_.end() && !it->second.empty()) {
+      block = it->second.back();
+      it->second.pop_back();
+      pooled_ -= capacity;
+      reused_++;
+    } else {
+      fresh_++;
+    }
+  }
+  if (block) {
+    if (zeroed) std::memset(block, 0, size);  // the rest of the capacity is never visible to JS
+    return block;
+  }
+  if (posix_memalign(&block, capacity >= kHuge ? kHuge : kPage, capacity) != 0) return nullptr;
+  if (capacity >= kHuge) madvise(block, capacity, MADV_HUGEPAGE);
+  std::memset(block, 0, size);  // zeroed or not: a fault per page now rather than in a transfer
+  return block;
+}
+
+void BufferPool::give(void* block, size_t size) {
+  const size_t capacity = capacityFor(size);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pooled_ + capacity <= limit_) {
+      free_[capacity].push_back(block);
+      pooled_ += capacity;
+      return;
+    }
+  }
+  std::free(block);
+}
+
+void BufferPool::setLimit(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  limit_ = bytes;
+  trimTo(bytes);
+}
+
+BufferPoolStats BufferPool::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {pooled_, limit_, reused_, fresh_};
+}
+
+void BufferPool::trimTo(uint64_t bytes) {
+  for (auto it = free_.begin(); it != free_.end() && pooled_ > bytes;) {
+    auto& blocks = it->second;
+    while (!blocks.empty() && pooled_ > bytes) {
+      std::free(blocks.back());
+      blocks.pop_back();
+      pooled_ -= it->first;
+    }
+    it = blocks.empty() ? free_.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace rvma::addon
