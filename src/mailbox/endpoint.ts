@@ -713,11 +713,17 @@ export class Endpoint extends EventEmitter {
     if (status !== 0) counter.putFailed(counterOfPutId(id)!.index, status, undefined);
   }
 
-  /** At the end of this turn the queued puts go over, and (loop progress) everything queued natively leaves. */
+  /**
+   * At the end of this turn the queued puts go over, and (loop progress) everything queued
+   * natively leaves. An immediate, not a microtask: it runs once every promise chain of the turn
+   * has settled, so puts made after an await leave in the same write. A rendezvous ping-pong
+   * (its answer, then the next request) went from two writes per step to one: 113 against 200 µs
+   * of CPU per step and side, bench:rendezvous ping, same CPU; put round trips did not change.
+   */
   private flushSoon(): void {
     if (this.flushQueued) return;
     this.flushQueued = true;
-    queueMicrotask(this.flushPuts);
+    setImmediate(this.flushPuts);
   }
 
   /**

@@ -82,6 +82,31 @@ export function parseKey(key: string): ParsedKey {
   };
 }
 
+/** Keys parsed recently, kept: a step's keys come again every step, and parsing cost 3-4 µs a time. */
+const PARSED_KEPT = 4096;
+/** Longer keys are parsed every time: what a peer's requests can make us keep stays small. */
+const KEPT_KEY_CHARS = 512;
+const parsedKeys = new Map<string, NormalKey>();
+
+/** A key parsed, and written as createKey writes it (one key for every spelling of its incarnation). */
+export interface NormalKey {
+  readonly parsed: Readonly<ParsedKey>;
+  readonly key: string;
+}
+
+/** parseKey and keyOf, remembered for the last PARSED_KEPT keys (the result is shared: read only). */
+export function normalKey(key: string): NormalKey {
+  let known = parsedKeys.get(key);
+  if (known === undefined) {
+    const parsed = parseKey(key);
+    known = { parsed, key: keyOf(parsed) };
+    if (key.length > KEPT_KEY_CHARS) return known;
+    if (parsedKeys.size >= PARSED_KEPT) parsedKeys.delete(parsedKeys.keys().next().value!);
+    parsedKeys.set(key, known);
+  }
+  return known;
+}
+
 /** 16 lowercase hex digits of a u64 incarnation, from a bigint or a hex string; undefined if neither. */
 export function normalIncarnation(value: unknown): string | undefined {
   if (typeof value === 'bigint') return value >= 0n && value < 1n << 64n ? value.toString(16).padStart(16, '0') : undefined;

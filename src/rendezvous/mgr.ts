@@ -14,7 +14,7 @@ import { viewAs } from '../tensor/dtypes';
 import { Tensor } from '../tensor/tensor';
 import { ControlChannel } from './control';
 import { RendezvousCounters, newCounters } from './counters';
-import { ParsedKey, keyOf, normalIncarnation, parseKey } from './key';
+import { NormalKey, ParsedKey, normalIncarnation, normalKey } from './key';
 import {
   ControlMessage,
   ControlMessageError,
@@ -225,7 +225,7 @@ export class RendezvousMgr {
   }
 
   /** Receiver side: ask the sender's task for the tensor. */
-  private recvRemote(rendezvous: Rendezvous, key: string, parsed: ParsedKey, options: WaitOptions): Promise<Received> {
+  private recvRemote(rendezvous: Rendezvous, key: string, parsed: Readonly<ParsedKey>, options: WaitOptions): Promise<Received> {
     const receiving = `${rendezvous.stepId};${key}`;
     if (this.receiving.has(receiving)) {
       // As for a local recv: one recv of a key per step at a time (see docs/rendezvous.md).
@@ -256,7 +256,7 @@ export class RendezvousMgr {
     return wait.promise;
   }
 
-  private request(index: number, pending: PendingRecv, parsed: ParsedKey): Promise<void> {
+  private request(index: number, pending: PendingRecv, parsed: Readonly<ParsedKey>): Promise<void> {
     const sender = this.senderOf(parsed);
     // A sender already known is asked in this turn: the request leaves in the same write as the
     // puts made before it (a tensor just sent to that node, for one).
@@ -264,7 +264,7 @@ export class RendezvousMgr {
     return this.ask(index, pending, parsed, sender);
   }
 
-  private async ask(index: number, pending: PendingRecv, parsed: ParsedKey, record: NodeRecord | undefined): Promise<void> {
+  private async ask(index: number, pending: PendingRecv, parsed: Readonly<ParsedKey>, record: NodeRecord | undefined): Promise<void> {
     if (!record) throw new RvmaError('ERR_RVMA_NO_PEER', `Rendezvous.recv: no live node hosts ${parsed.srcTask}`);
     if (normalIncarnation(record.incarnation) !== parsed.srcIncarnation) {
       throw new RvmaError(
@@ -294,7 +294,7 @@ export class RendezvousMgr {
    * key names another incarnation than the one known (the sender restarted) or that node was
    * lost: a directory round trip per recv would cost more than the transfer (a Redis GET).
    */
-  private senderOf(parsed: ParsedKey): NodeRecord | undefined | Promise<NodeRecord | undefined> {
+  private senderOf(parsed: Readonly<ParsedKey>): NodeRecord | undefined | Promise<NodeRecord | undefined> {
     const known = this.senders.get(parsed.srcTask);
     if (known && normalIncarnation(known.incarnation) === parsed.srcIncarnation) return known;
     return this.endpoint.directory.resolveLabel(parsed.srcTask).then((record) => {
@@ -458,9 +458,10 @@ export class RendezvousMgr {
   /** Sender side: wait for the local send, then answer with content or meta. */
   private serve(m: TensorRequest): void {
     const id = `${m.from}/${m.requestIndex}`;
-    let parsed: ParsedKey;
+    let normal: NormalKey;
     try {
-      parsed = parseKey(m.key);
+      normal = normalKey(m.key);
+      const { parsed } = normal;
       if (!this.tasks.has(parsed.srcTask)) throw invalid('serve', `this endpoint does not host ${parsed.srcTask}`);
       if (parsed.srcIncarnation !== this.endpoint.incarnation) {
         throw new RvmaError('ERR_RVMA_PEER_LOST', `the key names incarnation ${parsed.srcIncarnation}, this node is ${this.endpoint.incarnation}`);
@@ -474,7 +475,7 @@ export class RendezvousMgr {
     // Its receiver gave up before the request got here.
     if (this.earlyCancels.delete(id)) return;
     const rendezvous = this.find(BigInt(m.stepId));
-    const key = keyOf(parsed); // the sender wrote its keys so: match in that form
+    const key = normal.key; // the sender wrote its keys so: match in that form
     // A receiver has one recv of a key per step at a time: an earlier request of it was given up
     // (its cancel is still on the way).
     const recv = `${m.from};${rendezvous.stepId};${key}`;

@@ -4,7 +4,7 @@ import { RvmaError } from '../mailbox/errors';
 import { checkBoolean, checkOptions, invalid } from '../mailbox/validate';
 import { Wait, WaitOptions, parseWaitOptions } from '../mailbox/wait';
 import { Tensor, toTensor } from '../tensor/tensor';
-import { ParsedKey, keyOf, parseKey } from './key';
+import { ParsedKey, normalKey } from './key';
 
 export interface Received {
   tensor: Tensor;
@@ -28,7 +28,7 @@ interface Slot {
 /** What a Rendezvous needs from its manager (internal). */
 export interface RendezvousHost {
   isLocalTask(task: string): boolean;
-  recvRemote(rendezvous: Rendezvous, key: string, parsed: ParsedKey, options: WaitOptions): Promise<Received>;
+  recvRemote(rendezvous: Rendezvous, key: string, parsed: Readonly<ParsedKey>, options: WaitOptions): Promise<Received>;
   /** The step aborted: remote recvs of it must fail too. */
   aborted(rendezvous: Rendezvous, error: Error): void;
 }
@@ -48,8 +48,8 @@ export class Rendezvous {
   send(key: string, tensor: unknown, options?: { isDead?: boolean }): void {
     const call = 'Rendezvous.send';
     const o = checkOptions<{ isDead?: boolean }>(call, options, ['isDead']);
-    const parsed = parseKey(key);
-    key = keyOf(parsed); // one key for every spelling of its incarnation
+    const { parsed, key: normal } = normalKey(key);
+    key = normal; // one key for every spelling of its incarnation
     if (!this.host.isLocalTask(parsed.srcTask)) {
       throw invalid(call, `this endpoint does not host the key's source task ${parsed.srcTask}`);
     }
@@ -71,8 +71,8 @@ export class Rendezvous {
     const call = 'Rendezvous.recv';
     try {
       const o = parseWaitOptions(call, options);
-      const parsed = parseKey(key);
-      key = keyOf(parsed);
+      const { parsed, key: normal } = normalKey(key);
+      key = normal;
       if (!this.host.isLocalTask(parsed.dstTask)) {
         throw invalid(call, `this endpoint does not host the key's destination task ${parsed.dstTask}`);
       }
