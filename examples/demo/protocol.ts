@@ -21,7 +21,10 @@ export interface WorkerStats {
   tensors: number;
   bytes: number;
   mismatches: number;
+  /** Recv latencies from step 2 on. */
   latenciesMs: number[];
+  /** The slowest recv of step 1, which also connects the workers. */
+  firstStepMs: number;
   counters: Record<string, number>;
   /** The worker's connections to other workers, by transport (endpoint.peers()). */
   transports: Record<string, number>;
