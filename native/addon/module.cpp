@@ -2,7 +2,6 @@
 #include <malloc.h>
 #include <napi.h>
 
-
 #include "buffer_pool.h"
 #include "capabilities.h"
 #include "convert.h"

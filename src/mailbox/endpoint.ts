@@ -717,8 +717,9 @@ export class Endpoint extends EventEmitter {
    * At the end of this turn the queued puts go over, and (loop progress) everything queued
    * natively leaves. An immediate, not a microtask: it runs once every promise chain of the turn
    * has settled, so puts made after an await leave in the same write. A rendezvous ping-pong
-   * (its answer, then the next request) went from two writes per step to one: 113 against 200 µs
-   * of CPU per step and side, bench:rendezvous ping, same CPU; put round trips did not change.
+   * step (its answer, then the next request) took 113 against 200 µs of CPU per side, and a ring
+   * frame about 40% less (bench:rendezvous ping, bench:ring, same CPU); put round trips and
+   * bandwidth did not change (bench:tcp).
    */
   private flushSoon(): void {
     if (this.flushQueued) return;

@@ -1,6 +1,7 @@
 // Rendezvous keys in TensorFlow's format: what createKey builds parseKey reads back, and a
 // malformed key is refused with a message that names the part that is wrong.
 import { createKey, parseKey, taskOf } from '../../src';
+import { normalKey } from '../../src/rendezvous/key';
 import { expectThrows } from '../helpers/errors';
 
 const INVALID = 'ERR_RVMA_INVALID_ARGUMENT';
@@ -130,5 +131,28 @@ describe('createKey refuses what would not parse back', () => {
     ['fractional iteration', () => createKey(SRC, 1n, DST, 'n', { frameId: 0, iterId: 0.5 }), /frameIter/],
   ])('%s', (_, call, message) => {
     expectThrows(call, INVALID, message);
+  });
+});
+
+describe('normalKey (the parsed keys the rendezvous keeps)', () => {
+  test('every spelling maps to the one key, again and again, and a bad key is refused each time', () => {
+    const spellings = ['1ed2', '1ED2', '0000000000001ed2'].map((i) => `${SRC};${i};${DST};x;0:0`);
+    for (let round = 0; round < 3; round++) {
+      for (const s of spellings) {
+        const { parsed, key } = normalKey(s);
+        expect(key).toBe(createKey(SRC, 0x1ed2n, DST, 'x'));
+        expect(parsed).toEqual(parseKey(s));
+      }
+      expectThrows(() => normalKey(`${SRC};zz;${DST};x;0:0`), INVALID, /src_incarnation/);
+    }
+  });
+
+  test('more keys than it keeps, and keys too long to keep, still parse right', () => {
+    const long = 'n'.repeat(600);
+    for (let i = 0; i < 5000; i++) {
+      const name = i % 100 === 0 ? `${long}${i}` : `t${i}`;
+      const raw = `${SRC};${(i + 1).toString(16)};${DST};${name};0:${i}`;
+      expect(normalKey(raw).key).toBe(createKey(SRC, BigInt(i + 1), DST, name, { frameId: 0, iterId: i }));
+    }
   });
 });
