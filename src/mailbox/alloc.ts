@@ -14,6 +14,14 @@ export function allocBuffer(size: number): Uint8Array {
   return new Uint8Array(native().allocBuffer(checkInteger('allocBuffer', 'size', size, 0, 2 ** 40)));
 }
 
+/**
+ * @internal allocBuffer's memory without the zeroing, for a receive that overwrites it whole: it
+ * may hold bytes of this process's earlier buffers.
+ */
+export function allocUnzeroed(size: number): Uint8Array {
+  return new Uint8Array(native().allocBuffer(size, false));
+}
+
 /** What the buffer pool behind allocBuffer holds and did, for this process. */
 export interface BufferPoolStats {
   /** Bytes of collected buffers held for reuse now. */

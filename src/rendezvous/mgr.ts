@@ -3,10 +3,10 @@
 // out memory addresses or keys: it opens a one-time mailbox and sends its vaddr.
 import { crc32 } from 'node:zlib';
 import type { NodeRecord } from '../../registry/directory';
+import { allocUnzeroed } from '../mailbox/alloc';
 import { Endpoint, PeerLostInfo } from '../mailbox/endpoint';
 import { RvmaError, RvmaErrorCode, isRvmaErrorCode } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
-import { native } from '../native';
 import { checkBoolean, checkInteger, checkOptions, checkU64, invalid } from '../mailbox/validate';
 import { Wait, WaitOptions } from '../mailbox/wait';
 import { TensorMeta, decodeStrings, encodeContent, metaOf, sameMeta } from '../tensor/codec';
@@ -616,5 +616,5 @@ function tensorOf(meta: TensorMeta, bytes: Uint8Array): Tensor {
  * overlapping puts would show this process's own earlier data, to this process only.
  */
 function freshBuffer(size: number): Uint8Array {
-  return size < SMALL_TENSOR_BYTES ? new Uint8Array(size) : new Uint8Array(native().allocBuffer(size, false));
+  return size < SMALL_TENSOR_BYTES ? new Uint8Array(size) : allocUnzeroed(size);
 }
