@@ -56,6 +56,7 @@ void BufferPool::give(void* block, size_t size) {
   const size_t capacity = capacityFor(size);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    returned_++;
     if (pooled_ + capacity <= limit_) {
       free_[capacity].push_back(block);
       pooled_ += capacity;
@@ -73,7 +74,7 @@ void BufferPool::setLimit(uint64_t bytes) {
 
 BufferPoolStats BufferPool::stats() {
   std::lock_guard<std::mutex> lock(mu_);
-  return {pooled_, limit_, reused_, fresh_};
+  return {pooled_, limit_, reused_, fresh_, returned_};
 }
 
 void BufferPool::trimTo(uint64_t bytes) {

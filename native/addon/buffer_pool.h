@@ -16,6 +16,7 @@ struct BufferPoolStats {
   uint64_t limitBytes;   // most held for reuse
   uint64_t reused;       // blocks handed out again
   uint64_t fresh;        // blocks taken from the system
+  uint64_t returned;     // blocks JS let go of (kept or freed)
 };
 
 class BufferPool {
@@ -44,6 +45,7 @@ class BufferPool {
   uint64_t limit_ = uint64_t(64) << 20;
   uint64_t reused_ = 0;
   uint64_t fresh_ = 0;
+  uint64_t returned_ = 0;
 };
 
 }  // namespace rvma::addon

@@ -38,7 +38,7 @@ Napi::Value AllocBuffer(const Napi::CallbackInfo& info) {
       new size_t(size));
 }
 
-// bufferPool(limit?) -> { pooledBytes, limitBytes, reused, fresh }; a limit given is set first.
+// bufferPool(limit?) -> { pooledBytes, limitBytes, reused, fresh, returned }; a limit given is set first.
 Napi::Value BufferPoolInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() > 0 && !info[0].IsUndefined()) {
@@ -53,6 +53,7 @@ Napi::Value BufferPoolInfo(const Napi::CallbackInfo& info) {
   out.Set("limitBytes", double(s.limitBytes));
   out.Set("reused", double(s.reused));
   out.Set("fresh", double(s.fresh));
+  out.Set("returned", double(s.returned));
   return out;
 }
 

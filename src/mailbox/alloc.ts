@@ -32,6 +32,8 @@ export interface BufferPoolStats {
   reused: number;
   /** Buffers served with memory new from the system. */
   fresh: number;
+  /** Buffers collected so far, their memory kept or freed (a finalizer may run a while after the collection). */
+  returned: number;
 }
 
 export function bufferPoolStats(): BufferPoolStats {

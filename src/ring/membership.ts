@@ -120,7 +120,11 @@ export class MembershipClaim {
     if (o.rank !== undefined && o.rank >= size) {
       throw new RvmaError('ERR_RVMA_INVALID_ARGUMENT', `Ring.join: rank ${o.rank} is outside group "${o.group}" of ${size} ranks`);
     }
-    const order = o.rank !== undefined ? [o.rank] : [...Array(size).keys()];
+    // In a re-formed generation the low ranks are the survivors' (reform: their old order), so a
+    // newcomer takes the highest free rank: however the claims interleave, it never takes a
+    // survivor's place (unless more newcomers come than there are free ranks).
+    const free = gen > 0 ? [...Array(size).keys()].reverse() : [...Array(size).keys()];
+    const order = o.rank !== undefined ? [o.rank] : free;
     if (o.rank === undefined && o.preferRank !== undefined && o.preferRank < size) order.unshift(o.preferRank);
     for (const rank of order) {
       const name = names.rank(o.group, gen, rank);

@@ -5,7 +5,7 @@ import { checkWaitOptions } from '../mailbox/wait';
 export interface RingJoinOptions {
   /** The ring's name in the directory: members of one group form one ring. */
   group: string;
-  /** The rank to take; default: the lowest free one. */
+  /** The rank to take; default: the lowest free one (in a re-formed generation, the highest). */
   rank?: number;
   /** Ranks in the ring; needed by at least one member of a new group (the others read it). */
   size?: number;
