@@ -23,7 +23,8 @@ afterEach(() => fs.rmSync(work, { recursive: true, force: true }));
 describe('rvma bench', () => {
   test('tcp: the table, one results file in --out with both rows measured, and its plots', async () => {
     const result = await rvma(['bench', 'tcp', ...SMALL, '--out', work], { timeoutMs: 150_000 });
-    expect(result.status).toBe(0);
+    // Its output says why it failed (a measurement that timed out, a child that died).
+    if (result.status !== 0) throw new Error(`rvma bench tcp exited ${result.status}:\n${result.stdout}\n${result.stderr}`);
     expect(result.stdout).toMatch(/^mailbox put \(loop\) /m);
     expect(result.stdout).toMatch(/^node net\.Socket /m);
     // No terminal here: no bar, only the suite's lines.
