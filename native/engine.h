@@ -108,8 +108,11 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   void beforeSleep() { progress_.beforeSleep(); }
 
   // Loop mode: an fd the poller watches is ready. Events pushed meanwhile skip the
-  // wake-up: the caller drains right after.
+  // wake-up: the caller drains right after. The round it opens stays due (see
+  // Progress::roundDue) until flush() or endDueRound() ends it.
   void dispatch(uint64_t token, uint32_t epollEvents);
+  bool roundDue() const { return progress_.roundDue(); }
+  void endDueRound();
 
   // EventSink
   void completions(const std::vector<CompletionRecord>& records) override;

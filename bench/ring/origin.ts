@@ -2,7 +2,7 @@
 // from the previous one (checked for order), timed.
 import { Measurement, Scenario } from '../common/protocol';
 import { quantile } from '../common/stats';
-import { DIM, HEADER_BYTES, RANKS } from './config';
+import { DIM, HEADER_BYTES, RANKS, RING_WINDOW } from './config';
 
 /** A frame back at rank 0: views valid until release(). */
 export interface LinkFrame {
@@ -17,10 +17,6 @@ export interface OriginLink {
   send(header: Uint8Array, data: Uint8Array): Promise<void> | undefined;
   /** The next frame from the previous rank. */
   recv(): Promise<LinkFrame>;
-  /** Sends not yet resolved at most (rvma: the next rank's credits). */
-  readonly sendWindow: number;
-  /** Frames sent and not yet back at most (net: the window; rvma: Infinity, its credits bound it). */
-  readonly ringWindow: number;
   /** One ring.around() of a RESIZE_CHAIN; absent for the net.Socket ring. */
   around?(): Promise<void>;
 }
@@ -107,7 +103,6 @@ export class Origin {
     this.pos += count;
     let sent = 0;
     let back = 0;
-    let pending = 0;
     return new Promise<void>((resolve, reject) => {
       let failed = false;
       const fail = (error: unknown): void => {
@@ -115,15 +110,8 @@ export class Origin {
         reject(error);
       };
       const pump = (): void => {
-        while (!failed && sent < count && pending < link.sendWindow && sent - back < link.ringWindow) {
-          const going = link.send(header(first + sent++), this.data);
-          if (going) {
-            pending++;
-            going.then(() => {
-              pending--;
-              pump();
-            }, fail);
-          }
+        while (!failed && sent < count && sent - back < RING_WINDOW) {
+          link.send(header(first + sent++), this.data)?.catch(fail);
         }
       };
       const receive = async (): Promise<void> => {

@@ -4,7 +4,7 @@ import { PlacementMode } from '../common/placement';
 import { Measurement, Scenario, Variant } from '../common/protocol';
 import { RatioRow, Report, Samples } from '../common/report';
 import { fixed, median, table } from '../common/stats';
-import { FRAME_BYTES, LEAP_CPP, NET_WINDOW, RANKS, RVMA_SLOTS, SUBJECTS, TARGETS } from './config';
+import { FRAME_BYTES, LEAP_CPP, RANKS, RING_WINDOW, SUBJECTS, TARGETS } from './config';
 import { describeRanks, placementName } from './placement';
 
 /** A ring (transport row) at one placement: the variant repeat() measures. */
@@ -129,8 +129,8 @@ export function formatRingReport(scenarios: Scenario[], variants: PlacedVariant[
   out.push(
     '',
     `hop: stop and wait (decode), one frame around the ring at a time; a round trip / ${RANKS}, median and p99 of the per-frame times.`,
-    `frames/s: pipelined (prefill), frames back at rank 0 per second; rvma with up to ${RVMA_SLOTS} sends outstanding (the next rank's credits, ` +
-      `Ring.join's default slots), net.Socket with ${NET_WINDOW} frames in flight.`,
+    `frames/s: pipelined (prefill), frames back at rank 0 per second, at most ${RING_WINDOW} frames in flight around either ring ` +
+      `(rvma on Ring.join's default slots: its sends beyond the credits wait in sendNext).`,
     'net.Socket ring: rank 0 writes length + header and the payload in cork()/uncork() (one writev); forwarders write the received bytes in one write.',
     `LEAP C++ reference: ${LEAP_CPP.hopUs.low}–${LEAP_CPP.hopUs.high} µs per hop, ${LEAP_CPP.framesPerSecond.pinned} frames/s pinned, ` +
       `${LEAP_CPP.framesPerSecond.spread} spread: known figures of this machine type, not measured here; hops judged against ${LEAP_CPP.hopUs.low} µs.`,

@@ -1,7 +1,7 @@
 // One rank of the rvma ring as an application sets it up: an Endpoint over tcp or shm with the
 // Redis directory and Ring.join; forwarders send each frame on in place and pass around() records.
 import { Endpoint, ProgressMode, RedisDirectory, Ring, RvmaError } from '../../src';
-import { FRAME_BYTES, RANKS, RESIZE_CHAIN, RVMA_SLOTS } from './config';
+import { FRAME_BYTES, RANKS, RESIZE_CHAIN } from './config';
 import { LinkFrame, OriginLink } from './origin';
 
 export interface RvmaRankOptions {
@@ -16,9 +16,6 @@ export interface RvmaRankOptions {
 const JOIN_TIMEOUT_MS = 60_000;
 
 export class RvmaRank implements OriginLink {
-  readonly sendWindow = RVMA_SLOTS;
-  readonly ringWindow = Infinity;
-
   private constructor(
     readonly ring: Ring,
     private readonly endpoint: Endpoint,
@@ -29,7 +26,7 @@ export class RvmaRank implements OriginLink {
     const directory = await RedisDirectory.connect({ url: o.url, cluster: o.cluster });
     const listen = o.provider === 'tcp' ? 'tcp://127.0.0.1:0' : `shm://rvma-bench-ring-${process.pid}`;
     const endpoint = await Endpoint.create({ listen, provider: o.provider, progress: o.progress, directory });
-    const ring = await Ring.join(endpoint, { group: o.group, size: RANKS, rank: o.rank, frameBytes: FRAME_BYTES, slots: RVMA_SLOTS, timeout: JOIN_TIMEOUT_MS });
+    const ring = await Ring.join(endpoint, { group: o.group, size: RANKS, rank: o.rank, frameBytes: FRAME_BYTES, timeout: JOIN_TIMEOUT_MS });
     return new RvmaRank(ring, endpoint, directory);
   }
 

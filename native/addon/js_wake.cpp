@@ -47,6 +47,11 @@ class JsWake final : public ExternalPoller {
   uv_idle_t idle;
   bool spinning = false;
   uint64_t spinUntil = 0;
+  // Ends a round an fd callback left due, right before the loop blocks, if JS's flush did not
+  // (setImmediate callbacks run first). Active (and referenced) only while a round is due, so
+  // that the answers leave even when the loop is about to exit.
+  uv_prepare_t prepare;
+  bool preparing = false;
 
   bool watch(uint64_t token, int fd, uint32_t epollEvents) override {
     auto* w = new FdWatch{{}, token, this};
@@ -93,6 +98,19 @@ class JsWake final : public ExternalPoller {
     JsWake* self = w->owner;
     if (auto e = self->engine.lock()) e->dispatch(w->token, epollEventsOf(status, events));
     self->deliver();
+    // Looked up again: JS may have closed the endpoint (and this watch) while it ran.
+    auto e = self->engine.lock();
+    if (e && e->roundDue() && !self->preparing) {
+      self->preparing = true;
+      uv_prepare_start(&self->prepare, onPrepare);
+    }
+  }
+
+  static void onPrepare(uv_prepare_t* h) {
+    JsWake* self = static_cast<JsWake*>(h->data);
+    uv_prepare_stop(h);
+    self->preparing = false;
+    if (auto e = self->engine.lock()) e->endDueRound();
   }
 
   // Something happened: the reply usually follows within microseconds, so keep polling.
@@ -169,6 +187,9 @@ JsWake* startJsWake(Napi::Env env, Napi::Function onEvents, bool loopProgress) {
   w->idle.data = w;
   w->open++;
   uv_unref(reinterpret_cast<uv_handle_t*>(&w->idle));  // spinning never keeps the process alive
+  uv_prepare_init(loop, &w->prepare);
+  w->prepare.data = w;
+  w->open++;
   napi_create_reference(env, onEvents, 1, &w->onEvents);
   napi_async_init(env, nullptr, Napi::String::New(env, "rvma.events"), &w->context);
   return w;
@@ -192,6 +213,8 @@ void stopJsWake(JsWake* w) {
   uv_close(reinterpret_cast<uv_handle_t*>(&w->async), [](uv_handle_t* h) { static_cast<JsWake*>(h->data)->closed(); });
   uv_idle_stop(&w->idle);
   uv_close(reinterpret_cast<uv_handle_t*>(&w->idle), [](uv_handle_t* h) { static_cast<JsWake*>(h->data)->closed(); });
+  uv_prepare_stop(&w->prepare);
+  uv_close(reinterpret_cast<uv_handle_t*>(&w->prepare), [](uv_handle_t* h) { static_cast<JsWake*>(h->data)->closed(); });
 }
 
 }  // namespace rvma::addon

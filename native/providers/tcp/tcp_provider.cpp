@@ -25,6 +25,10 @@ void tuneSocket(int fd) {
 // Floor frames go out once per this many settled put ids (and on the keepalive tick): the
 // receiver's window of outcomes stays about this much larger than the puts in flight.
 constexpr uint64_t kFloorStride = 256;
+// A whole put up to this size joins a connection that writes in this round anyway (answers to
+// puts that came in on it, or other puts), so that they leave in one write and the peer wakes
+// once; larger ones rotate over the connections.
+constexpr uint64_t kJoinRoundMaxBytes = 64 * 1024;
 
 bool isAddress(const std::string& peer) { return peer.compare(0, 6, "tcp://") == 0; }
 
@@ -312,7 +316,16 @@ void TcpProvider::dispatch(const std::vector<TcpConnection*>& conns, OutPut p) {
   }
   // Whole puts rotate over the ready connections (order never matters); before the
   // handshake they queue on the first connection.
-  TcpConnection* conn = ready.empty() ? conns.front() : ready[nextStripe_++ % ready.size()];
+  TcpConnection* conn = nullptr;
+  if (req.len <= kJoinRoundMaxBytes) {
+    for (TcpConnection* c : ready) {
+      if (c->roundPending) {
+        conn = c;
+        break;
+      }
+    }
+  }
+  if (!conn) conn = ready.empty() ? conns.front() : ready[nextStripe_++ % ready.size()];
   conn->put(std::move(p));
 }
 
