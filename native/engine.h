@@ -106,6 +106,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   uint32_t busyPollUs() const { return progress_.busyPollUs(); }
   int pollOnce();
   void beforeSleep() { progress_.beforeSleep(); }
+  bool hasSleepHooks() const { return progress_.hasSleepHooks(); }
 
   // Loop mode: an fd the poller watches is ready. Events pushed meanwhile skip the
   // wake-up: the caller drains right after. The round it opens stays due (see

@@ -59,6 +59,10 @@ class Progress {
   // so that the provider can ask for a wake-up again. Set before start(); each provider that
   // busy-polls adds its own pair, and the longest window wins.
   void busyPoll(uint32_t us, std::function<int()> poll, std::function<void()> beforeSleep);
+  // beforeSleep() alone, without busy polling: the worker runs it before each sleep, and in loop
+  // mode the event loop before it blocks (JsWake). Register before start().
+  void beforeSleeping(std::function<void()> fn) { beforeSleeps_.push_back(std::move(fn)); }
+  bool hasSleepHooks() const { return !beforeSleeps_.empty(); }
   // Work a provider holds back for the rest of a round (a put queued on a connection waits
   // for the others queued in the same round, so they leave in one write): fn runs at the end
   // of every round. A round is one pass of the worker (its tasks and ready fds), one fd

@@ -52,6 +52,10 @@ class JsWake final : public ExternalPoller {
   // that the answers leave even when the loop is about to exit.
   uv_prepare_t prepare;
   bool preparing = false;
+  // Runs the providers' beforeSleep() before the loop blocks (when they have one and the loop is
+  // not spinning): an shm peer kicks our eventfd only while we sleep. Never keeps the loop alive.
+  uv_prepare_t sleepPrepare;
+  bool sleepWatching = false;
 
   bool watch(uint64_t token, int fd, uint32_t epollEvents) override {
     auto* w = new FdWatch{{}, token, this};
@@ -100,10 +104,21 @@ class JsWake final : public ExternalPoller {
     self->deliver();
     // Looked up again: JS may have closed the endpoint (and this watch) while it ran.
     auto e = self->engine.lock();
-    if (e && e->roundDue() && !self->preparing) {
+    if (!e) return;
+    if (e->roundDue() && !self->preparing) {
       self->preparing = true;
       uv_prepare_start(&self->prepare, onPrepare);
     }
+    if (!self->sleepWatching && e->hasSleepHooks() && self->loopProgress) {
+      self->sleepWatching = true;
+      uv_prepare_start(&self->sleepPrepare, onSleepPrepare);
+    }
+  }
+
+  static void onSleepPrepare(uv_prepare_t* h) {
+    JsWake* self = static_cast<JsWake*>(h->data);
+    if (self->spinning) return;  // onIdle calls it once the spinning ends
+    if (auto e = self->engine.lock()) e->beforeSleep();
   }
 
   static void onPrepare(uv_prepare_t* h) {
@@ -190,6 +205,10 @@ JsWake* startJsWake(Napi::Env env, Napi::Function onEvents, bool loopProgress) {
   uv_prepare_init(loop, &w->prepare);
   w->prepare.data = w;
   w->open++;
+  uv_prepare_init(loop, &w->sleepPrepare);
+  w->sleepPrepare.data = w;
+  w->open++;
+  uv_unref(reinterpret_cast<uv_handle_t*>(&w->sleepPrepare));
   napi_create_reference(env, onEvents, 1, &w->onEvents);
   napi_async_init(env, nullptr, Napi::String::New(env, "rvma.events"), &w->context);
   return w;
@@ -215,6 +234,8 @@ void stopJsWake(JsWake* w) {
   uv_close(reinterpret_cast<uv_handle_t*>(&w->idle), [](uv_handle_t* h) { static_cast<JsWake*>(h->data)->closed(); });
   uv_prepare_stop(&w->prepare);
   uv_close(reinterpret_cast<uv_handle_t*>(&w->prepare), [](uv_handle_t* h) { static_cast<JsWake*>(h->data)->closed(); });
+  uv_prepare_stop(&w->sleepPrepare);
+  uv_close(reinterpret_cast<uv_handle_t*>(&w->sleepPrepare), [](uv_handle_t* h) { static_cast<JsWake*>(h->data)->closed(); });
 }
 
 }  // namespace rvma::addon

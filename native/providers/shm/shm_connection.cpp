@@ -306,6 +306,7 @@ void ShmConnection::becomeReady() {
     }
   }
   wakeToken_ = owner_.ctx().progress.add(wakeFd_, EPOLLIN, [this](uint32_t) {
+    owner_.awake();  // every peer's records get handled before we sleep: no kicks meanwhile
     drainEventFd(wakeFd_);
     pump();
   });
@@ -334,13 +335,16 @@ void ShmConnection::put(const PutRequest& req) {
 
 int ShmConnection::poll() {
   if (state_ != State::Ready) return 0;
-  if (sleeping_) {
-    storeFlag(&inControl_->consumerSleeping, 0);  // spinning: the peer need not kick
-    sleeping_ = false;
-  }
+  awake();  // spinning: the peer need not kick
   if (!in_.pending()) return 0;
   pump();
   return 1;
+}
+
+void ShmConnection::awake() {
+  if (state_ != State::Ready || !sleeping_) return;
+  storeFlag(&inControl_->consumerSleeping, 0);
+  sleeping_ = false;
 }
 
 void ShmConnection::beforeSleep() {

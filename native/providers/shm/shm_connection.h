@@ -49,6 +49,8 @@ class ShmConnection {
   int poll();
   // About to sleep: asks the peer for a kick, then looks once more.
   void beforeSleep();
+  // Awake: the peer need not kick until beforeSleep() asks again.
+  void awake();
 
   State state() const { return state_; }
   uint64_t serial() const { return serial_; }

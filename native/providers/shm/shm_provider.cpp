@@ -58,6 +58,8 @@ void ShmProvider::start() {
   // Both modes: in loop mode the event loop spins (JsWake), calling the same two functions.
   if (options_.busyPollUs) {
     ctx_.progress.busyPoll(options_.busyPollUs, [this] { return pollAll(); }, [this] { beforeSleepAll(); });
+  } else {
+    ctx_.progress.beforeSleeping([this] { beforeSleepAll(); });
   }
 }
 
@@ -71,6 +73,10 @@ int ShmProvider::pollAll() {
 
 void ShmProvider::beforeSleepAll() {
   for (auto& c : conns_) c->beforeSleep();
+}
+
+void ShmProvider::awake() {
+  for (auto& c : conns_) c->awake();
 }
 
 void ShmProvider::onAccept() {

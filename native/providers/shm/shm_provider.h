@@ -53,6 +53,8 @@ class ShmProvider final : public Provider {
   // conn died (its puts are reported already): it leaves every route.
   void onDead(ShmConnection* conn, bool wasReady, Status status, const std::string& why);
   static uint64_t nowMs();
+  // A wake-up of this endpoint: until it sleeps again (beforeSleepAll), peers need not kick.
+  void awake();
 
  private:
   void onAccept();
