@@ -191,10 +191,6 @@ void Engine::dispatch(uint64_t token, uint32_t epollEvents) {
   polling_ = false;
 }
 
-void Engine::endDueRound() {
-  if (!closed_ && progress_.roundDue()) progress_.endRound();
-}
-
 int Engine::pollOnce() {
   polling_ = true;
   int work = progress_.pollOnce();
@@ -217,9 +213,6 @@ EventBatch Engine::drain() {
 
 void Engine::close() {
   if (closed_.exchange(true)) return;
-  // Loop mode: the answers to what came in this turn leave before the connections close (JS
-  // may close on seeing a put: its sender still learns that it was placed).
-  if (progress_.mode() == ProgressMode::Loop && progress_.roundDue()) progress_.endRound();
   LoopbackFabric::instance().detach(options_.nodeId, table_.get());
   progress_.stop();
   for (auto& provider : providers_) provider->close();

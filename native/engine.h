@@ -109,11 +109,8 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   bool hasSleepHooks() const { return progress_.hasSleepHooks(); }
 
   // Loop mode: an fd the poller watches is ready. Events pushed meanwhile skip the
-  // wake-up: the caller drains right after. The round it opens stays due (see
-  // Progress::roundDue) until flush() or endDueRound() ends it.
+  // wake-up: the caller drains right after.
   void dispatch(uint64_t token, uint32_t epollEvents);
-  bool roundDue() const { return progress_.roundDue(); }
-  void endDueRound();
 
   // EventSink
   void completions(const std::vector<CompletionRecord>& records) override;

@@ -129,11 +129,10 @@ void Progress::dispatch(uint64_t token, uint32_t epollEvents) {
   if (it == handlers_.end()) return;
   IoHandler handler = it->second;  // a copy: the handler may remove itself
   handler(epollEvents);
-  roundDue_ = true;
+  endRound();
 }
 
 void Progress::endRound() {
-  roundDue_ = false;
   for (auto& fn : roundEnds_) fn();
 }
 

@@ -69,11 +69,6 @@ class Progress {
   // callback or busy-poll pass in loop mode, or a flush() from JS. Register before start().
   void atRoundEnd(std::function<void()> fn) { roundEnds_.push_back(std::move(fn)); }
   void endRound();
-  // Loop mode: a round opened by an fd callback stays open until the event loop has run the
-  // JavaScript that saw its completions (dispatch() leaves it due; the poller ends it with
-  // endRound() before it blocks again, or JS's flush() does first). So the answers to what
-  // came in leave in the same write as the puts JS makes in reply, and a peer wakes once.
-  bool roundDue() const { return roundDue_; }
   // Loop mode: the event loop does the spinning (see JsWake); these run one round of it.
   uint32_t busyPollUs() const { return busyPollUs_; }
   int pollOnce();
@@ -103,7 +98,6 @@ class Progress {
   ExternalPoller* poller_ = nullptr;
   std::vector<int> timerFds_;
   uint32_t busyPollUs_ = 0;
-  bool roundDue_ = false;
   std::vector<std::function<int()>> busyPolls_;
   std::vector<std::function<void()>> beforeSleeps_;
   std::vector<std::function<void()>> roundEnds_;

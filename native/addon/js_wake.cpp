@@ -47,11 +47,6 @@ class JsWake final : public ExternalPoller {
   uv_idle_t idle;
   bool spinning = false;
   uint64_t spinUntil = 0;
-  // Ends a round an fd callback left due, right before the loop blocks, if JS's flush did not
-  // (setImmediate callbacks run first). Active (and referenced) only while a round is due, so
-  // that the answers leave even when the loop is about to exit.
-  uv_prepare_t prepare;
-  bool preparing = false;
   // Runs the providers' beforeSleep() before the loop blocks (when they have one and the loop is
   // not spinning): an shm peer kicks our eventfd only while we sleep. Never keeps the loop alive.
   uv_prepare_t sleepPrepare;
@@ -105,10 +100,6 @@ class JsWake final : public ExternalPoller {
     // Looked up again: JS may have closed the endpoint (and this watch) while it ran.
     auto e = self->engine.lock();
     if (!e) return;
-    if (e->roundDue() && !self->preparing) {
-      self->preparing = true;
-      uv_prepare_start(&self->prepare, onPrepare);
-    }
     if (!self->sleepWatching && e->hasSleepHooks() && self->loopProgress) {
       self->sleepWatching = true;
       uv_prepare_start(&self->sleepPrepare, onSleepPrepare);
@@ -119,13 +110,6 @@ class JsWake final : public ExternalPoller {
     JsWake* self = static_cast<JsWake*>(h->data);
     if (self->spinning) return;  // onIdle calls it once the spinning ends
     if (auto e = self->engine.lock()) e->beforeSleep();
-  }
-
-  static void onPrepare(uv_prepare_t* h) {
-    JsWake* self = static_cast<JsWake*>(h->data);
-    uv_prepare_stop(h);
-    self->preparing = false;
-    if (auto e = self->engine.lock()) e->endDueRound();
   }
 
   // Something happened: the reply usually follows within microseconds, so keep polling.
@@ -202,9 +186,6 @@ JsWake* startJsWake(Napi::Env env, Napi::Function onEvents, bool loopProgress) {
   w->idle.data = w;
   w->open++;
   uv_unref(reinterpret_cast<uv_handle_t*>(&w->idle));  // spinning never keeps the process alive
-  uv_prepare_init(loop, &w->prepare);
-  w->prepare.data = w;
-  w->open++;
   uv_prepare_init(loop, &w->sleepPrepare);
   w->sleepPrepare.data = w;
   w->open++;
@@ -232,8 +213,6 @@ void stopJsWake(JsWake* w) {
   uv_close(reinterpret_cast<uv_handle_t*>(&w->async), [](uv_handle_t* h) { static_cast<JsWake*>(h->data)->closed(); });
   uv_idle_stop(&w->idle);
   uv_close(reinterpret_cast<uv_handle_t*>(&w->idle), [](uv_handle_t* h) { static_cast<JsWake*>(h->data)->closed(); });
-  uv_prepare_stop(&w->prepare);
-  uv_close(reinterpret_cast<uv_handle_t*>(&w->prepare), [](uv_handle_t* h) { static_cast<JsWake*>(h->data)->closed(); });
   uv_prepare_stop(&w->sleepPrepare);
   uv_close(reinterpret_cast<uv_handle_t*>(&w->sleepPrepare), [](uv_handle_t* h) { static_cast<JsWake*>(h->data)->closed(); });
 }
