@@ -25,9 +25,9 @@ void tuneSocket(int fd) {
 // Floor frames go out once per this many settled put ids (and on the keepalive tick): the
 // receiver's window of outcomes stays about this much larger than the puts in flight.
 constexpr uint64_t kFloorStride = 256;
-// A whole put up to this size joins a connection that writes in this round anyway (answers to
-// puts that came in on it, or other puts), so that they leave in one write and the peer wakes
-// once; larger ones rotate over the connections.
+// A whole put up to this size joins a connection that writes in this round anyway (earlier puts
+// of the round, or answers), so that they leave in one write; larger ones rotate over the
+// connections (a node that dialed us and that we dialed has two).
 constexpr uint64_t kJoinRoundMaxBytes = 64 * 1024;
 
 bool isAddress(const std::string& peer) { return peer.compare(0, 6, "tcp://") == 0; }
