@@ -38,8 +38,6 @@ void* BufferPool::take(size_t size, bool zeroed) {
       it->second.pop_back();
       pooled_ -= capacity;
       reused_++;
-    } else {
-      fresh_++;
     }
   }
   if (block) {
@@ -47,6 +45,10 @@ void* BufferPool::take(size_t size, bool zeroed) {
     return block;
   }
   if (posix_memalign(&block, capacity >= kHuge ? kHuge : kPage, capacity) != 0) return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    fresh_++;  // counted once it exists: a failed allocation is no fresh buffer
+  }
   if (capacity >= kHuge) madvise(block, capacity, MADV_HUGEPAGE);
   std::memset(block, 0, size);  // zeroed or not: a fault per page now rather than in a transfer
   return block;
