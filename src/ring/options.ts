@@ -12,7 +12,7 @@ export interface RingJoinOptions {
   /** Milliseconds to wait for the ring to complete. Default 30000. */
   timeout?: number;
   signal?: AbortSignal;
-  /** Frame buffers posted per direction: the credits a neighbour sends on. Default 64 for frames up to 64 KiB, else 16. */
+  /** Frame buffers posted per direction: the credits a neighbour sends on. Default: about 1 MiB of frames, 16 to 64 (64 for 16 KiB frames, 16 from 64 KiB). */
   slots?: number;
   /** Largest frame (header + data) this member receives. Default 65536. */
   frameBytes?: number;
@@ -43,10 +43,11 @@ const MAX_SIZE = 65536;
  * Default slots: deep enough that a pipelined sender rarely waits for credits, and each wake-up
  * of a forwarding rank finds several frames (bench:ring, 16 KiB frames, 3 ranks on one CPU: 16
  * slots moved 0.55-0.71x the frames/s of a net.Socket ring with 64 frames in flight, 64 slots
- * 0.78-0.95x); for large frames, a few MiB per direction.
+ * 0.78-0.95x), within about 1 MiB per direction (what 16 slots of the default 64 KiB frames
+ * took before), and never fewer than 16.
  */
 function defaultSlots(frameBytes: number): number {
-  return frameBytes <= 65536 ? 64 : 16;
+  return Math.min(64, Math.max(16, Math.round(2 ** 20 / frameBytes)));
 }
 
 export function parseJoinOptions(call: string, options: unknown): { ring: RingOptions; rank?: number; size?: number; timeout: number; signal?: AbortSignal } {

@@ -1,13 +1,14 @@
-// Ring.join's defaults: slots follow frameBytes (deep for small frames, a few MiB for large ones).
+// Ring.join's defaults: slots follow frameBytes (about 1 MiB per direction, 16 to 64 slots).
 import { parseJoinOptions } from '../../src/ring/options';
 
 const CALL = 'Ring.join';
 
 describe('Ring.join options', () => {
-  test('64 slots per direction for frames up to 64 KiB, 16 above', () => {
-    expect(parseJoinOptions(CALL, { group: 'g' }).ring).toMatchObject({ slots: 64, frameBytes: 65536 });
+  test('about 1 MiB of frames per direction: 64 slots for 16 KiB frames, 16 from 64 KiB', () => {
+    expect(parseJoinOptions(CALL, { group: 'g' }).ring).toMatchObject({ slots: 16, frameBytes: 65536 });
     expect(parseJoinOptions(CALL, { group: 'g', frameBytes: 16392 }).ring.slots).toBe(64);
-    expect(parseJoinOptions(CALL, { group: 'g', frameBytes: 65537 }).ring.slots).toBe(16);
+    expect(parseJoinOptions(CALL, { group: 'g', frameBytes: 1024 }).ring.slots).toBe(64);
+    expect(parseJoinOptions(CALL, { group: 'g', frameBytes: 32768 }).ring.slots).toBe(32);
     expect(parseJoinOptions(CALL, { group: 'g', frameBytes: 1 << 20 }).ring.slots).toBe(16);
   });
 
