@@ -76,6 +76,11 @@ Status MailboxTable::incEpoch(uint64_t vaddr) {
 
 Status MailboxTable::reserve(uint64_t vaddr, const Placement& where, uint64_t len, std::string_view sender, Reservation* out) {
   std::lock_guard<std::mutex> lock(mu_);
+  return reserveLocked(vaddr, where, len, sender, out);
+}
+
+Status MailboxTable::reserveLocked(uint64_t vaddr, const Placement& where, uint64_t len, std::string_view sender,
+                                   Reservation* out) {
   Mailbox* mb = find(vaddr);
   if (!mb) return Status::NoMailbox;
   if (!mb->permits(sender)) return Status::Forbidden;
@@ -91,6 +96,10 @@ void MailboxTable::cancel(const Reservation& r) { finish(r, false, 0); }
 // whichever thread ended the epoch; the sink only appends and never blocks.
 void MailboxTable::finish(const Reservation& r, bool commit, uint64_t ops) {
   std::lock_guard<std::mutex> lock(mu_);
+  finishLocked(r, commit, ops);
+}
+
+void MailboxTable::finishLocked(const Reservation& r, bool commit, uint64_t ops) {
   Mailbox* mb = r.mailbox;
   std::vector<CompletionRecord> retired;
   if (commit) mb->commit(r, ops, retired); else mb->cancel(r, retired);
@@ -103,12 +112,21 @@ void MailboxTable::finish(const Reservation& r, bool commit, uint64_t ops) {
   }
 }
 
+// A large payload is copied outside the lock, so that posts and other writers go on meanwhile.
 Status MailboxTable::deliver(uint64_t vaddr, const Placement& where, const uint8_t* data, uint64_t len, std::string_view sender) {
   Reservation r;
-  Status s = reserve(vaddr, where, len, sender, &r);
+  if (len > kCopyUnderLockMax) {
+    Status s = reserve(vaddr, where, len, sender, &r);
+    if (!ok(s)) return s;
+    std::memcpy(r.dst, data, len);
+    commit(r);
+    return Status::Ok;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Status s = reserveLocked(vaddr, where, len, sender, &r);
   if (!ok(s)) return s;
   if (len) std::memcpy(r.dst, data, len);
-  commit(r);
+  finishLocked(r, true, 1);
   return Status::Ok;
 }
 

@@ -49,8 +49,14 @@ class MailboxTable {
   std::shared_ptr<CompletionPage> completionPage(uint32_t index);
 
  private:
+  // A payload up to this size is copied under the table lock by deliver(): one lock, not two.
+  static constexpr uint64_t kCopyUnderLockMax = 4096;
+
   Mailbox* find(uint64_t vaddr);
   void finish(const Reservation& r, bool commit, uint64_t ops);
+  // The same, with mu_ held.
+  Status reserveLocked(uint64_t vaddr, const Placement& where, uint64_t len, std::string_view sender, Reservation* out);
+  void finishLocked(const Reservation& r, bool commit, uint64_t ops);
 
   EventSink& events_;
   std::mutex mu_;

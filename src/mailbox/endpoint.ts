@@ -638,7 +638,7 @@ export class Endpoint extends EventEmitter {
     const { id, data, offset, append, raw, head } = pending;
     // Not through the queue: a promise put reaches its provider now (with loopback, it is
     // placed before put() returns).
-    const status = this.handOver(id, d, data!, head, offset, append, raw, false, false);
+    const status = this.handOver(id, d, data!, head, offset, append, raw, false, false, 0);
     if (status !== 0) this.putDone(id, status);
   }
 
@@ -646,6 +646,7 @@ export class Endpoint extends EventEmitter {
    * One put to the native side: with mayQueue a small one into this turn's queue (copied
    * there), any other at once, behind what the queue holds. 0, or the status it was refused
    * with now. copy: the native side copies the data now (a counted put's memory is not kept).
+   * len: the payload's bytes (head's and data's), needed only with mayQueue.
    */
   private handOver(
     id: number,
@@ -657,9 +658,10 @@ export class Endpoint extends EventEmitter {
     raw: boolean,
     copy: boolean,
     mayQueue: boolean,
+    len: number,
   ): number {
-    if (mayQueue && queueable(data.byteLength + (head === undefined ? 0 : head.byteLength), offset)) {
-      this.queue.add(id, d.route, d.vaddr, offset, append, raw, head, data);
+    if (mayQueue && queueable(len, offset)) {
+      this.queue.add(id, d.route, d.vaddr, offset, append, raw, head, data, len);
       this.flushSoon();
       return 0;
     }
@@ -684,13 +686,14 @@ export class Endpoint extends EventEmitter {
     this.assertOpen(call);
     counter.checkUsable(call, this.counterHost);
     const [head, bytes] = checkPutData(call, data);
+    const len = bytes.byteLength + (head === undefined ? 0 : head.byteLength);
     const name = this.targetName(call, target);
-    const id = counter.issue(name, vaddr, bytes, head);
+    const id = counter.issue(name, vaddr, bytes, head, len);
     const destination = this.routeTo(target, vaddr);
-    if (!(destination instanceof Promise)) return this.submitCounted(counter, id, destination, bytes, head, offset, append, raw);
+    if (!(destination instanceof Promise)) return this.submitCounted(counter, id, destination, bytes, head, len, offset, append, raw);
     const index = counter.issued - 1;
     destination.then(
-      (d) => this.submitCounted(counter, id, d, bytes, head, offset, append, raw),
+      (d) => this.submitCounted(counter, id, d, bytes, head, len, offset, append, raw),
       (error: unknown) => {
         if (!this.isClosed) counter.failedLocally(index, error instanceof RvmaError ? error : new RvmaError('ERR_RVMA_NO_PEER', `${call}: ${String(error)}`));
       },
@@ -703,13 +706,13 @@ export class Endpoint extends EventEmitter {
     d: Destination,
     bytes: Uint8Array,
     head: Uint8Array | undefined,
+    len: number,
     offset: bigint,
     append: boolean,
     raw: boolean,
   ): void {
     if (this.isClosed) return; // counted as lost when the endpoint closed
-    const copy = bytes.byteLength + (head === undefined ? 0 : head.byteLength) <= PutCounter.COPY_MAX_BYTES;
-    const status = this.handOver(id, d, bytes, head, offset, append, raw, copy, true);
+    const status = this.handOver(id, d, bytes, head, offset, append, raw, len <= PutCounter.COPY_MAX_BYTES, true, len);
     if (status !== 0) counter.putFailed(counterOfPutId(id)!.index, status, undefined);
   }
 

@@ -18,6 +18,9 @@ export class PutQueue {
   private used = 0;
   /** Native route index by peer, then by incarnation. */
   private readonly routes = new Map<string, Map<bigint | undefined, number>>();
+  /** The last route queued (the resolver hands out one object per route): its index again. */
+  private lastRoute: Route | undefined;
+  private lastRouteIndex = 0;
   private lastVaddr = -1n;
   private vaddrHigh = 0;
   private vaddrLow = 0;
@@ -32,8 +35,8 @@ export class PutQueue {
   }
 
   /** Queues a put of at most MAX_BYTES (offset below 2^53); the caller flushes at the end of the turn. */
-  add(putId: number, route: Route, vaddr: bigint, offset: bigint, append: boolean, raw: boolean, head: Uint8Array | undefined, data: Uint8Array): void {
-    const len = data.byteLength + (head?.byteLength ?? 0);
+  /** len: the payload's bytes, head's and data's. */
+  add(putId: number, route: Route, vaddr: bigint, offset: bigint, append: boolean, raw: boolean, head: Uint8Array | undefined, data: Uint8Array, len: number): void {
     if (this.count === ENTRIES || this.used + len > ARENA_BYTES) this.flush();
     if (vaddr !== this.lastVaddr) {
       this.lastVaddr = vaddr;
@@ -76,6 +79,12 @@ export class PutQueue {
   }
 
   private routeIndex(route: Route): number {
+    if (route === this.lastRoute) return this.lastRouteIndex;
+    this.lastRoute = route;
+    return (this.lastRouteIndex = this.lookUpRoute(route));
+  }
+
+  private lookUpRoute(route: Route): number {
     let byIncarnation = this.routes.get(route.peer);
     if (!byIncarnation) this.routes.set(route.peer, (byIncarnation = new Map()));
     let index = byIncarnation.get(route.incarnation);

@@ -24,6 +24,9 @@ const host = hostname();
 
 export class Resolver {
   private readonly cache = new Map<string, Route>();
+  /** The last target routed from the cache: a run of puts to one node skips the Map. */
+  private lastTarget: string | undefined;
+  private lastRoute: Route | undefined;
 
   constructor(
     private readonly directory: Directory,
@@ -32,8 +35,13 @@ export class Resolver {
 
   /** A route now when it is known, else a promise of one. Unknown nodes pass through as-is. */
   route(target: string): Route | Promise<Route> {
+    if (target === this.lastTarget) return this.lastRoute!;
     const cached = this.cache.get(target);
-    if (cached) return cached;
+    if (cached) {
+      this.lastTarget = target;
+      this.lastRoute = cached;
+      return cached;
+    }
     if (target.startsWith('tcp://') || target.startsWith('rdma://') || target.startsWith('shm://')) {
       const direct = { peer: target };
       this.cache.set(target, direct);
@@ -44,6 +52,7 @@ export class Resolver {
       if (!record) return { peer: target };
       const route = routeOf(record, this.policy);
       this.cache.set(target, route);
+      if (target === this.lastTarget) this.lastTarget = this.lastRoute = undefined;
       return route;
     });
   }
@@ -59,6 +68,7 @@ export class Resolver {
   /** The node behind target restarted or vanished: the next put resolves afresh. */
   forget(target: string): void {
     this.cache.delete(target);
+    this.lastTarget = this.lastRoute = undefined;
   }
 }
 

@@ -1,6 +1,7 @@
 #include "put_window.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace rvma {
 
@@ -10,6 +11,8 @@ std::deque<PutWindow::Entry>::iterator PutWindow::lowerBound(uint64_t id) {
 
 std::deque<PutWindow::Entry>::iterator PutWindow::locate(uint64_t id) {
   if (outcomes_.empty() || id > outcomes_.back().id) return outcomes_.end();
+  // The usual case: the put just admitted, settled as soon as its bytes are in.
+  if (id == outcomes_.back().id) return std::prev(outcomes_.end());
   auto it = lowerBound(id);
   return it != outcomes_.end() && it->id == id ? it : outcomes_.end();
 }

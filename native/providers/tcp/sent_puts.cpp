@@ -17,16 +17,21 @@ uint64_t SentPuts::assign(Node* to) {
 }
 
 void SentPuts::settle(Node* to, uint64_t id) {
+  // The usual case: answers come in the order the puts were sent.
+  if (!to->open.empty() && to->open.front().first == id) {
+    to->open.pop_front();
+    while (!to->open.empty() && to->open.front().second) to->open.pop_front();
+    return;
+  }
   auto it = std::lower_bound(to->open.begin(), to->open.end(), std::make_pair(id, false));
   if (it == to->open.end() || it->first != id) return;
   it->second = true;
   while (!to->open.empty() && to->open.front().second) to->open.pop_front();
 }
 
-bool SentPuts::due(Node* to, uint64_t stride, uint64_t* floor) {
+bool SentPuts::due(const Node* to, uint64_t stride, uint64_t* floor) const {
   uint64_t now = floorOf(*to);
   if (now <= to->told || now - to->told < stride) return false;
-  to->told = now;
   *floor = now;
   return true;
 }

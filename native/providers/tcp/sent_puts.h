@@ -29,8 +29,10 @@ class SentPuts {
   Node* nodeOf(const std::string& node);
   // The put's outcome went up: the sender will never send it again.
   void settle(Node* to, uint64_t id);
-  // The floor to announce to `to` now, if it moved at least `stride` ids past the last one.
-  bool due(Node* to, uint64_t stride, uint64_t* floor);
+  // The floor to announce to `to` now, if it moved at least `stride` ids past the last one
+  // told (told() records it once it went out).
+  bool due(const Node* to, uint64_t stride, uint64_t* floor) const;
+  void told(Node* to, uint64_t floor) { to->told = floor; }
   template <typename Fn>
   void forEach(Fn fn) {
     for (auto& [id, node] : nodes_) fn(node);

@@ -416,13 +416,15 @@ void TcpProvider::putFinished(const OutPut& p, Status status, const std::string&
 
 void TcpProvider::announceFloor(SentPuts::Node* to, uint64_t stride) {
   // Any ready connection will do: the node's window is shared by all of ours. With none, a
-  // later tick tells it.
+  // later tick tells it. Checked first, as most settled puts do not move the floor far enough.
+  uint64_t floor;
+  if (!sent_.due(to, stride, &floor)) return;
   auto it = byNode_.find(to->id);
   if (it == byNode_.end()) return;
   for (TcpConnection* c : it->second) {
-    uint64_t floor;
     if (c->state() != TcpConnection::State::Ready) continue;
-    if (sent_.due(to, stride, &floor)) c->sendFloor(floor);
+    sent_.told(to, floor);
+    c->sendFloor(floor);
     return;
   }
 }
