@@ -1,6 +1,8 @@
 #include "endpoint_wrap.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "convert.h"
 #include "js_wake.h"
@@ -361,17 +363,27 @@ Napi::Value EndpointWrap::PutQueued(const Napi::CallbackInfo& info) {
   const double* e = reinterpret_cast<const double*>(entryBytes);
   const size_t count = info[1].As<Napi::Number>().Uint32Value();
   if (count * kQueuedWords * sizeof(double) > entryLen) return typeError(env, "putQueued: count exceeds the entries");
+  uint64_t used = 0;  // the arena's bytes the entries use
+  for (size_t i = 0; i < count; i++) {
+    const double* q = e + i * kQueuedWords;
+    const uint64_t route = uint64_t(q[1]), at = uint64_t(q[6]), len = uint64_t(q[7]);
+    if (route >= routes_.size() || at > arenaLen || len > arenaLen - at) return typeError(env, "putQueued: a bad entry");
+    used = std::max(used, at + len);
+  }
   try {
+    // The payloads, copied once into a block their puts share (JS reuses the arena at once):
+    // one allocation per call, not one per put. The block lives until its last put settles.
+    std::shared_ptr<uint8_t> block(new uint8_t[std::max<uint64_t>(used, 1)], std::default_delete<uint8_t[]>());
+    std::memcpy(block.get(), arena, used);
     for (size_t i = 0; i < count; i++, e += kQueuedWords) {
       const uint64_t route = uint64_t(e[1]), at = uint64_t(e[6]), len = uint64_t(e[7]);
-      if (route >= routes_.size() || at > arenaLen || len > arenaLen - at) return typeError(env, "putQueued: a bad entry");
       const Destination& d = routes_[route];
       const uint32_t flags = uint32_t(e[5]);
-      PutRequest req{uint64_t(e[0]), d.peer, (uint64_t(e[2]) << 32) | uint64_t(e[3]), arena + at, len,
+      PutRequest req{uint64_t(e[0]), d.peer, (uint64_t(e[2]) << 32) | uint64_t(e[3]), block.get() + at, len,
                      Placement{(flags & 1) != 0, uint64_t(e[4])}};
       req.raw = (flags & 2) != 0;
       req.incarnation = d.incarnation;
-      req.own();
+      req.joined = std::shared_ptr<const uint8_t>(block, block.get() + at);
       Status s = engine_->put(std::move(req));
       if (!ok(s)) engine_->putDone(uint64_t(e[0]), s);  // reported like any outcome
     }

@@ -286,6 +286,7 @@ export class Endpoint extends EventEmitter {
     this.queue = new PutQueue(this.handle);
     this.counterHost = {
       nodeId,
+      writesOnThisThread: progress === 'loop',
       armPutCounter: (slot, level) => this.isClosed || this.handle.armPutCounter(slot, level),
       releasePutCounter: (slot) => {
         this.counters.delete(slot);

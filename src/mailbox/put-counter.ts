@@ -41,6 +41,11 @@ export interface PutCounterState {
 /** What a counter needs of its endpoint. @internal */
 export interface PutCounterHost {
   readonly nodeId: string;
+  /**
+   * Loop progress: the native side writes the counter words only on this thread, inside
+   * calls from it, so a plain read sees them whole (no seqlock, no atomic loads).
+   */
+  readonly writesOnThisThread: boolean;
   armPutCounter(slot: number, level: number): boolean;
   releasePutCounter(slot: number): void;
   /** Keeps the endpoint's wake-up referenced while a reach() waits. */
@@ -97,6 +102,8 @@ export class PutCounter extends EventEmitter {
   get completed(): number {
     const w = this.words;
     const b = this.base;
+    // A counted loop reads this once per put: four atomic loads were about 6% of its time.
+    if (this.host.writesOnThisThread) return w[b + COMPLETED] + w[b + COMPLETED + 1] * TWO_32;
     for (;;) {
       const seq = Atomics.load(w, b + SEQ);
       if (seq & 1) continue;
