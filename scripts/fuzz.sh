@@ -54,6 +54,12 @@ for h in "${harnesses[@]}"; do
   else
     echo "$h: the fuzzer found a failure (log $log, input in $artifacts)"
     grep -E 'ERROR|runtime error|SUMMARY|Test unit written' "$log" | head -10
+    # The stack of the failing input (a timeout prints where the harness waited), and the
+    # input itself, so a run elsewhere can be replayed here.
+    sed -n '/ERROR: libFuzzer\|ERROR: AddressSanitizer\|runtime error/,$p' "$log" | grep -E '^ +#[0-9]+ ' | head -40
+    for unit in "$artifacts"*; do
+      [ -f "$unit" ] && echo "input $(basename "$unit") (base64): $(head -c 65536 "$unit" | base64 -w0)"
+    done
     failed+=("$h")
   fi
 done
