@@ -266,7 +266,7 @@ std::vector<TcpConnection*> TcpProvider::readyOf(const std::string& node, uint64
 void TcpProvider::put(PutRequest req) { send(OutPut{std::move(req)}); }
 
 void TcpProvider::send(OutPut p) {
-  if (!isAddress(*p.req.peer)) {
+  if (!reconnecting_.empty() && !isAddress(*p.req.peer)) {
     // The node's connection broke: new puts queue behind the kept ones, with their deadline.
     auto r = reconnecting_.find(*p.req.peer);
     if (r != reconnecting_.end()) {
