@@ -16,10 +16,16 @@ export interface RendezvousCounters {
   withdrawn: number;
   /** Control messages dropped because they claimed to come from another node than the one they came from. */
   forged: number;
+  /** Contents put into the receiver's push mailbox, without a request (sender side). */
+  pushes: number;
+  /** Pushed contents received (receiver side). */
+  pushesReceived: number;
+  /** Sends of a pushed key kept for a request instead (another meta, a full or closed push mailbox; sender side). */
+  notPushed: number;
   bytesSent: number;
   bytesReceived: number;
 }
 
 export function newCounters(): RendezvousCounters {
-  return { requests: 0, metaResponses: 0, reRequests: 0, directPuts: 0, clonePuts: 0, errors: 0, withdrawn: 0, forged: 0, bytesSent: 0, bytesReceived: 0 };
+  return { requests: 0, metaResponses: 0, reRequests: 0, directPuts: 0, clonePuts: 0, errors: 0, withdrawn: 0, forged: 0, pushes: 0, pushesReceived: 0, notPushed: 0, bytesSent: 0, bytesReceived: 0 };
 }

@@ -13,6 +13,10 @@ export const enum Kind {
   ErrorStatus = 4,
   /** The receiver gave up on a request (timeout, abort): the sender withdraws it. */
   TensorCancel = 5,
+  /** The sender will push the key's content into the receiver's push mailbox (see push.ts). */
+  PushAccepted = 6,
+  /** The sender kept one step's tensor of a pushed key for a request (or stopped pushing the key). */
+  NotPushed = 7,
 }
 
 /** Every message names its sender's node id and incarnation, for replies and checks. */
@@ -29,6 +33,8 @@ export interface TensorRequest extends From {
   /** Where the content goes if cachedMeta is still right (0: nothing allocated yet). */
   dataVaddr: bigint;
   cachedMeta: TensorMeta | null;
+  /** A mailbox kept posted for later steps' content of this key, sized for cachedMeta (0: none). */
+  pushVaddr: bigint;
 }
 
 export interface MetaDataResponse extends From {
@@ -56,12 +62,30 @@ export interface TensorCancel extends From {
   requestIndex: number;
 }
 
-export type ControlMessage = TensorRequest | MetaDataResponse | TensorReRequest | ErrorStatus | TensorCancel;
+export interface PushAccepted extends From {
+  kind: Kind.PushAccepted;
+  key: string;
+  pushVaddr: bigint;
+}
+
+export interface NotPushed extends From {
+  kind: Kind.NotPushed;
+  key: string;
+  stepId: string;
+  /** The sender stopped pushing the key (its meta changed, or the push mailbox is gone). */
+  dropped: boolean;
+}
+
+export type ControlMessage = TensorRequest | MetaDataResponse | TensorReRequest | ErrorStatus | TensorCancel | PushAccepted | NotPushed;
 
 export function encode(message: ControlMessage): Uint8Array {
   const m = message as unknown as Record<string, unknown>;
   // vaddrs travel as decimal strings: msgpack ints are not 64-bit unsigned everywhere.
-  return packValue('dataVaddr' in m ? { ...m, dataVaddr: String(m.dataVaddr) } : m);
+  if (!('dataVaddr' in m) && !('pushVaddr' in m)) return packValue(m);
+  const wire = { ...m };
+  if ('dataVaddr' in m) wire.dataVaddr = String(m.dataVaddr);
+  if ('pushVaddr' in m) wire.pushVaddr = String(m.pushVaddr);
+  return packValue(wire);
 }
 
 export function decode(bytes: Uint8Array): ControlMessage {
@@ -82,9 +106,9 @@ export function decode(bytes: Uint8Array): ControlMessage {
     return v as number;
   };
   /** A u64 in decimal; a re-request names a mailbox, so 0 (no mailbox) is refused there. */
-  const vaddr = (min = 0n) => {
-    const v = str('dataVaddr');
-    if (!/^\d{1,20}$/.test(v) || BigInt(v) >= 1n << 64n || BigInt(v) < min) throw protocol('control message dataVaddr is invalid');
+  const vaddr = (min = 0n, field = 'dataVaddr') => {
+    const v = str(field);
+    if (!/^\d{1,20}$/.test(v) || BigInt(v) >= 1n << 64n || BigInt(v) < min) throw protocol(`control message ${field} is invalid`);
     return BigInt(v);
   };
   const step = () => {
@@ -103,6 +127,8 @@ export function decode(bytes: Uint8Array): ControlMessage {
         requestIndex: index(),
         dataVaddr: vaddr(),
         cachedMeta: raw.cachedMeta == null ? null : checkMeta(raw.cachedMeta),
+        // Absent: the requester offers no push mailbox.
+        pushVaddr: raw.pushVaddr === undefined ? 0n : vaddr(0n, 'pushVaddr'),
       };
     case Kind.MetaDataResponse: {
       const requestIndex = index();
@@ -125,6 +151,11 @@ export function decode(bytes: Uint8Array): ControlMessage {
       return { kind: Kind.ErrorStatus, ...from, requestIndex: index(), code: str('code'), message: str('message') };
     case Kind.TensorCancel:
       return { kind: Kind.TensorCancel, ...from, requestIndex: index() };
+    case Kind.PushAccepted:
+      return { kind: Kind.PushAccepted, ...from, key: str('key'), pushVaddr: vaddr(1n, 'pushVaddr') };
+    case Kind.NotPushed:
+      if (typeof raw.dropped !== 'boolean') throw protocol('control message field dropped must be a boolean');
+      return { kind: Kind.NotPushed, ...from, key: str('key'), stepId: step(), dropped: raw.dropped };
     default:
       // Not String(raw.kind): a peer's record may carry a toString that is no function.
       throw protocol(`unknown control message kind ${typeof raw.kind === 'number' ? raw.kind : typeof raw.kind}`);

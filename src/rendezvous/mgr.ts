@@ -21,9 +21,12 @@ import {
   ErrorStatus,
   Kind,
   MetaDataResponse,
+  NotPushed,
+  PushAccepted,
   TensorReRequest,
   TensorRequest,
 } from './messages';
+import { Inbox, Inboxes, PUSH_BUFFERS, PUSH_HEADER_BYTES, PushRoutes, pushBufferBytes, pushHeader, pushedStep } from './push';
 import { Received, Rendezvous, RendezvousHost } from './rendezvous';
 
 export interface RendezvousOptions {
@@ -45,11 +48,22 @@ export interface RendezvousOptions {
   metaCacheSize?: number;
   /** Bytes of released receive buffers kept for reuse (Received.release). Default 256 MiB. */
   receivePoolBytes?: number;
+  /**
+   * Bytes of push mailboxes this manager keeps posted for keys that repeat (see docs/rendezvous.md,
+   * Push): their senders put the content at once, with no request. Default 64 MiB; 0 turns push off.
+   */
+  pushBufferBytes?: number;
+  /** Largest tensor content pushed; larger ones always take a request. Default 4 MiB. */
+  pushMaxTensorBytes?: number;
 }
 
 const CLEANED_STEPS_KEPT = 4096;
 /** Cancels remembered whose request has not arrived yet (it may come after its cancel). */
 const EARLY_CANCELS_KEPT = 4096;
+/** NOT_PUSHED told before its recv came: that recv asks instead of waiting for a push. */
+const NOT_PUSHED_KEPT = 4096;
+/** Keys a sender pushes at most (each offer beyond is declined: those recvs keep asking). */
+const PUSH_ROUTES_KEPT = 4096;
 /** Tensors smaller than this land in an ordinary array, larger ones in native page-aligned memory. */
 const SMALL_TENSOR_BYTES = 4096;
 
@@ -63,11 +77,14 @@ const OPTION_KEYS = [
   'maxTensorBytes',
   'metaCacheSize',
   'receivePoolBytes',
+  'pushBufferBytes',
+  'pushMaxTensorBytes',
 ] as const;
 
 /** A recv waiting on a remote sender (receiver side). */
 interface PendingRecv {
   key: string;
+  parsed: Readonly<ParsedKey>;
   stepId: bigint;
   wait: Wait<Received>;
   peer?: string;
@@ -111,6 +128,8 @@ export class RendezvousMgr {
       maxTensorBytes: checkInteger(call, 'maxTensorBytes', o.maxTensorBytes ?? 2 ** 32, 0, 2 ** 40),
       metaCacheSize: checkInteger(call, 'metaCacheSize', o.metaCacheSize ?? 4096, 0, 2 ** 24),
       receivePoolBytes: checkInteger(call, 'receivePoolBytes', o.receivePoolBytes ?? 256 * 2 ** 20, 0, 2 ** 40),
+      pushBufferBytes: checkInteger(call, 'pushBufferBytes', o.pushBufferBytes ?? 64 * 2 ** 20, 0, 2 ** 40),
+      pushMaxTensorBytes: checkInteger(call, 'pushMaxTensorBytes', o.pushMaxTensorBytes ?? 4 * 2 ** 20, 0, 2 ** 40),
     });
   }
 
@@ -120,8 +139,13 @@ export class RendezvousMgr {
   private readonly serving = new Map<string, Serving>();
   /** Sender side: the request id serving each (receiver node, step, key), to find a superseded one. */
   private readonly servingByRecv = new Map<string, string>();
-  /** Receiver side: (step, key) of the remote recvs in progress (a second one is refused). */
-  private readonly receiving = new Set<string>();
+  /** Receiver side: the request index of each remote recv in progress by (step, key) (a second one is refused). */
+  private readonly receiving = new Map<string, number>();
+  /** Receiver side: the push mailboxes; sender side: where keys are pushed (see push.ts). */
+  private readonly inboxes: Inboxes;
+  private readonly pushRoutes = new PushRoutes(PUSH_ROUTES_KEPT);
+  /** Receiver side: (step, key) whose sender kept the tensor for a request (NOT_PUSHED came first). */
+  private readonly notPushed = new Set<string>();
   private readonly earlyCancels = new Set<string>();
   private readonly metaCache = new Map<string, TensorMeta>();
   /** Receiver side: the node hosting each sender task, as the directory said (see senderOf). */
@@ -148,8 +172,11 @@ export class RendezvousMgr {
       maxTensorBytes: number;
       metaCacheSize: number;
       receivePoolBytes: number;
+      pushBufferBytes: number;
+      pushMaxTensorBytes: number;
     },
   ) {
+    this.inboxes = new Inboxes(options.validate ? 0 : options.pushBufferBytes, Math.min(options.pushMaxTensorBytes, options.maxTensorBytes));
     this.channel = new ControlChannel(endpoint, options, (m, sender) => this.onMessage(m, sender), (error, sender) => {
       // An undecodable message that names its request fails that recv; others are dropped.
       const answering = error instanceof ControlMessageError ? error.answering : undefined;
@@ -206,6 +233,8 @@ export class RendezvousMgr {
     this.steps.clear();
     this.pool.clear();
     this.pooledBytes = 0;
+    this.inboxes.clear();
+    this.pushRoutes.clear();
     this.channel.close();
     await this.channel.done;
   }
@@ -215,6 +244,7 @@ export class RendezvousMgr {
   private readonly host: RendezvousHost = {
     isLocalTask: (task) => this.tasks.has(task),
     recvRemote: (rendezvous, key, parsed, options) => this.recvRemote(rendezvous, key, parsed, options),
+    push: (rendezvous, key, item) => this.push(rendezvous, key, item),
     aborted: (rendezvous, error) => this.aborted(rendezvous, error),
   };
 
@@ -231,6 +261,8 @@ export class RendezvousMgr {
       // As for a local recv: one recv of a key per step at a time (see docs/rendezvous.md).
       return Promise.reject(invalid('Rendezvous.recv', `key is already being received in step ${rendezvous.stepId}: ${key}`));
     }
+    const pushed = rendezvous.takeSent(key); // pushed before its recv came
+    if (pushed) return Promise.resolve(pushed);
     const index = this.nextRequest++;
     const wait = new Wait<Received>(`Rendezvous.recv of ${key}`, options, () => {
       const pending = this.requests.get(index);
@@ -244,16 +276,26 @@ export class RendezvousMgr {
       }
     });
     if (wait.done) return wait.promise;
-    const pending: PendingRecv = { key, stepId: rendezvous.stepId, wait, checksum: null, asked: false, answered: false };
+    const pending: PendingRecv = { key, parsed, stepId: rendezvous.stepId, wait, checksum: null, asked: false, answered: false };
     this.requests.set(index, pending);
-    this.receiving.add(receiving);
+    this.receiving.set(receiving, index);
+    const inbox = this.inboxes.get(key);
+    if (inbox?.active && !this.notPushed.delete(receiving)) {
+      pending.peer = inbox.peer; // the push comes, or NOT_PUSHED and this recv asks then
+      return wait.promise;
+    }
+    this.startRequest(index, pending);
+    return wait.promise;
+  }
+
+  private startRequest(index: number, pending: PendingRecv): void {
+    const { parsed, wait } = pending;
     this.request(index, pending, parsed).catch((error: Error) => {
       // The node we knew for the task is gone or moved: ask the directory next time.
       const code = error instanceof RvmaError ? error.code : undefined;
       if (code === 'ERR_RVMA_PEER_LOST' || code === 'ERR_RVMA_NO_PEER' || code === 'ERR_RVMA_NO_MAILBOX') this.senders.delete(parsed.srcTask);
       wait.reject(error);
     });
-    return wait.promise;
   }
 
   private request(index: number, pending: PendingRecv, parsed: Readonly<ParsedKey>): Promise<void> {
@@ -276,6 +318,8 @@ export class RendezvousMgr {
     pending.peer = record.nodeId;
     const cached = this.options.validate ? undefined : this.cachedMeta(pending.key);
     if (cached && !cached.isDead && cached.byteSize > 0) this.allocate(pending, cached);
+    // The key repeats: offer a push mailbox for the steps after this one.
+    const offer = cached && pending.mailbox && this.inboxes.fits(pending.key, cached) ? this.openInbox(pending.key, record.nodeId, cached) : 0n;
     this.counters.requests++;
     pending.asked = true; // from here a give-up is told to the sender (a cancel may overtake the request)
     await this.channel.send(record.nodeId, {
@@ -286,6 +330,7 @@ export class RendezvousMgr {
       requestIndex: index,
       dataVaddr: pending.mailbox?.vaddr ?? 0n,
       cachedMeta: pending.mailbox ? cached! : null,
+      pushVaddr: offer,
     });
   }
 
@@ -419,6 +464,10 @@ export class RendezvousMgr {
         return this.errorArrived(m);
       case Kind.TensorCancel:
         return this.withdraw(`${m.from}/${m.requestIndex}`, true);
+      case Kind.PushAccepted:
+        return this.pushAccepted(m);
+      case Kind.NotPushed:
+        return this.notPushedArrived(m);
     }
   }
 
@@ -472,10 +521,11 @@ export class RendezvousMgr {
     if (this.cleaned.has(BigInt(m.stepId))) {
       return this.replyError(m.from, m.requestIndex, new RvmaError('ERR_RVMA_ABORTED', `step ${m.stepId} was cleaned up`));
     }
-    // Its receiver gave up before the request got here.
-    if (this.earlyCancels.delete(id)) return;
-    const rendezvous = this.find(BigInt(m.stepId));
     const key = normal.key; // the sender wrote its keys so: match in that form
+    const offer = m.pushVaddr !== 0n && m.cachedMeta ? () => this.acceptPush(m.from, key, m.pushVaddr, m.cachedMeta!) : undefined;
+    // Its receiver gave up before the request got here.
+    if (this.earlyCancels.delete(id)) return offer?.();
+    const rendezvous = this.find(BigInt(m.stepId));
     // A receiver has one recv of a key per step at a time: an earlier request of it was given up
     // (its cancel is still on the way).
     const recv = `${m.from};${rendezvous.stepId};${key}`;
@@ -493,6 +543,7 @@ export class RendezvousMgr {
     this.serving.set(id, serving);
     this.servingByRecv.set(recv, id);
     rendezvous.recvLocal(key, serving.parked);
+    offer?.(); // after this request took its own step's tensor
   }
 
   private respond(id: string, serving: Serving, m: TensorRequest, item: Received): void {
@@ -578,8 +629,153 @@ export class RendezvousMgr {
     this.channel.send(to, message).catch(() => {}); // the receiver is gone or its own timeout fires
   }
 
+  // ---- push (see push.ts)
+
+  /** Receiver side: opens and posts the key's push mailbox; its vaddr goes in the request. */
+  private openInbox(key: string, peer: string, meta: TensorMeta): bigint {
+    const size = pushBufferBytes(meta);
+    const mailbox = this.endpoint.openDynamicMailbox({ epoch: 'ops', threshold: 1, maxBuffers: PUSH_BUFFERS, allow: [peer] });
+    for (let i = 0; i < PUSH_BUFFERS; i++) mailbox.post(this.pooled(size) ?? freshBuffer(size));
+    const inbox: Inbox = { key, peer, meta, mailbox, active: false };
+    mailbox.listen((c) => this.pushArrived(inbox, c.buffer, c.bytes));
+    this.inboxes.add(inbox);
+    return mailbox.vaddr;
+  }
+
+  private pushAccepted(m: PushAccepted): void {
+    const inbox = this.inboxes.get(m.key);
+    if (inbox && inbox.peer === m.from && inbox.mailbox.vaddr === m.pushVaddr) inbox.active = true;
+  }
+
+  /** Receiver side: a pushed content landed; it answers its recv, or waits in its step for one. */
+  private pushArrived(inbox: Inbox, buffer: Uint8Array, bytes: number): void {
+    const size = pushBufferBytes(inbox.meta);
+    if (!inbox.mailbox.closed) inbox.mailbox.post(this.pooled(size) ?? freshBuffer(size));
+    if (bytes !== size) {
+      // Not what was offered: whatever it was, the recv of that step asks for its tensor.
+      this.counters.errors++;
+      this.giveBack(buffer);
+      if (bytes >= PUSH_HEADER_BYTES) this.mustAsk(inbox.key, pushedStep(buffer).toString(), inbox.peer);
+      return;
+    }
+    const step = pushedStep(buffer);
+    if (this.closed || this.cleaned.has(step)) return this.giveBack(buffer);
+    this.counters.pushesReceived++;
+    this.counters.bytesReceived += inbox.meta.byteSize;
+    let released = false;
+    const item: Received = {
+      tensor: tensorOf(inbox.meta, buffer.subarray(PUSH_HEADER_BYTES, size)),
+      isDead: false,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.giveBack(buffer);
+      },
+    };
+    const index = this.receiving.get(`${step};${inbox.key}`);
+    const pending = index === undefined ? undefined : this.requests.get(index);
+    if (pending) {
+      // A recv that asked meanwhile (it began before the push mailbox was accepted): withdrawn.
+      if (pending.asked && !pending.answered) {
+        this.channel.send(inbox.peer, { kind: Kind.TensorCancel, ...this.from(), requestIndex: index! }).catch(() => {});
+      }
+      return this.answer(pending, undefined, item);
+    }
+    if (!this.find(step).restore(inbox.key, item, false)) {
+      this.counters.errors++; // a second push of one step's key, or the step aborted: dropped
+      this.giveBack(buffer);
+    }
+  }
+
+  /** Receiver side: the sender kept a step's tensor of a pushed key; its recv asks for it. */
+  private notPushedArrived(m: NotPushed): void {
+    if (m.dropped) {
+      const inbox = this.inboxes.get(m.key);
+      if (inbox && inbox.peer === m.from) this.dropInbox(inbox);
+    }
+    this.mustAsk(m.key, m.stepId, m.from);
+  }
+
+  private mustAsk(key: string, stepId: string, peer: string): void {
+    const receiving = `${stepId};${key}`;
+    const index = this.receiving.get(receiving);
+    const pending = index === undefined ? undefined : this.requests.get(index);
+    if (pending) {
+      if (!pending.asked && pending.peer === peer) this.startRequest(index!, pending);
+      return;
+    }
+    this.notPushed.add(receiving);
+    if (this.notPushed.size > NOT_PUSHED_KEPT) this.notPushed.delete(this.notPushed.values().next().value!);
+  }
+
+  /** Receiver side: the sender stopped pushing the key; recvs waiting for a push ask instead. */
+  private dropInbox(inbox: Inbox): void {
+    this.inboxes.remove(inbox);
+    for (const [index, pending] of [...this.requests]) {
+      if (pending.key === inbox.key && !pending.asked && pending.peer === inbox.peer) this.startRequest(index, pending);
+    }
+  }
+
+  /**
+   * Sender side: a receiver's push mailbox for the key; later sends of it go there at once, and so
+   * do the ones parked already (the receiver, once it hears of the acceptance, asks for none).
+   */
+  private acceptPush(peer: string, key: string, vaddr: bigint, meta: TensorMeta): void {
+    const current = this.pushRoutes.get(key);
+    if (current && current.peer === peer && current.vaddr === vaddr) return;
+    if (!this.pushRoutes.accept(key, { peer, vaddr, meta })) return;
+    const message: PushAccepted = { kind: Kind.PushAccepted, ...this.from(), key, pushVaddr: vaddr };
+    this.channel.send(peer, message).catch(() => {}); // unaccepted, the receiver keeps asking
+    for (const rendezvous of this.steps.values()) {
+      const parked = rendezvous.takeSent(key);
+      if (parked && !this.push(rendezvous, key, parked)) rendezvous.restore(key, parked, false);
+    }
+  }
+
+  /**
+   * Sender side, from Rendezvous.send with no recv waiting: puts the tensor into its receiver's
+   * push mailbox. False when the key is not pushed (or this tensor cannot be): it is parked for a
+   * request then. A push that fails brings the tensor back to its step, for a request.
+   */
+  private push(rendezvous: Rendezvous, key: string, item: Received): boolean {
+    const route = this.pushRoutes.get(key);
+    if (!route || this.closed) return false;
+    const step = rendezvous.stepId;
+    const content = item.isDead || item.tensor.dtype === 'string' ? undefined : encodeContent(item.tensor);
+    if (!content || !sameMeta(route.meta, metaOf(item.tensor, false, content))) {
+      // Another meta than the receiver's buffers were sized for: it offers again once cached.
+      this.pushRoutes.drop(key, route);
+      this.tellNotPushed(route.peer, key, step, true);
+      return false;
+    }
+    this.options.beforeContentPut?.(key, content);
+    this.counters.pushes++;
+    this.endpoint.put(route.peer, route.vaddr, [pushHeader(step), content], { timeout: this.options.sendTimeoutMs }).then(
+      () => {
+        this.counters.bytesSent += content.byteLength;
+      },
+      (error: unknown) => {
+        // Full (the receiver is behind): kept for a request. Gone or refused: no more pushes.
+        const full = error instanceof RvmaError && error.code === 'ERR_RVMA_NO_BUFFER';
+        if (!full) this.pushRoutes.drop(key, route);
+        this.counters.pushes--;
+        rendezvous.restore(key, item, false);
+        this.tellNotPushed(route.peer, key, step, !full);
+      },
+    );
+    return true;
+  }
+
+  private tellNotPushed(peer: string, key: string, step: bigint, dropped: boolean): void {
+    this.counters.notPushed++;
+    const message: NotPushed = { kind: Kind.NotPushed, ...this.from(), key, stepId: step.toString(), dropped };
+    this.channel.send(peer, message).catch(() => {}); // the receiver is gone, or its recv times out
+  }
+
   private peerLost(nodeId: string): void {
     for (const [task, record] of [...this.senders]) if (record.nodeId === nodeId) this.senders.delete(task);
+    for (const inbox of this.inboxes.ofPeer(nodeId)) this.inboxes.remove(inbox);
+    this.pushRoutes.dropPeer(nodeId);
     const error = new RvmaError('ERR_RVMA_PEER_LOST', `Rendezvous.recv: the sending node ${nodeId} was lost`);
     for (const pending of [...this.requests.values()]) if (pending.peer === nodeId) this.answer(pending, error);
     for (const [id, s] of [...this.serving]) {

@@ -29,6 +29,8 @@ interface Slot {
 export interface RendezvousHost {
   isLocalTask(task: string): boolean;
   recvRemote(rendezvous: Rendezvous, key: string, parsed: Readonly<ParsedKey>, options: WaitOptions): Promise<Received>;
+  /** Puts a sent tensor straight to its remote receiver if the key is pushed; false: park it. */
+  push(rendezvous: Rendezvous, key: string, item: Received): boolean;
   /** The step aborted: remote recvs of it must fail too. */
   aborted(rendezvous: Rendezvous, error: Error): void;
 }
@@ -63,6 +65,7 @@ export class Rendezvous {
       slot.waiting(undefined, item);
       return;
     }
+    if (this.host.push(this, key, item)) return;
     this.slots.set(key, { sent: item });
   }
 
@@ -132,10 +135,11 @@ export class Rendezvous {
 
   /**
    * @internal A tensor a remote request took and never delivered (the receiver gave up) goes
-   * back: to a recv waiting for it, or parked again for the next one. Dropped if the step aborted
-   * or a later send of the key is parked already.
+   * back: to a recv waiting for it, pushed if the key is (unless `pushable` is false: a push just
+   * failed), or parked again for the next recv. Dropped if the step aborted or a later send of
+   * the key is parked already.
    */
-  restore(key: string, item: Received): boolean {
+  restore(key: string, item: Received, pushable = true): boolean {
     if (this.abortError) return false;
     const slot = this.slots.get(key);
     if (slot?.waiting) {
@@ -144,8 +148,17 @@ export class Rendezvous {
       return true;
     }
     if (slot?.sent) return false;
+    if (pushable && this.host.push(this, key, item)) return true;
     this.slots.set(key, { sent: item });
     return true;
+  }
+
+  /** @internal The tensor parked under key (a push that came before its recv), taken. */
+  takeSent(key: string): Received | undefined {
+    const slot = this.slots.get(key);
+    if (!slot?.sent) return undefined;
+    this.slots.delete(key);
+    return slot.sent;
   }
 
   /** @internal Drops a parked local recv that gave up (a remote request that timed out). */

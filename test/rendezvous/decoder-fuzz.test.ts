@@ -47,11 +47,13 @@ function assertMeta(meta: TensorMeta): void {
 
 const FROM = ['from', 'fromIncarnation'];
 const FIELDS: Record<number, string[]> = {
-  [Kind.TensorRequest]: ['kind', ...FROM, 'key', 'stepId', 'requestIndex', 'dataVaddr', 'cachedMeta'],
+  [Kind.TensorRequest]: ['kind', ...FROM, 'key', 'stepId', 'requestIndex', 'dataVaddr', 'cachedMeta', 'pushVaddr'],
   [Kind.MetaDataResponse]: ['kind', ...FROM, 'requestIndex', 'meta', 'checksum'],
   [Kind.TensorReRequest]: ['kind', ...FROM, 'requestIndex', 'dataVaddr'],
   [Kind.ErrorStatus]: ['kind', ...FROM, 'requestIndex', 'code', 'message'],
   [Kind.TensorCancel]: ['kind', ...FROM, 'requestIndex'],
+  [Kind.PushAccepted]: ['kind', ...FROM, 'key', 'pushVaddr'],
+  [Kind.NotPushed]: ['kind', ...FROM, 'key', 'stepId', 'dropped'],
 };
 
 function assertMessage(m: ControlMessage): void {
@@ -59,13 +61,23 @@ function assertMessage(m: ControlMessage): void {
   if (!fields) fail('unknown kind decoded', m.kind);
   assertKeys(m, fields);
   if (typeof m.from !== 'string' || typeof m.fromIncarnation !== 'string') fail('sender is not strings', m);
-  if (!isIndex(m.requestIndex)) fail('requestIndex is not a non-negative safe integer', m);
+  if ('requestIndex' in m && !isIndex(m.requestIndex)) fail('requestIndex is not a non-negative safe integer', m);
   switch (m.kind) {
     case Kind.TensorRequest:
       if (typeof m.key !== 'string') fail('key is not a string', m);
       if (!/^\d{1,20}$/.test(m.stepId) || BigInt(m.stepId) > U64_MAX) fail('stepId is not a u64 in decimal', m);
       if (!isU64(m.dataVaddr)) fail('dataVaddr is not a u64', m);
       if (m.cachedMeta !== null) assertMeta(m.cachedMeta);
+      if (!isU64(m.pushVaddr)) fail('pushVaddr is not a u64', m);
+      return;
+    case Kind.PushAccepted:
+      if (typeof m.key !== 'string') fail('key is not a string', m);
+      if (!isU64(m.pushVaddr) || m.pushVaddr === 0n) fail('pushVaddr is not a nonzero u64', m);
+      return;
+    case Kind.NotPushed:
+      if (typeof m.key !== 'string') fail('key is not a string', m);
+      if (!/^\d{1,20}$/.test(m.stepId) || BigInt(m.stepId) > U64_MAX) fail('stepId is not a u64 in decimal', m);
+      if (typeof m.dropped !== 'boolean') fail('dropped is not a boolean', m);
       return;
     case Kind.MetaDataResponse:
       assertMeta(m.meta);
@@ -160,7 +172,7 @@ const validMeta: fc.Arbitrary<TensorMeta> = fc
 const sender = { from: text, fromIncarnation: fc.oneof(u64.map((v) => v.toString(16).padStart(16, '0')), text) };
 const validMessage: fc.Arbitrary<ControlMessage> = fc.oneof(
   fc
-    .record({ ...sender, key: fc.oneof(validKey, text), stepId: u64.map(String), requestIndex: index, dataVaddr: u64, cachedMeta: fc.option(validMeta) })
+    .record({ ...sender, key: fc.oneof(validKey, text), stepId: u64.map(String), requestIndex: index, dataVaddr: u64, cachedMeta: fc.option(validMeta), pushVaddr: u64 })
     .map((r) => ({ kind: Kind.TensorRequest as const, ...r })),
   fc
     .record({ ...sender, requestIndex: index, meta: validMeta, checksum: fc.option(fc.integer({ min: 0, max: U32_MAX })) })
@@ -172,6 +184,8 @@ const validMessage: fc.Arbitrary<ControlMessage> = fc.oneof(
     .record({ ...sender, requestIndex: index, code: fc.oneof(fc.constantFrom('ERR_RVMA_ABORTED', 'EACCES'), text), message: text })
     .map((r) => ({ kind: Kind.ErrorStatus as const, ...r })),
   fc.record({ ...sender, requestIndex: index }).map((r) => ({ kind: Kind.TensorCancel as const, ...r })),
+  fc.record({ ...sender, key: fc.oneof(validKey, text), pushVaddr: fc.bigInt({ min: 1n, max: U64_MAX }) }).map((r) => ({ kind: Kind.PushAccepted as const, ...r })),
+  fc.record({ ...sender, key: fc.oneof(validKey, text), stepId: u64.map(String), dropped: fc.boolean() }).map((r) => ({ kind: Kind.NotPushed as const, ...r })),
 );
 
 // ---- generators: mutations

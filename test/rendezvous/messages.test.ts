@@ -10,16 +10,26 @@ const from = { from: 'node-a', fromIncarnation: '00000000deadbeef' };
 const meta = { dtype: 'int64' as const, shape: [2, 3], isDead: false, byteSize: 48 };
 const U64_MAX = (1n << 64n) - 1n;
 // Kind is a const enum: no runtime object to look names up in.
-const KIND_NAMES: Record<number, string> = { 1: 'TENSOR_REQUEST', 2: 'META_DATA_RESPONSE', 3: 'TENSOR_RE_REQUEST', 4: 'ERROR_STATUS' };
+const KIND_NAMES: Record<number, string> = {
+  1: 'TENSOR_REQUEST',
+  2: 'META_DATA_RESPONSE',
+  3: 'TENSOR_RE_REQUEST',
+  4: 'ERROR_STATUS',
+  5: 'TENSOR_CANCEL',
+  6: 'PUSH_ACCEPTED',
+  7: 'NOT_PUSHED',
+};
 
 describe('round trips', () => {
   const messages: ControlMessage[] = [
-    { kind: Kind.TensorRequest, ...from, key: 'k', stepId: '18446744073709551615', requestIndex: 1, dataVaddr: 0n, cachedMeta: null },
-    { kind: Kind.TensorRequest, ...from, key: 'k', stepId: '5', requestIndex: 2 ** 40, dataVaddr: U64_MAX, cachedMeta: meta },
+    { kind: Kind.TensorRequest, ...from, key: 'k', stepId: '18446744073709551615', requestIndex: 1, dataVaddr: 0n, cachedMeta: null, pushVaddr: 0n },
+    { kind: Kind.TensorRequest, ...from, key: 'k', stepId: '5', requestIndex: 2 ** 40, dataVaddr: U64_MAX, cachedMeta: meta, pushVaddr: U64_MAX },
     { kind: Kind.MetaDataResponse, ...from, requestIndex: 3, meta, checksum: 0xffffffff },
     { kind: Kind.MetaDataResponse, ...from, requestIndex: 4, meta: { ...meta, isDead: true, byteSize: 0 }, checksum: null },
     { kind: Kind.TensorReRequest, ...from, requestIndex: 5, dataVaddr: (1n << 63n) + 7n },
     { kind: Kind.ErrorStatus, ...from, requestIndex: 6, code: 'ERR_RVMA_ABORTED', message: 'step 1 was cleaned up' },
+    { kind: Kind.PushAccepted, ...from, key: 'k', pushVaddr: (1n << 63n) + 9n },
+    { kind: Kind.NotPushed, ...from, key: 'k', stepId: '7', dropped: true },
   ];
   test.each(messages.map((m, i) => [`${KIND_NAMES[m.kind]} #${i}`, m] as const))('%s', (_, message) => {
     expect(decode(encode(message))).toEqual(message);
@@ -56,6 +66,11 @@ describe('refusals', () => {
     ],
     ['a meta response without meta', packValue({ kind: Kind.MetaDataResponse, ...from, requestIndex: 1 }), /malformed tensor meta/],
     ['an error status without code', packValue({ kind: Kind.ErrorStatus, ...from, requestIndex: 1, message: 'x' }), /field code/],
+    ['a pushVaddr that is not decimal', packValue({ ...request, pushVaddr: '-1' }), /pushVaddr is invalid/],
+    ['a push acceptance of vaddr 0', packValue({ kind: Kind.PushAccepted, ...from, key: 'k', pushVaddr: '0' }), /pushVaddr is invalid/],
+    ['a push acceptance without key', packValue({ kind: Kind.PushAccepted, ...from, pushVaddr: '5' }), /field key/],
+    ['a not-pushed without dropped', packValue({ kind: Kind.NotPushed, ...from, key: 'k', stepId: '1' }), /field dropped/],
+    ['a not-pushed with a bad stepId', packValue({ kind: Kind.NotPushed, ...from, key: 'k', stepId: '1e3', dropped: false }), /stepId is invalid/],
   ])('%s', (_, bytes, message) => {
     expectThrows(() => decode(bytes), PROTOCOL, message);
   });

@@ -69,6 +69,7 @@ async function setUp(options?: { validate?: boolean }) {
       requestIndex,
       dataVaddr: 0n,
       cachedMeta: null,
+      pushVaddr: 0n,
       ...extra,
     });
   return { hub, job, mgr, raw, key, request };
@@ -185,7 +186,7 @@ describe('faulty or hostile peers', () => {
     // A request with a stale key is answered at once; by then the forged message was handled.
     await stranger.send(receiver.endpoint.nodeId, {
       kind: Kind.TensorRequest, ...stranger.from, key: createKey(device(receiver.task), 'ff', device(stranger.task), 'z'),
-      stepId: '1', requestIndex: 1, dataVaddr: 0n, cachedMeta: null,
+      stepId: '1', requestIndex: 1, dataVaddr: 0n, cachedMeta: null, pushVaddr: 0n,
     });
     expectError(await stranger.next(), 1, 'ERR_RVMA_PEER_LOST', receiver.endpoint.nodeId);
     expect(await settledSoon(got)).toBe(false);
