@@ -438,6 +438,11 @@ export class RendezvousMgr {
     return this.pooledBytes;
   }
 
+  /** Push mailboxes their senders accepted: keys whose recvs ask for nothing (see pushBufferBytes). */
+  get pushMailboxes(): number {
+    return this.inboxes.active;
+  }
+
   /** Meta entries cached now (bounded by metaCacheSize). */
   get metaCacheEntries(): number {
     return this.metaCache.size;

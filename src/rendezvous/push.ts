@@ -77,8 +77,10 @@ export class Inboxes {
     for (const inbox of [...this.byKey.values()]) this.remove(inbox);
   }
 
-  get size(): number {
-    return this.byKey.size;
+  get active(): number {
+    let n = 0;
+    for (const inbox of this.byKey.values()) if (inbox.active) n++;
+    return n;
   }
 }
 

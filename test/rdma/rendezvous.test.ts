@@ -32,12 +32,21 @@ function specs(seed: number): Spec[] {
 describeInGuest('rendezvous over verbs', () => {
   jest.setTimeout(180_000);
 
-  test('tensors go both ways with exact bytes, twice (the second step takes the direct path)', async () => {
+  test('tensors go both ways with exact bytes, three times (the second step takes the direct path, the third is pushed)', async () => {
     const { sender, receiver } = await rendezvous.pair('verbs');
     expect(await sender.endpoint.directory.resolveLabel(receiver.task)).toMatchObject({ addresses: { rdma: receiver.endpoint.address } });
     const key = (from: typeof sender, to: typeof sender, name: string) =>
       createKey(device(from.task), from.endpoint.incarnation, device(to.task), name);
-    for (const step of [1, 2]) {
+    const n = specs(0).length;
+    for (const step of [1, 2, 3]) {
+      if (step === 3) {
+        // The second step offered push mailboxes (every key but the string one): wait for the acceptances.
+        const accepted = () => sender.mgr.pushMailboxes === n - 1 && receiver.mgr.pushMailboxes === n - 1;
+        for (const end = Date.now() + 10_000; !accepted() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+        for (const side of [sender, receiver]) {
+          expect(side.mgr.counters).toMatchObject({ requests: 2 * n, metaResponses: n, reRequests: n, directPuts: n, clonePuts: n, errors: 0 });
+        }
+      }
       const all = specs(step * 100);
       const there = all.map((_, i) => receiver.mgr.find(step).recv(key(sender, receiver, `out${i}`), WAIT));
       const back = all.map((_, i) => sender.mgr.find(step).recv(key(receiver, sender, `in${i}`), WAIT));
@@ -50,9 +59,9 @@ describeInGuest('rendezvous over verbs', () => {
         });
       }
     }
-    const n = specs(0).length;
     for (const side of [sender, receiver]) {
-      expect(side.mgr.counters).toMatchObject({ requests: 2 * n, metaResponses: n, reRequests: n, directPuts: n, clonePuts: n, errors: 0 });
+      // Step 3: the string tensor asked again (direct put), the others were pushed.
+      expect(side.mgr.counters).toMatchObject({ requests: 2 * n + 1, directPuts: n + 1, clonePuts: n, pushes: n - 1, pushesReceived: n - 1, errors: 0 });
     }
   });
 });
