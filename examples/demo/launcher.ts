@@ -98,6 +98,7 @@ async function main(): Promise<void> {
     [`recv latency p99, steps 2-${STEPS}`, `${percentile(latencies, 99).toFixed(2)} ms`],
     ['requests / meta responses / re-requests', `${sum('requests')} / ${sum('metaResponses')} / ${sum('reRequests')}`],
     ['direct puts (cached meta)', String(sum('directPuts'))],
+    ['pushed (no request)', String(sum('pushes'))],
     ['byte mismatches', String(mismatches)],
     ['connections between workers', [...transports].map(([t, n]) => `${t}: ${n}`).join(', ') || 'none'],
   ];
