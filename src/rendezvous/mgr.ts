@@ -53,7 +53,11 @@ export interface RendezvousOptions {
    * Push): their senders put the content at once, with no request. Default 64 MiB; 0 turns push off.
    */
   pushBufferBytes?: number;
-  /** Largest tensor content pushed; larger ones always take a request. Default 4 MiB. */
+  /**
+   * Largest tensor content pushed; larger ones always take a request. Default 256 KiB: a larger push
+   * is copied whole by the tcp and shm providers before it leaves (its header makes it a gather
+   * they send in place only up to their limits), which costs more than the request it saves.
+   */
   pushMaxTensorBytes?: number;
 }
 
@@ -129,7 +133,7 @@ export class RendezvousMgr {
       metaCacheSize: checkInteger(call, 'metaCacheSize', o.metaCacheSize ?? 4096, 0, 2 ** 24),
       receivePoolBytes: checkInteger(call, 'receivePoolBytes', o.receivePoolBytes ?? 256 * 2 ** 20, 0, 2 ** 40),
       pushBufferBytes: checkInteger(call, 'pushBufferBytes', o.pushBufferBytes ?? 64 * 2 ** 20, 0, 2 ** 40),
-      pushMaxTensorBytes: checkInteger(call, 'pushMaxTensorBytes', o.pushMaxTensorBytes ?? 4 * 2 ** 20, 0, 2 ** 40),
+      pushMaxTensorBytes: checkInteger(call, 'pushMaxTensorBytes', o.pushMaxTensorBytes ?? 256 * 2 ** 10, 0, 2 ** 40),
     });
   }
 
