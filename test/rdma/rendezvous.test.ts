@@ -33,7 +33,9 @@ describeInGuest('rendezvous over verbs', () => {
   jest.setTimeout(180_000);
 
   test('tensors go both ways with exact bytes, three times (the second step takes the direct path, the third is pushed)', async () => {
-    const { sender, receiver } = await rendezvous.pair('verbs');
+    // verbs sends a gathered put in place at any size: push every numeric key, however large.
+    const push = { pushMaxTensorBytes: 64 << 20 };
+    const { sender, receiver } = await rendezvous.pair('verbs', { sender: push, receiver: push });
     expect(await sender.endpoint.directory.resolveLabel(receiver.task)).toMatchObject({ addresses: { rdma: receiver.endpoint.address } });
     const key = (from: typeof sender, to: typeof sender, name: string) =>
       createKey(device(from.task), from.endpoint.incarnation, device(to.task), name);
