@@ -386,13 +386,7 @@ export class RendezvousMgr {
         this.giveBack(buffer); // decoded into JS strings: the bytes are not needed any more
         this.answer(pending, undefined, { tensor, isDead: false });
       } else {
-        let released = false;
-        const release = (): void => {
-          if (released) return;
-          released = true;
-          this.giveBack(buffer);
-        };
-        this.answer(pending, undefined, { tensor, isDead: false, release });
+        this.answer(pending, undefined, { tensor, isDead: false, release: this.releaser(buffer) });
       }
     } catch (error) {
       this.answer(pending, error as Error);
@@ -426,6 +420,16 @@ export class RendezvousMgr {
     const buffer = this.pool.get(size)?.pop();
     if (buffer) this.pooledBytes -= size;
     return buffer;
+  }
+
+  /** Received.release of a tensor over buffer: gives it back to the pool once. */
+  private releaser(buffer: Uint8Array): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.giveBack(buffer);
+    };
   }
 
   private giveBack(buffer: Uint8Array): void {
@@ -660,26 +664,21 @@ export class RendezvousMgr {
   private pushArrived(inbox: Inbox, buffer: Uint8Array, bytes: number): void {
     const size = pushBufferBytes(inbox.meta);
     if (!inbox.mailbox.closed) inbox.mailbox.post(this.pooled(size) ?? freshBuffer(size));
-    if (bytes !== size) {
-      // Not what was offered: whatever it was, the recv of that step asks for its tensor.
+    const step = pushedStep(buffer, bytes);
+    if (step === undefined || bytes !== size) {
+      // Not what was offered: whatever it was, the recv of the step it names asks for its tensor.
       this.counters.errors++;
       this.giveBack(buffer);
-      if (bytes >= PUSH_HEADER_BYTES) this.mustAsk(inbox.key, pushedStep(buffer).toString(), inbox.peer);
+      if (step !== undefined) this.mustAsk(inbox.key, step.toString(), inbox.peer);
       return;
     }
-    const step = pushedStep(buffer);
     if (this.closed || this.cleaned.has(step)) return this.giveBack(buffer);
     this.counters.pushesReceived++;
     this.counters.bytesReceived += inbox.meta.byteSize;
-    let released = false;
     const item: Received = {
       tensor: tensorOf(inbox.meta, buffer.subarray(PUSH_HEADER_BYTES, size)),
       isDead: false,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.giveBack(buffer);
-      },
+      release: this.releaser(buffer),
     };
     const index = this.receiving.get(`${step};${inbox.key}`);
     const pending = index === undefined ? undefined : this.requests.get(index);

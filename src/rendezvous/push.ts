@@ -18,8 +18,10 @@ export function pushHeader(stepId: bigint): Uint8Array {
   return header;
 }
 
-export function pushedStep(bytes: Uint8Array): bigint {
-  return new DataView(bytes.buffer, bytes.byteOffset, PUSH_HEADER_BYTES).getBigUint64(0, true);
+/** The step a pushed frame of `bytes` bytes (a peer's claim) names; undefined when it holds no header. */
+export function pushedStep(frame: Uint8Array, bytes: number): bigint | undefined {
+  if (!(bytes >= PUSH_HEADER_BYTES && bytes <= frame.byteLength)) return undefined;
+  return new DataView(frame.buffer, frame.byteOffset, PUSH_HEADER_BYTES).getBigUint64(0, true);
 }
 
 /** Bytes of one posted buffer of a push mailbox for tensors of this meta. */
@@ -122,7 +124,4 @@ export class PushRoutes {
     this.byKey.clear();
   }
 
-  get size(): number {
-    return this.byKey.size;
-  }
 }

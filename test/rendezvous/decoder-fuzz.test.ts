@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { createKey, parseKey, taskOf } from '../../src/rendezvous/key';
 import { ControlMessage, ControlMessageError, Kind, decode, encode } from '../../src/rendezvous/messages';
+import { PUSH_HEADER_BYTES, pushedStep } from '../../src/rendezvous/push';
 import { MAX_CONTENT_BYTES, TensorMeta, checkMeta, decodeStrings, encodeContent, packValue, unpackValue } from '../../src/tensor/codec';
 import { DTYPES, elementSize } from '../../src/tensor/dtypes';
 import { elementCount } from '../../src/tensor/tensor';
@@ -269,7 +270,12 @@ function editRecord(record: Record<string, unknown>, edits: FieldEdit[]): Record
 }
 
 /** The record as encode() hands it to msgpack (vaddrs as decimal strings). */
-const wireRecord = (m: ControlMessage): Record<string, unknown> => ('dataVaddr' in m ? { ...m, dataVaddr: String(m.dataVaddr) } : { ...m });
+function wireRecord(m: ControlMessage): Record<string, unknown> {
+  const record: Record<string, unknown> = { ...m };
+  if ('dataVaddr' in m) record.dataVaddr = String(m.dataVaddr);
+  if ('pushVaddr' in m) record.pushVaddr = String(m.pushVaddr);
+  return record;
+}
 
 const arbitraryBytes = msgpackLike([0x84, 0x86, 0x87, 0x88, 0xde, 0xdf, 0x92, 0xdc, 0xc7, 0xd4, 0xd5, 0xc9]);
 
@@ -297,6 +303,30 @@ describe('control messages: decode', () => {
     .tuple(validMessage, fieldEdits, fc.nat(2))
     .map(([m, edits, packer]) => packWith(packer, editRecord(wireRecord(m), edits)));
   fuzz('valid messages with fields missing, added, or of the wrong type or range', 30_000, edited, checkControl, hex);
+});
+
+// ---- pushed frames: a step id in front of the content, in a buffer of the push mailbox
+
+describe('pushed frames: pushedStep', () => {
+  // A frame as the mailbox hands it over: its buffer, and the byte count the peer's put claims.
+  const frames = fc.tuple(fc.uint8Array({ maxLength: 32 }), fc.integer({ min: -4, max: 40 }), fc.nat(8));
+  fuzz(
+    'any buffer and byte count',
+    20_000,
+    frames,
+    ([bytes, count, at]) => {
+      const frame = bytes.subarray(Math.min(at, bytes.length)); // a view at an offset, as pooled buffers are
+      const step = pushedStep(frame, count);
+      const whole = count >= PUSH_HEADER_BYTES && count <= frame.byteLength;
+      if (!whole) {
+        if (step !== undefined) fail('a step read from a frame without a whole header', { count, length: frame.byteLength });
+        return;
+      }
+      const expected = Buffer.from(frame.subarray(0, PUSH_HEADER_BYTES)).readBigUInt64LE(0);
+      if (step !== expected) fail('the step is not the header read little-endian', { step, expected });
+    },
+    ([bytes, count, at]) => `${hex(bytes)} count ${count} at ${at}`,
+  );
 });
 
 // ---- tensor meta (also reached through the control messages above)

@@ -4,7 +4,8 @@
 // manager must go on serving everyone else.
 import { crc32 } from 'node:zlib';
 import { Endpoint, Mailbox, MemoryDirectory, MemoryDirectoryHub, RvmaError, createKey } from '../../src';
-import { CONTROL_VADDR, ControlMessage, ErrorStatus, Kind, MetaDataResponse, decode, encode } from '../../src/rendezvous/messages';
+import { CONTROL_VADDR, ControlMessage, ErrorStatus, Kind, MetaDataResponse, TensorReRequest, TensorRequest, decode, encode } from '../../src/rendezvous/messages';
+import { pushHeader } from '../../src/rendezvous/push';
 import { packValue } from '../../src/tensor/codec';
 import { expectRejects, settledSoon } from '../helpers/errors';
 import { Node, bytesOf, device, floats, nextServed, task, trackRendezvous, uniqueJob } from '../helpers/rendezvous';
@@ -256,4 +257,49 @@ test('a remote recv whose sender task is not in the directory rejects with ERR_R
   const receiver = await rendezvous.node(hub, task(job, 1), 'auto');
   const k = createKey(device(task(job, 0)), 'abc', device(receiver.task), 'x');
   await expectRejects(receiver.mgr.find(1).recv(k, WAIT), 'ERR_RVMA_NO_PEER', /no live node hosts/);
+});
+
+test('a sender pushing frames of the wrong size: each is counted, the recv of the step it names asks, and a right one still lands', async () => {
+  const hub = new MemoryDirectoryHub();
+  const job = uniqueJob('wire');
+  const mgr = await rendezvous.node(hub, task(job, 1), 'auto');
+  const raw = await rawPeer(hub, task(job, 0));
+  const to = mgr.endpoint.nodeId;
+  const k = createKey(device(raw.task), raw.endpoint.incarnation, device(mgr.task), 'pushed');
+  const content = (seed: number) => bytesOf(floats([4], seed));
+  const requested = async (step: string) => {
+    const m = (await raw.next()) as TensorRequest;
+    expect(m).toMatchObject({ kind: Kind.TensorRequest, stepId: step });
+    return m;
+  };
+
+  // Step 1 takes the meta path; step 2 goes with cached meta and offers the push mailbox.
+  const first = mgr.mgr.find(1).recv(k, WAIT);
+  const r1 = await requested('1');
+  await raw.send(to, { kind: Kind.MetaDataResponse, ...raw.from, requestIndex: r1.requestIndex, meta: { dtype: 'float32', shape: [4], isDead: false, byteSize: 16 }, checksum: null });
+  const again = (await raw.next()) as TensorReRequest;
+  await raw.endpoint.put(to, again.dataVaddr, content(1), WAIT);
+  await first;
+  const second = mgr.mgr.find(2).recv(k, WAIT);
+  const r2 = await requested('2');
+  expect(r2.pushVaddr).not.toBe(0n);
+  await raw.send(to, { kind: Kind.PushAccepted, ...raw.from, key: r2.key, pushVaddr: r2.pushVaddr });
+  await raw.endpoint.put(to, r2.dataVaddr, content(2), WAIT);
+  await second;
+  for (const end = Date.now() + 5_000; mgr.mgr.pushMailboxes !== 1 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 2));
+  expect(mgr.mgr.pushMailboxes).toBe(1);
+
+  // A frame naming step 3 with 4 content bytes instead of 16: the recv waiting for it asks.
+  const third = mgr.mgr.find(3).recv(k, WAIT);
+  await raw.endpoint.put(to, r2.pushVaddr, Buffer.concat([pushHeader(3n), content(3).subarray(0, 4)]), WAIT);
+  const r3 = await requested('3');
+  expect(mgr.mgr.counters.errors).toBe(1);
+  await raw.endpoint.put(to, r3.dataVaddr, content(3), WAIT);
+  expect(bytesOf((await third).tensor).equals(content(3))).toBe(true);
+
+  // A frame too short for its header names no step; a right frame after it lands.
+  await raw.endpoint.put(to, r2.pushVaddr, Uint8Array.of(1, 2, 3), WAIT);
+  await raw.endpoint.put(to, r2.pushVaddr, Buffer.concat([pushHeader(4n), content(4)]), WAIT);
+  expect(bytesOf((await mgr.mgr.find(4).recv(k, WAIT)).tensor).equals(content(4))).toBe(true);
+  expect(mgr.mgr.counters).toMatchObject({ errors: 2, pushesReceived: 1 });
 });
