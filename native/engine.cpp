@@ -277,10 +277,10 @@ void Engine::rawWritten(uint32_t regionId, uint64_t offset, uint64_t len) {
   push(Event{uint64_t(EventKind::RawWritten), regionId, 0, offset, 0, len, 1, 0});
 }
 
-void Engine::peerLost(const std::string& node, uint64_t incarnation) {
+void Engine::peerLost(const std::string& node, uint64_t incarnation, const std::string& why) {
   char hex[17];
   snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(incarnation));
-  push(Event{uint64_t(EventKind::PeerLost), 0, 0, 0, 0, 0, 0, 0}, {node, hex});
+  push(Event{uint64_t(EventKind::PeerLost), 0, 0, 0, 0, 0, 0, 0}, {node, hex, why});
 }
 
 void Engine::regionReleased(uint32_t regionId) {

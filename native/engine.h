@@ -31,7 +31,7 @@ enum class EventKind : uint32_t {
   ProtocolError = 5,
   RawWritten = 6,  // id: region id, epoch: offset, bytes: length
   RegionReleased = 7,
-  PeerLost = 8,  // texts: the node id, then its incarnation (hex)
+  PeerLost = 8,  // texts: the node id, its incarnation (hex), why the connection ended
   CounterReached = 9,  // id: the put counter's slot, whose armed level was reached
   AuthFailed = 10,     // texts as ProtocolError: the peer, then why
 };
@@ -121,7 +121,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   void protocolError(const std::string& peer, const std::string& message) override;
   void authFailed(const std::string& peer, const std::string& message) override;
   void rawWritten(uint32_t regionId, uint64_t offset, uint64_t len) override;
-  void peerLost(const std::string& node, uint64_t incarnation) override;
+  void peerLost(const std::string& node, uint64_t incarnation, const std::string& why) override;
   void regionReleased(uint32_t regionId) override;
 
  private:

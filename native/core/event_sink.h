@@ -23,7 +23,7 @@ class EventSink {
   // A connect request finished; detail is the peer's node id, or why it failed.
   virtual void connected(uint64_t requestId, Status status, const std::string& detail) = 0;
   // A connection to a peer that had completed its handshake is gone.
-  virtual void peerLost(const std::string& node, uint64_t incarnation) = 0;
+  virtual void peerLost(const std::string& node, uint64_t incarnation, const std::string& why) = 0;
   // A raw one-sided write landed in a registered region.
   virtual void rawWritten(uint32_t regionId, uint64_t offset, uint64_t len) = 0;
   virtual void regionReleased(uint32_t regionId) = 0;

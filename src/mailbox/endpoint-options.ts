@@ -43,6 +43,8 @@ export interface TcpOptions {
 export interface PeerLostInfo {
   nodeId: string;
   incarnation: string;
+  /** Why the connection ended, as the provider saw it (a hang-up, silence past the keepalive bound, a failed RDMA work request...). */
+  reason: string;
 }
 
 /** A peer that failed authentication (its connection was closed before any of its puts was read). */

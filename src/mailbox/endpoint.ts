@@ -823,7 +823,7 @@ export class Endpoint extends EventEmitter {
         this.regions.get(id)?.released();
       } else if (kind === EventKind.PeerLost) {
         const at = events[i + 2];
-        const info: PeerLostInfo = { nodeId: texts![at], incarnation: texts![at + 1] };
+        const info: PeerLostInfo = { nodeId: texts![at], incarnation: texts![at + 1], reason: texts![at + 2] };
         this.emit('peerLost', info);
       } else if (kind === EventKind.ProtocolError) {
         const at = events[i + 2];

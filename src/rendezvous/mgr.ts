@@ -160,7 +160,7 @@ export class RendezvousMgr {
   /** Recently cleaned steps: a late request for one is refused, not parked forever. */
   private readonly cleaned = new Set<bigint>();
   private readonly channel: ControlChannel;
-  private readonly onPeerLost = (info: PeerLostInfo) => this.peerLost(info.nodeId);
+  private readonly onPeerLost = (info: PeerLostInfo) => this.peerLost(info.nodeId, info.reason);
   private nextRequest = 1;
   private closed = false;
 
@@ -780,11 +780,11 @@ export class RendezvousMgr {
     this.channel.send(peer, message).catch(() => {}); // the receiver is gone, or its recv times out
   }
 
-  private peerLost(nodeId: string): void {
+  private peerLost(nodeId: string, reason: string): void {
     for (const [task, record] of [...this.senders]) if (record.nodeId === nodeId) this.senders.delete(task);
     for (const inbox of this.inboxes.ofPeer(nodeId)) this.inboxes.remove(inbox);
     this.pushRoutes.dropPeer(nodeId);
-    const error = new RvmaError('ERR_RVMA_PEER_LOST', `Rendezvous.recv: the sending node ${nodeId} was lost`);
+    const error = new RvmaError('ERR_RVMA_PEER_LOST', `Rendezvous.recv: the sending node ${nodeId} was lost (${reason})`);
     for (const pending of [...this.requests.values()]) if (pending.peer === nodeId) this.answer(pending, error);
     for (const [id, s] of [...this.serving]) {
       if (s.from !== nodeId) continue;

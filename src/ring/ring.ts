@@ -45,7 +45,7 @@ export class Ring extends EventEmitter {
   private readonly controlWaits: Wait<RingControlMessage>[] = [];
   private readonly host: GenerationHost;
   private readonly watching = new AbortController();
-  private readonly onPeerLost = (info: PeerLostInfo): void => this.current?.memberLost(info.nodeId, info.incarnation, 'its connection was lost');
+  private readonly onPeerLost = (info: PeerLostInfo): void => this.current?.memberLost(info.nodeId, info.incarnation, `its connection was lost (${info.reason})`);
   private isClosed = false;
   private claim: MembershipClaim | undefined;
 

@@ -19,6 +19,24 @@ describeInGuest('verbs peer loss', () => {
   jest.setTimeout(180_000);
   const children = trackChildren('each');
 
+  test('an endpoint whose own loop stalls past the peer timeout keeps its peers (the stall is not their silence)', async () => {
+    // Both endpoints in this process, loop progress: both stall at once, as when a test computes large tensors.
+    const verbs = { keepaliveMs: 200, peerTimeoutMs: 2000 };
+    const receiver = await verbsEndpoint(endpoints, 'loop', { verbs });
+    const sender = await verbsEndpoint(endpoints, 'loop', { verbs });
+    const lost: PeerLostInfo[] = [];
+    for (const e of [receiver, sender]) e.on('peerLost', (info: PeerLostInfo) => lost.push(info));
+    const mailbox = receiver.openMailbox(VADDR);
+    mailbox.post(16, { threshold: 16 });
+    await sender.put(receiver.address!, VADDR, seededBytes(8, 1), { timeout: WAIT });
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3 * verbs.peerTimeoutMs);
+    await new Promise((resolve) => setTimeout(resolve, 4 * verbs.keepaliveMs));
+    await sender.put(receiver.nodeId, VADDR, seededBytes(8, 2), { offset: 8n, timeout: WAIT });
+    const done = await mailbox.next({ timeout: WAIT });
+    expect(Buffer.from(done.buffer).toString('hex')).toBe(seededBytes(8, 1).toString('hex') + seededBytes(8, 2).toString('hex'));
+    expect(lost).toEqual([]);
+  });
+
   describe.each(PROGRESS_MODES)('%s progress', (progress) => {
     test('a silent peer (SIGSTOP) is lost by the keepalive: the pending put rejects PEER_LOST, peerLost fires, the next put redials it', async () => {
       const peer = await startAgent(children, `silent-${progress}`, { progress, provider: 'verbs', listen: LISTEN });
@@ -35,6 +53,7 @@ describeInGuest('verbs peer loss', () => {
       const info = await lost;
       expect(info.nodeId).toBe(peer.nodeId);
       expect(info.incarnation).toMatch(/^[0-9a-f]{16}$/);
+      expect(info.reason).toMatch(/^peer silent for \d+ ms$/);
 
       // Resumed, the peer may still place the lost put (the prober cannot know): the check
       // uses a mailbox of its own. The put names the node id: the prober dials it again.

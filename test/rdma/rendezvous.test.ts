@@ -40,6 +40,8 @@ describeInGuest('rendezvous over verbs', () => {
     const key = (from: typeof sender, to: typeof sender, name: string) =>
       createKey(device(from.task), from.endpoint.incarnation, device(to.task), name);
     const n = specs(0).length;
+    const lost: string[] = [];
+    for (const side of [sender, receiver]) side.endpoint.on('peerLost', (info) => lost.push(`${side.task} lost ${info.nodeId}: ${info.reason}`));
     for (const step of [1, 2, 3]) {
       if (step === 3) {
         // The second step offered push mailboxes (every key but the string one): wait for the acceptances.
@@ -54,8 +56,12 @@ describeInGuest('rendezvous over verbs', () => {
       const back = all.map((_, i) => sender.mgr.find(step).recv(key(receiver, sender, `in${i}`), WAIT));
       all.forEach((spec, i) => sender.mgr.find(step).send(key(sender, receiver, `out${i}`), tensors.makeTensor(spec)));
       all.forEach((spec, i) => receiver.mgr.find(step).send(key(receiver, sender, `in${i}`), tensors.makeTensor(spec)));
-      for (const got of [await Promise.all(there), await Promise.all(back)]) {
-        got.forEach(({ tensor, isDead }, i) => {
+      // Every receive settles before anything is asserted, so a failure reports all of them and why a peer was lost.
+      const settled = await Promise.allSettled([...there, ...back]);
+      expect({ step, lost, failed: settled.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : [])) }).toEqual({ step, lost: [], failed: [] });
+      for (const got of [settled.slice(0, n), settled.slice(n)]) {
+        got.forEach((r, i) => {
+          const { tensor, isDead } = (r as PromiseFulfilledResult<Awaited<(typeof there)[0]>>).value;
           expect(isDead).toBe(false);
           expect(tensors.digest(tensor)).toEqual(tensors.digest(tensors.makeTensor(all[i])));
         });

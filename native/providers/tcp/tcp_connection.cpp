@@ -778,8 +778,10 @@ void TcpConnection::fail(Status status, const std::string& why, bool protocolErr
   owner_.onDead(this, wasReady, transient, status, why, std::move(unanswered));
 }
 
-void TcpConnection::tick(uint64_t nowMs) {
+void TcpConnection::tick(uint64_t nowMs, uint64_t missedMs) {
   const TcpOptions& o = owner_.options();
+  TickGap::credit(&startedMs_, missedMs, nowMs);
+  TickGap::credit(&lastRxMs_, missedMs, nowMs);
   // nowMs was read when the tick began: what other connections' ticks made this one do
   // since (a put sent again over it, say) can be later.
   auto since = [nowMs](uint64_t t) { return nowMs > t ? nowMs - t : 0; };

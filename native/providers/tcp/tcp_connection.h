@@ -37,7 +37,7 @@ class TcpConnection {
   // Whether the provider has this connection on its list for the end of the round.
   bool roundPending = false;
   void sendFloor(uint64_t floor);
-  void tick(uint64_t nowMs);   // keepalive and timeouts
+  void tick(uint64_t nowMs, uint64_t missedMs);  // keepalive and timeouts (TickGap: missedMs)
   // Closes the socket and cancels a half-placed put. The puts not answered yet go back to the
   // provider (TcpProvider::onDead), which fails them with `status` or sends them again.
   void fail(Status status, const std::string& why, bool protocolError);

@@ -100,13 +100,15 @@ void TcpProvider::start() {
     }
   });
   uint32_t interval = std::max<uint32_t>(10, std::min(options_.keepaliveMs, options_.peerTimeoutMs) / 2);
+  tickGap_ = TickGap(interval, nowMs());
   ctx_.progress.every(interval, [this] {
     dead_.clear();
     uint64_t now = nowMs();
+    uint64_t missed = tickGap_.missed(now);
     // tick() may kill a connection, which removes it from conns_: iterate over a copy.
     std::vector<TcpConnection*> live;
     for (auto& c : conns_) live.push_back(c.get());
-    for (TcpConnection* c : live) c->tick(now);
+    for (TcpConnection* c : live) c->tick(now, missed);
     inbound_.expire(now);
     // Announcing may open connections, which may add nodes: walk a list.
     std::vector<SentPuts::Node*> nodes;
@@ -462,7 +464,7 @@ void TcpProvider::onHandshake(TcpConnection* conn) {
   if (r->second.incarnation == conn->peerIncarnation()) {
     resume(node);
   } else {
-    giveUp(node, Status::PeerLost);  // a new incarnation: the one the puts were for is gone
+    giveUp(node, Status::PeerLost, "it restarted as a new incarnation");  // the one the puts were for is gone
   }
 }
 
@@ -521,7 +523,7 @@ void TcpProvider::onDead(TcpConnection* conn, bool wasReady, bool transient, Sta
       // Never connected: say why (refused, timed out, another node answered).
       putFinished(p, gone ? Status::PeerLost : status, wasReady ? std::string() : why);
     }
-    if (wasReady && status != Status::Closed) ctx_.events.peerLost(node, incarnation);
+    if (wasReady && status != Status::Closed) ctx_.events.peerLost(node, incarnation, why);
     // A ready connection to a reconnecting node that died before it took the kept puts (a
     // protocol error, say): the node still waits for another.
     if (wasReady) keepDialing(node);
@@ -540,7 +542,7 @@ void TcpProvider::close() {
   auto conns = std::move(conns_);  // fail() unlinks from conns_, so walk a detached list
   conns_.clear();
   for (auto& c : conns) c->fail(Status::Closed, "endpoint closed", false);
-  while (!reconnecting_.empty()) giveUp(reconnecting_.begin()->first, Status::Closed);
+  while (!reconnecting_.empty()) giveUp(reconnecting_.begin()->first, Status::Closed, "the endpoint closed");
   reconnectTimer_.stop();
   dead_.clear();
   conns.clear();

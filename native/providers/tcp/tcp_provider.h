@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../provider.h"
+#include "../tick_gap.h"
 #include "inbound_senders.h"
 #include "sent_puts.h"
 #include "tcp_connection.h"
@@ -122,7 +123,7 @@ class TcpProvider final : public Provider {
   void onRedialDead(TcpConnection* conn);
   void retryLater(const std::string& node);
   void resume(const std::string& node);
-  void giveUp(const std::string& node, Status status);
+  void giveUp(const std::string& node, Status status, const std::string& why);
   void onReconnectTimer();
   void armReconnectTimer();
 
@@ -137,6 +138,7 @@ class TcpProvider final : public Provider {
   uint64_t nextSerial_ = 1;
   std::vector<std::unique_ptr<TcpConnection>> conns_;
   std::vector<std::unique_ptr<TcpConnection>> dead_;  // freed on the next tick
+  TickGap tickGap_{0, 0};
   std::vector<TcpConnection*> roundPending_;  // live ones with TcpConnection::roundPending
   std::unordered_map<std::string, std::vector<TcpConnection*>> byNode_;     // ready ones
   std::unordered_map<std::string, std::vector<TcpConnection*>> byAddress_;  // dialed ones

@@ -29,7 +29,7 @@ void TcpProvider::keep(const std::string& node, uint64_t incarnation, std::vecto
   }
   auto it = reconnecting_.find(node);
   if (it != reconnecting_.end() && it->second.incarnation != incarnation) {
-    giveUp(node, Status::PeerLost);
+    giveUp(node, Status::PeerLost, "it restarted as a new incarnation");
     it = reconnecting_.end();
   }
   bool fresh = it == reconnecting_.end();
@@ -68,7 +68,7 @@ void TcpProvider::redial(const std::string& node) {
   if (it == reconnecting_.end()) return;
   auto addr = addressOfNode_.find(node);
   if (addr == addressOfNode_.end() || addr->second.empty()) {
-    giveUp(node, Status::PeerLost);
+    giveUp(node, Status::PeerLost, "its connection broke and its address is unknown");
     return;
   }
   Status status = Status::NoPeer;
@@ -76,7 +76,11 @@ void TcpProvider::redial(const std::string& node) {
   std::vector<TcpConnection*> group = dial(addr->second, &status, &refused);
   if (group.empty()) {
     // Refused: nothing listens there. An address that does not parse never will.
-    if (refused || status == Status::InvalidArgument) giveUp(node, Status::PeerLost); else retryLater(node);
+    if (refused || status == Status::InvalidArgument) {
+      giveUp(node, Status::PeerLost, "its connection broke and " + addr->second + " refused a new one");
+    } else {
+      retryLater(node);
+    }
     return;
   }
   for (TcpConnection* conn : group) {
@@ -88,7 +92,7 @@ void TcpProvider::redial(const std::string& node) {
     if (conn->peerNodeId() == node && conn->peerIncarnation() == it->second.incarnation) {
       resume(node);
     } else {
-      giveUp(node, Status::PeerLost);
+      giveUp(node, Status::PeerLost, "its connection broke and another node answers at " + addr->second);
     }
     return;
   }
@@ -113,7 +117,8 @@ void TcpProvider::onRedialDead(TcpConnection* conn) {
   const std::string node = conn->expectedNode();
   if (!reconnecting_.count(node)) return;
   if (conn->refused() || conn->wrongNode() || conn->authRefused()) {
-    giveUp(node, conn->authRefused() ? Status::Auth : Status::PeerLost);
+    const char* why = conn->authRefused() ? "authentication was refused" : conn->refused() ? "the address refused" : "another node answered";
+    giveUp(node, conn->authRefused() ? Status::Auth : Status::PeerLost, std::string("its connection broke and reconnecting failed: ") + why);
     return;
   }
   keepDialing(node);
@@ -137,13 +142,13 @@ void TcpProvider::resume(const std::string& node) {
   armReconnectTimer();
 }
 
-void TcpProvider::giveUp(const std::string& node, Status status) {
+void TcpProvider::giveUp(const std::string& node, Status status, const std::string& why) {
   auto it = reconnecting_.find(node);
   if (it == reconnecting_.end()) return;
   Reconnect r = std::move(it->second);
   reconnecting_.erase(it);
   for (OutPut& p : r.puts) putFinished(p, status);
-  if (status != Status::Closed) ctx_.events.peerLost(node, r.incarnation);
+  if (status != Status::Closed) ctx_.events.peerLost(node, r.incarnation, why);
   armReconnectTimer();
 }
 
@@ -158,7 +163,9 @@ void TcpProvider::onReconnectTimer() {
       due.push_back(node);
     }
   }
-  for (const std::string& node : lost) giveUp(node, Status::PeerLost);
+  for (const std::string& node : lost) {
+    giveUp(node, Status::PeerLost, "its connection broke and no new one came within " + std::to_string(options_.reconnectMs) + " ms");
+  }
   for (const std::string& node : due) redial(node);
   armReconnectTimer();
 }

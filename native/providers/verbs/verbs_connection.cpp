@@ -655,12 +655,14 @@ void VerbsConnection::fail(Status status, const std::string& why) {
   }
   for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, status, why);
   connectRequests_.clear();
-  if (wasReady && status != Status::Closed) owner_.ctx().events.peerLost(peerNode_, peerIncarnation_);
+  if (wasReady && status != Status::Closed) owner_.ctx().events.peerLost(peerNode_, peerIncarnation_, why);
   owner_.onDead(this);
 }
 
-void VerbsConnection::tick(uint64_t nowMs) {
+void VerbsConnection::tick(uint64_t nowMs, uint64_t missedMs) {
   const VerbsOptions& o = owner_.options();
+  TickGap::credit(&startedMs_, missedMs, nowMs);
+  TickGap::credit(&heardMs_, missedMs, nowMs);
   if (state_ == State::Dead) return;
   if (state_ != State::Ready) {
     if (nowMs - startedMs_ > o.connectTimeoutMs) {

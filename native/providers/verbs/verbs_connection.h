@@ -63,7 +63,7 @@ class VerbsConnection {
   // Dialed to reach this node id: another node answering is a lost peer, not a new one.
   void expect(const std::string& nodeId) { expectedNode_ = nodeId; }
   // Periodic: connect timeout, keepalive ping, silent peer (see VerbsOptions).
-  void tick(uint64_t nowMs);
+  void tick(uint64_t nowMs, uint64_t missedMs);  // keepalive and timeouts (TickGap: missedMs)
   // Tears the queue pair down, cancels reads still landing, fails every pending put.
   void fail(Status status, const std::string& why);
 

@@ -149,6 +149,7 @@ void VerbsProvider::start() {
         });
   }
   uint32_t interval = std::max<uint32_t>(10, std::min(options_.keepaliveMs, options_.peerTimeoutMs) / 2);
+  tickGap_ = TickGap(interval, nowMs());
   ctx_.progress.every(interval, [this] { tick(); });
 }
 
@@ -161,10 +162,11 @@ void VerbsProvider::tick() {
   reap();
   if (closed_) return;
   uint64_t now = nowMs();
+  uint64_t missed = tickGap_.missed(now);
   // tick() may kill a connection, which removes it from conns_: iterate over a copy.
   std::vector<VerbsConnection*> live;
   for (auto& [id, c] : conns_) live.push_back(c.get());
-  for (VerbsConnection* c : live) c->tick(now);
+  for (VerbsConnection* c : live) c->tick(now, missed);
 }
 
 bool VerbsProvider::reaches(const std::string& peer) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../provider.h"
+#include "../tick_gap.h"
 #include "verbs_connection.h"
 #include "verbs_options.h"
 #include "verbs_regions.h"
@@ -114,6 +115,7 @@ class VerbsProvider final : public Provider {
   int moreFd_ = -1;
   uint64_t moreToken_ = 0;
   uint32_t nextConn_ = 1;
+  TickGap tickGap_{0, 0};
   std::unordered_map<uint32_t, uint32_t> qpConns_;  // qp_num -> connection id, kept by the connections
   std::unordered_map<uint32_t, std::unique_ptr<VerbsConnection>> conns_;
   std::vector<std::unique_ptr<VerbsConnection>> dead_;  // freed at the next top-level entry
