@@ -17,6 +17,8 @@ export const enum Kind {
   PushAccepted = 6,
   /** The sender kept one step's tensor of a pushed key for a request (or stopped pushing the key). */
   NotPushed = 7,
+  /** The sender's manager closed: it pushes nothing more to this receiver. */
+  PushEnded = 8,
 }
 
 /** Every message names its sender's node id and incarnation, for replies and checks. */
@@ -76,7 +78,11 @@ export interface NotPushed extends From {
   dropped: boolean;
 }
 
-export type ControlMessage = TensorRequest | MetaDataResponse | TensorReRequest | ErrorStatus | TensorCancel | PushAccepted | NotPushed;
+export interface PushEnded extends From {
+  kind: Kind.PushEnded;
+}
+
+export type ControlMessage = TensorRequest | MetaDataResponse | TensorReRequest | ErrorStatus | TensorCancel | PushAccepted | NotPushed | PushEnded;
 
 export function encode(message: ControlMessage): Uint8Array {
   const m = message as unknown as Record<string, unknown>;
@@ -156,6 +162,8 @@ export function decode(bytes: Uint8Array): ControlMessage {
     case Kind.NotPushed:
       if (typeof raw.dropped !== 'boolean') throw protocol('control message field dropped must be a boolean');
       return { kind: Kind.NotPushed, ...from, key: str('key'), stepId: step(), dropped: raw.dropped };
+    case Kind.PushEnded:
+      return { kind: Kind.PushEnded, ...from };
     default:
       // Not String(raw.kind): a peer's record may carry a toString that is no function.
       throw protocol(`unknown control message kind ${typeof raw.kind === 'number' ? raw.kind : typeof raw.kind}`);

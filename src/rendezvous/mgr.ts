@@ -238,8 +238,11 @@ export class RendezvousMgr {
     this.pool.clear();
     this.pooledBytes = 0;
     this.inboxes.clear();
+    // Receivers waiting for pushes from here ask instead, and find the control mailbox closed.
+    const pushedTo = this.pushRoutes.peers();
     this.pushRoutes.clear();
     this.channel.close();
+    await Promise.allSettled([...pushedTo].map((peer) => this.channel.send(peer, { kind: Kind.PushEnded, ...this.from() })));
     await this.channel.done;
   }
 
@@ -326,16 +329,23 @@ export class RendezvousMgr {
     const offer = cached && pending.mailbox && this.inboxes.fits(pending.key, cached) ? this.openInbox(pending.key, record.nodeId, cached) : 0n;
     this.counters.requests++;
     pending.asked = true; // from here a give-up is told to the sender (a cancel may overtake the request)
-    await this.channel.send(record.nodeId, {
-      kind: Kind.TensorRequest,
-      ...this.from(),
-      key: pending.key,
-      stepId: pending.stepId.toString(),
-      requestIndex: index,
-      dataVaddr: pending.mailbox?.vaddr ?? 0n,
-      cachedMeta: pending.mailbox ? cached! : null,
-      pushVaddr: offer,
-    });
+    try {
+      await this.channel.send(record.nodeId, {
+        kind: Kind.TensorRequest,
+        ...this.from(),
+        key: pending.key,
+        stepId: pending.stepId.toString(),
+        requestIndex: index,
+        dataVaddr: pending.mailbox?.vaddr ?? 0n,
+        cachedMeta: pending.mailbox ? cached! : null,
+        pushVaddr: offer,
+      });
+    } catch (error) {
+      // Never heard of, the push mailbox offered would wait for pushes that cannot come.
+      const inbox = offer ? this.inboxes.get(pending.key) : undefined;
+      if (inbox && inbox.mailbox.vaddr === offer) this.inboxes.remove(inbox);
+      throw error;
+    }
   }
 
   /**
@@ -481,6 +491,9 @@ export class RendezvousMgr {
         return this.pushAccepted(m);
       case Kind.NotPushed:
         return this.notPushedArrived(m);
+      case Kind.PushEnded:
+        for (const inbox of this.inboxes.ofPeer(m.from)) this.dropInbox(inbox);
+        return;
     }
   }
 

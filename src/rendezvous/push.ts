@@ -120,6 +120,11 @@ export class PushRoutes {
     for (const [key, route] of [...this.byKey]) if (route.peer === peer) this.byKey.delete(key);
   }
 
+  /** The receivers some key is pushed to. */
+  peers(): Set<string> {
+    return new Set([...this.byKey.values()].map((route) => route.peer));
+  }
+
   clear(): void {
     this.byKey.clear();
   }

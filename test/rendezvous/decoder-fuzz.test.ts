@@ -55,6 +55,7 @@ const FIELDS: Record<number, string[]> = {
   [Kind.TensorCancel]: ['kind', ...FROM, 'requestIndex'],
   [Kind.PushAccepted]: ['kind', ...FROM, 'key', 'pushVaddr'],
   [Kind.NotPushed]: ['kind', ...FROM, 'key', 'stepId', 'dropped'],
+  [Kind.PushEnded]: ['kind', ...FROM],
 };
 
 function assertMessage(m: ControlMessage): void {
@@ -187,6 +188,7 @@ const validMessage: fc.Arbitrary<ControlMessage> = fc.oneof(
   fc.record({ ...sender, requestIndex: index }).map((r) => ({ kind: Kind.TensorCancel as const, ...r })),
   fc.record({ ...sender, key: fc.oneof(validKey, text), pushVaddr: fc.bigInt({ min: 1n, max: U64_MAX }) }).map((r) => ({ kind: Kind.PushAccepted as const, ...r })),
   fc.record({ ...sender, key: fc.oneof(validKey, text), stepId: u64.map(String), dropped: fc.boolean() }).map((r) => ({ kind: Kind.NotPushed as const, ...r })),
+  fc.record(sender).map((r) => ({ kind: Kind.PushEnded as const, ...r })),
 );
 
 // ---- generators: mutations

@@ -18,6 +18,7 @@ const KIND_NAMES: Record<number, string> = {
   5: 'TENSOR_CANCEL',
   6: 'PUSH_ACCEPTED',
   7: 'NOT_PUSHED',
+  8: 'PUSH_ENDED',
 };
 
 describe('round trips', () => {
@@ -30,6 +31,7 @@ describe('round trips', () => {
     { kind: Kind.ErrorStatus, ...from, requestIndex: 6, code: 'ERR_RVMA_ABORTED', message: 'step 1 was cleaned up' },
     { kind: Kind.PushAccepted, ...from, key: 'k', pushVaddr: (1n << 63n) + 9n },
     { kind: Kind.NotPushed, ...from, key: 'k', stepId: '7', dropped: true },
+    { kind: Kind.PushEnded, ...from },
   ];
   test.each(messages.map((m, i) => [`${KIND_NAMES[m.kind]} #${i}`, m] as const))('%s', (_, message) => {
     expect(decode(encode(message))).toEqual(message);

@@ -121,6 +121,16 @@ describe.each(IN_PROCESS_PROVIDERS)('push (provider %s)', (provider) => {
     expect(receiver.mgr.pushMailboxes).toBe(0);
   });
 
+  test('a sender that closes its manager while its node lives on: a recv waiting for a push fails with ERR_RVMA_NO_MAILBOX, not by a timeout, and leaves no push mailbox', async () => {
+    const { sender, receiver, k } = await pushed();
+    const waiting = receiver.mgr.find(3).recv(k); // no timeout: only the sender's close can end it
+    await sender.mgr.close();
+    await expectRejects(waiting, 'ERR_RVMA_NO_MAILBOX');
+    const inboxes = (receiver.mgr as unknown as { inboxes: { get(k: string): unknown } }).inboxes;
+    expect(inboxes.get(k)).toBeUndefined(); // neither the accepted one nor one offered with the failed request
+    expect(receiver.mgr.pushMailboxes).toBe(0);
+  });
+
   test('cleanup drops a pushed tensor nobody received; later steps still push', async () => {
     const { sender, receiver, k } = await pushed();
     sender.mgr.find(3).send(k, floats([16], 3));
