@@ -175,6 +175,8 @@ describe.each(PROGRESS_MODES)('tcp puts across broken connections (%s progress)'
     await Promise.all(outcomes);
     await waitFor('peerLost', async () => lost.length > 0);
     expect(lost.map((l) => l.nodeId)).toEqual([peer.nodeId]);
+    // What broke the connection, then why no other came.
+    expect(lost[0].reason).toMatch(/^its connection broke \(.+\) and (.+ refused a new one|reconnecting failed: the address refused)$/);
   }, 60_000);
 
   test('a peer restarted under the same node id (a new incarnation) gets none of the old puts', async () => {
@@ -204,6 +206,7 @@ describe.each(PROGRESS_MODES)('tcp puts across broken connections (%s progress)'
     // Under thread progress the event may come in a batch after the puts' rejections.
     await waitFor('peerLost', async () => lost.length > 0);
     expect(lost.map((l) => l.nodeId)).toEqual([nodeId]);
+    expect(lost[0].reason).toMatch(/and it restarted as a new incarnation$/);
 
     // Nothing of the old puts reached the new incarnation: the first put it takes ends its
     // first epoch with that put's bytes (an old put arriving before the mailbox opened would

@@ -514,7 +514,7 @@ void TcpProvider::onDead(TcpConnection* conn, bool wasReady, bool transient, Sta
   const std::string& node = conn->peerNodeId();
   const uint64_t incarnation = conn->peerIncarnation();
   if (transient && canKeep(node, incarnation)) {
-    keep(node, incarnation, std::move(unanswered));
+    keep(node, incarnation, std::move(unanswered), why);
   } else {
     for (OutPut& p : unanswered) {
       // Never connected, but aimed at a node known before (by incarnation, sent to it before,

@@ -94,6 +94,7 @@ class TcpProvider final : public Provider {
     uint64_t retryAtMs = 0;  // the next dial, when none is under way
     uint32_t backoffMs = 0;
     std::deque<OutPut> puts;
+    std::string broke;  // why the connection broke, for peerLost if no new one comes
   };
 
   void onAccept();
@@ -113,7 +114,7 @@ class TcpProvider final : public Provider {
 
   // tcp_reconnect.cpp
   bool canKeep(const std::string& node, uint64_t incarnation) const;
-  void keep(const std::string& node, uint64_t incarnation, std::vector<OutPut> puts);
+  void keep(const std::string& node, uint64_t incarnation, std::vector<OutPut> puts, const std::string& why);
   void resendKept(const std::string& node, uint64_t incarnation, OutPut p);
   void redial(const std::string& node);
   // A connection to the node's address that is not ready yet (it may still become so).

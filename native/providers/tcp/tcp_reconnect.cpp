@@ -21,7 +21,7 @@ bool TcpProvider::canKeep(const std::string& node, uint64_t incarnation) const {
   return (addr != addressOfNode_.end() && !addr->second.empty()) || !readyOf(node, incarnation).empty();
 }
 
-void TcpProvider::keep(const std::string& node, uint64_t incarnation, std::vector<OutPut> puts) {
+void TcpProvider::keep(const std::string& node, uint64_t incarnation, std::vector<OutPut> puts, const std::string& why) {
   if (!readyOf(node, incarnation).empty()) {
     for (OutPut& p : puts) resendKept(node, incarnation, std::move(p));
     topUp(node);
@@ -37,6 +37,7 @@ void TcpProvider::keep(const std::string& node, uint64_t incarnation, std::vecto
     Reconnect r;
     r.incarnation = incarnation;
     r.deadlineMs = nowMs() + options_.reconnectMs;
+    r.broke = why;
     it = reconnecting_.emplace(node, std::move(r)).first;
   }
   for (OutPut& p : puts) it->second.puts.push_back(std::move(p));
@@ -54,7 +55,7 @@ void TcpProvider::resendKept(const std::string& node, uint64_t incarnation, OutP
     std::vector<OutPut> one;
     one.push_back(std::move(p));
     if (canKeep(node, incarnation)) {
-      keep(node, incarnation, std::move(one));
+      keep(node, incarnation, std::move(one), "sending broke the last connection");
     } else {
       putFinished(one.front(), closing_ ? Status::Closed : Status::PeerLost);
     }
@@ -68,7 +69,7 @@ void TcpProvider::redial(const std::string& node) {
   if (it == reconnecting_.end()) return;
   auto addr = addressOfNode_.find(node);
   if (addr == addressOfNode_.end() || addr->second.empty()) {
-    giveUp(node, Status::PeerLost, "its connection broke and its address is unknown");
+    giveUp(node, Status::PeerLost, "its address is unknown");
     return;
   }
   Status status = Status::NoPeer;
@@ -77,7 +78,7 @@ void TcpProvider::redial(const std::string& node) {
   if (group.empty()) {
     // Refused: nothing listens there. An address that does not parse never will.
     if (refused || status == Status::InvalidArgument) {
-      giveUp(node, Status::PeerLost, "its connection broke and " + addr->second + " refused a new one");
+      giveUp(node, Status::PeerLost, addr->second + " refused a new one");
     } else {
       retryLater(node);
     }
@@ -92,7 +93,7 @@ void TcpProvider::redial(const std::string& node) {
     if (conn->peerNodeId() == node && conn->peerIncarnation() == it->second.incarnation) {
       resume(node);
     } else {
-      giveUp(node, Status::PeerLost, "its connection broke and another node answers at " + addr->second);
+      giveUp(node, Status::PeerLost, "another node answers at " + addr->second);
     }
     return;
   }
@@ -118,7 +119,7 @@ void TcpProvider::onRedialDead(TcpConnection* conn) {
   if (!reconnecting_.count(node)) return;
   if (conn->refused() || conn->wrongNode() || conn->authRefused()) {
     const char* why = conn->authRefused() ? "authentication was refused" : conn->refused() ? "the address refused" : "another node answered";
-    giveUp(node, conn->authRefused() ? Status::Auth : Status::PeerLost, std::string("its connection broke and reconnecting failed: ") + why);
+    giveUp(node, conn->authRefused() ? Status::Auth : Status::PeerLost, std::string("reconnecting failed: ") + why);
     return;
   }
   keepDialing(node);
@@ -148,7 +149,9 @@ void TcpProvider::giveUp(const std::string& node, Status status, const std::stri
   Reconnect r = std::move(it->second);
   reconnecting_.erase(it);
   for (OutPut& p : r.puts) putFinished(p, status);
-  if (status != Status::Closed) ctx_.events.peerLost(node, r.incarnation, why);
+  if (status != Status::Closed) {
+    ctx_.events.peerLost(node, r.incarnation, "its connection broke" + (r.broke.empty() ? std::string() : " (" + r.broke + ")") + " and " + why);
+  }
   armReconnectTimer();
 }
 
@@ -164,7 +167,7 @@ void TcpProvider::onReconnectTimer() {
     }
   }
   for (const std::string& node : lost) {
-    giveUp(node, Status::PeerLost, "its connection broke and no new one came within " + std::to_string(options_.reconnectMs) + " ms");
+    giveUp(node, Status::PeerLost, "no new one came within " + std::to_string(options_.reconnectMs) + " ms");
   }
   for (const std::string& node : due) redial(node);
   armReconnectTimer();
