@@ -15,7 +15,7 @@ import { describeRanks, placementModes, rankCpus } from './placement';
 import { RingProcesses } from './ranks';
 import { privateRedis } from '../../examples/common/private-redis';
 import { buildRingReport, formatRingReport, PlacedVariant, placedId } from './report';
-import { pipelineScenario } from './pipeline';
+import { PIPELINE_REPS, pipelineScenario } from './pipeline';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHILD = path.join(__dirname, 'child.js');
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     // The rings of (a) and (b) stop first: the example's workers need the CPUs.
     await Promise.all([...rings.values()].map((r) => r.stop()));
     rings.clear();
-    const pipeline = process.argv.includes('--no-pipeline') ? undefined : await pipelineScenario(quick ? 1 : 3, quick);
+    const pipeline = process.argv.includes('--no-pipeline') ? undefined : await pipelineScenario(quick ? 1 : PIPELINE_REPS, quick);
     if (pipeline) console.log(`\n${pipeline.text}`);
     const file = saveResults(ROOT, 'ring', {
       loadBefore: clock.loadBefore,
