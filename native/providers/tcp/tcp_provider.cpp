@@ -516,6 +516,8 @@ void TcpProvider::onDead(TcpConnection* conn, bool wasReady, bool transient, Sta
   if (transient && canKeep(node, incarnation)) {
     keep(node, incarnation, std::move(unanswered), why);
   } else {
+    // The loss before the puts it fails (as giveUp).
+    if (wasReady && status != Status::Closed) ctx_.events.peerLost(node, incarnation, why);
     for (OutPut& p : unanswered) {
       // Never connected, but aimed at a node known before (by incarnation, sent to it before,
       // or redialed to reach it again): that node is gone.
@@ -523,7 +525,6 @@ void TcpProvider::onDead(TcpConnection* conn, bool wasReady, bool transient, Sta
       // Never connected: say why (refused, timed out, another node answered).
       putFinished(p, gone ? Status::PeerLost : status, wasReady ? std::string() : why);
     }
-    if (wasReady && status != Status::Closed) ctx_.events.peerLost(node, incarnation, why);
     // A ready connection to a reconnecting node that died before it took the kept puts (a
     // protocol error, say): the node still waits for another.
     if (wasReady) keepDialing(node);

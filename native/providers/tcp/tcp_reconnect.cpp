@@ -148,10 +148,12 @@ void TcpProvider::giveUp(const std::string& node, Status status, const std::stri
   if (it == reconnecting_.end()) return;
   Reconnect r = std::move(it->second);
   reconnecting_.erase(it);
-  for (OutPut& p : r.puts) putFinished(p, status);
+  // The loss first, then the puts it fails: a listener that acts on the loss (a ring failing its
+  // generation, say) learns why before the first rejection, whichever batch carries each.
   if (status != Status::Closed) {
     ctx_.events.peerLost(node, r.incarnation, "its connection broke" + (r.broke.empty() ? std::string() : " (" + r.broke + ")") + " and " + why);
   }
+  for (OutPut& p : r.puts) putFinished(p, status);
   armReconnectTimer();
 }
 
