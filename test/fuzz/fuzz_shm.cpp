@@ -15,7 +15,7 @@
 // Then operations, one byte each (kind = low 3 bits), with operands:
 //   0 raw bytes into the ring at our tail: next byte n, then 8 * (n % 64 + 1) bytes, published
 //   1 a well-formed record: next byte picks Put / FarPut / ChunkPut / Ack / Pad / RawNotice /
-//     RegionQuery / Revoke / RevokeAck, then fields
+//     RegionQuery / Revoke / RevokeAck / FarGatherPut, then fields
 //   2 set our published tail to the next 8 bytes      3 consume the provider's ring (or mangle its head)
 //   4 the provider puts to us (16 bytes, ours to answer) 5 let the provider run
 //   6 hang up                                          7 scribble the next byte over a control word
@@ -360,7 +360,7 @@ class Harness {
       std::memcpy(record.data(), head, headBytes);
       in.take(record.data() + headBytes, payload);
     };
-    switch (kind % 9) {
+    switch (kind % 10) {
       case 0: {  // Put
         put.len = in.word(2) % 1100;
         put.prefix = {uint32_t(RecordType::Put), uint32_t(roundUp8(sizeof put + put.len))};
@@ -374,6 +374,16 @@ class Harness {
         far.src = reinterpret_cast<uint64_t>(source_) + in.word(2) % sizeof source_;
         far.put.prefix = {uint32_t(RecordType::FarPut), sizeof far};
         emit(&far, sizeof far, 0);
+        nextPutId_++;
+        break;
+      }
+      case 9: {  // FarGatherPut: an inline head (sometimes too long), the rest from our own memory
+        FarGatherPutRecord far{put, 0, 0};
+        far.headLen = in.word(2) % (kMaxFarHeadBytes + 2);
+        far.put.len = far.headLen + in.word(3) % (2 * sizeof source_);
+        far.src = reinterpret_cast<uint64_t>(source_) + in.word(2) % sizeof source_;
+        far.put.prefix = {uint32_t(RecordType::FarGatherPut), uint32_t(roundUp8(sizeof far + far.headLen))};
+        emit(&far, sizeof far, far.headLen);
         nextPutId_++;
         break;
       }
@@ -410,7 +420,7 @@ class Harness {
       case 7:    // a revoke of a region of ours (we lent none)
       case 8: {  // confirming a revoke it never sent
         const RecordType types[] = {RecordType::RegionQuery, RecordType::Revoke, RecordType::RevokeAck};
-        KeyRecord key{{uint32_t(types[kind % 9 - 6]), sizeof(KeyRecord)}, 0, 0, box % 2 ? regionKey_ : put.vaddr};
+        KeyRecord key{{uint32_t(types[kind % 10 - 6]), sizeof(KeyRecord)}, 0, 0, box % 2 ? regionKey_ : put.vaddr};
         emit(&key, sizeof key, 0);
         break;
       }

@@ -230,10 +230,12 @@ const le = (n, bytes) => {
   for (let i = 0; i < bytes; i++) b[i] = Number((BigInt(n) >> BigInt(8 * i)) & 0xffn);
   return b;
 };
-// op 1: kind byte (record type = kind % 5), flags, mailbox choice (0 bytes box, 1 ops box, 2 region), offset (2 bytes)
+// op 1: kind byte (record type = kind % 10), flags, mailbox choice (0 bytes box, 1 ops box, 2 region), offset (2 bytes)
 const record = (kind, flags, box, offset, ...rest) => Buffer.concat([Buffer.from([1, kind, flags, box]), le(offset, 2), ...rest]);
 const shmPut = (box, offset, payload, flags = 0) => record(0, flags, box, offset, le(payload.length, 2), payload);
 const shmFar = (box, len, srcOffset) => record(1, 0, 0 + box, 0, le(len - 1, 3), le(srcOffset, 2));
+const shmFarGather = (box, headLen, restLen, srcOffset) =>
+  record(9, 0, box, 0, le(headLen, 2), le(restLen, 3), le(srcOffset, 2), fill(headLen, 7));
 const shmChunk = (box, len, chunkLen) => record(2, 0, box, 0, le(len - 1, 3), le(chunkLen - 1, 2), fill(chunkLen, 3));
 const shmAck = (status) => Buffer.concat([Buffer.from([1, 3, 0, 0]), le(0, 2), Buffer.from([status])]);
 const SHM = { run: Buffer.from([5]), consume: Buffer.from([3]), own: Buffer.from([4]), hangUp: Buffer.from([6]) };
@@ -271,6 +273,9 @@ const shm = {
   raw: shmSession(3, shmPut(2, 10, fill(64, 5), 2), SHM.run),
   far: shmSession(1, shmFar(1, 4000, 16), SHM.run),
   farPastEnd: shmSession(1, shmFar(1, 12000, 8000), SHM.run),
+  farGather: shmSession(1, shmFarGather(1, 8, 4000, 16), SHM.run),
+  farGatherLongHead: shmSession(1, shmFarGather(1, 4097, 100, 0), SHM.run),
+  farGatherNoPull: shmSession(0, shmFarGather(1, 24, 100, 0), SHM.run),
   chunks: shmSession(0, shmChunk(1, 6000, 4096), record(2, 0, 1, 0, le(5999, 3), le(1903, 2), fill(1904, 4)), SHM.run),
   chunkThenHangUp: shmSession(0, shmChunk(1, 6000, 4096), SHM.run, SHM.hangUp),
   answers: shmSession(2, SHM.own, SHM.own, SHM.run, SHM.consume, shmAck(0), shmAck(2), SHM.run),

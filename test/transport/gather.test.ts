@@ -1,5 +1,6 @@
-// Gathered puts ([head, data]) land as one payload, byte for byte, on every transport: inline
-// (gathered natively), and large enough to be joined first (tcp stripes, shm pulls).
+// Gathered puts ([head, data]) land as one payload, byte for byte, on every transport: inline,
+// large (shm pulls or chunks), and split over tcp's stripes (each part sends its slices of head
+// and data in place).
 import { randomBytes } from 'node:crypto';
 import { Endpoint } from '../../src';
 import { Agent, sha256, startAgent, trackChildren } from '../helpers/children';
@@ -19,6 +20,13 @@ const SHAPES: [number, number][] = [
   [100, 64 * KiB],
   [3, 5 * MiB],
 ];
+// Placed at an offset (appends are never split), above stripeMinBytes: a small head in the first
+// part; a head longer than a part (the first part all head, the second head and data); no data.
+const SPLIT_SHAPES: [number, number][] = [
+  [8, 2 * MiB],
+  [3 * MiB, 2 * MiB],
+  [2 * MiB, 0],
+];
 
 describe.each(transportCases())('gathered puts across processes over %s (%s progress)', (_name, progress, transport) => {
   const children = trackChildren('all');
@@ -36,8 +44,8 @@ describe.each(transportCases())('gathered puts across processes over %s (%s prog
     await endpoint?.close();
   });
 
-  test.each(SHAPES)('[%i, %i] bytes arrive as one put', async (headLen, dataLen) => {
-    const vaddr = VADDR + BigInt(headLen * 7 + dataLen);
+  async function gatheredPut(headLen: number, dataLen: number, append: boolean): Promise<void> {
+    const vaddr = VADDR + BigInt(headLen * 7 + dataLen) + (append ? 0n : 1n);
     const v = vaddr.toString();
     const size = headLen + dataLen;
     // ops epochs: a 0-byte put would never reach a bytes threshold of 0.
@@ -46,11 +54,16 @@ describe.each(transportCases())('gathered puts across processes over %s (%s prog
     const head = randomBytes(headLen);
     const data = new Float32Array(randomBytes(dataLen).buffer);
     const report = agent.child.request({ cmd: 'next', vaddr: v, hashBytes: size, timeout: 20_000 }, 30_000);
-    const [child] = await Promise.all([report, endpoint.put(agent.nodeId, vaddr, [head, data], { append: true, timeout: 20_000 })]);
+    const placement = append ? { append: true } : { offset: 0 };
+    const [child] = await Promise.all([report, endpoint.put(agent.nodeId, vaddr, [head, data], { ...placement, timeout: 20_000 })]);
     expect(child).toMatchObject({ epoch: 1, bytes: size, ops: 1 });
     expect(child.sha256).toBe(sha256(Buffer.concat([head, Buffer.from(data.buffer)])));
     await agent.child.request({ cmd: 'closeMailbox', vaddr: v });
-  }, 40_000);
+  }
+
+  test.each(SHAPES)('[%i, %i] bytes arrive as one put', (headLen, dataLen) => gatheredPut(headLen, dataLen, true), 40_000);
+
+  test.each(SPLIT_SHAPES)('[%i, %i] bytes at an offset arrive as one put', (headLen, dataLen) => gatheredPut(headLen, dataLen, false), 40_000);
 });
 
 describe('gathered puts in one process (loopback)', () => {

@@ -388,7 +388,7 @@ bool ShmConnection::receive(int* work) {
     // After a large put (or a chunk of one) its answer and the room it freed go out at once,
     // so the sender refills while we pull the next: answering a batch only at its end ran
     // four puts of 64 KiB in lock-step across CPUs.
-    if (r.type == RecordType::FarPut || r.type == RecordType::ChunkPut) {
+    if (r.type == RecordType::FarPut || r.type == RecordType::FarGatherPut || r.type == RecordType::ChunkPut) {
       releaseRoom();
       if (!controls_.empty() && !transmit(work)) return false;
     }
@@ -430,7 +430,8 @@ bool ShmConnection::handle(const Record& r) {
 Status ShmConnection::place(const Record& r, bool* fatal) {
   const PutRecord& p = r.put;
   if (p.len > owner_.options().maxPutBytes) return Status::TooLarge;
-  if (r.type == RecordType::FarPut && !weCanPull_) {
+  const bool far = r.type == RecordType::FarPut || r.type == RecordType::FarGatherPut;
+  if (far && !weCanPull_) {
     fail(Status::PeerLost, "shm ring: a far put to a receiver that said it cannot pull", true);
     *fatal = true;
     return Status::PeerLost;
@@ -448,8 +449,12 @@ Status ShmConnection::place(const Record& r, bool* fatal) {
   } else if (r.type == RecordType::RawNotice) {
     // The writer put the bytes there itself: counted and reported, nothing to copy.
   } else {
-    pulled = p.len >= kSplitPullBytes ? owner_.pullHelper().pull(peerPid_, dst, r.src, p.len)
-                                      : pull(peerPid_, dst, r.src, p.len);
+    // A FarGatherPut's head came inline; the rest is pulled behind it.
+    const uint64_t headLen = r.type == RecordType::FarGatherPut ? r.payloadLen : 0;
+    if (headLen) std::memcpy(dst, r.payload, headLen);
+    const uint64_t len = p.len - headLen;
+    pulled = len >= kSplitPullBytes ? owner_.pullHelper().pull(peerPid_, dst + headLen, r.src, len)
+                                    : pull(peerPid_, dst + headLen, r.src, len);
   }
   if (pulled != Pull::Ok) {
     if (isRaw) owner_.ctx().regions.cancel(raw);
@@ -687,7 +692,20 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
     head.id = o.wireId;
   };
   const bool inline_ = req.len <= std::min(owner_.options().eagerMaxBytes, maxInline);
-  // The peer pulls from one source range: a gathered put too large to go inline is copied.
+  // The peer pulls from one source range: a gathered put's head goes inline, unless too long
+  // (then the put is copied through the ring in chunks).
+  if (!inline_ && peerPulls_ && req.gathered() && req.headLen <= kMaxFarHeadBytes && req.headLen < req.len) {
+    const uint64_t bytes = roundUp8(sizeof(FarGatherPutRecord) + req.headLen);
+    uint8_t* at = out_.claim(bytes, corrupt);
+    if (!at) return false;
+    begin();
+    head.prefix = RecordPrefix{uint32_t(RecordType::FarGatherPut), uint32_t(bytes)};
+    FarGatherPutRecord far{head, reinterpret_cast<uint64_t>(req.data), req.headLen};
+    std::memcpy(at, &far, sizeof far);
+    std::memcpy(at + sizeof far, req.head, req.headLen);
+    out_.commit(bytes);
+    return true;
+  }
   if (inline_ || (peerPulls_ && !req.gathered())) {
     const uint64_t bytes = inline_ ? roundUp8(sizeof(PutRecord) + req.len) : sizeof(FarPutRecord);
     uint8_t* at = out_.claim(bytes, corrupt);

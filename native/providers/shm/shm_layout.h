@@ -9,8 +9,8 @@ namespace rvma::shm {
 
 constexpr uint32_t kMagic = 0x48535652;  // "RVSH"
 // 2: Ack and RegionInfo status 13 (Forbidden); 3: peer authentication in the hellos (auth flag,
-// nonces, proofs, refusals; shm_hello.h)
-constexpr uint16_t kVersion = 3;
+// nonces, proofs, refusals; shm_hello.h); 4: FarGatherPut
+constexpr uint16_t kVersion = 4;
 constexpr uint64_t kMinRingBytes = 64ull << 10;
 constexpr uint64_t kMaxRingBytes = 256ull << 20;
 
@@ -46,6 +46,7 @@ enum class RecordType : uint32_t {
   RawNotice = 8,    // a PutRecord (kFlagRaw): bytes written at `offset`; answered by an Ack like a put
   Revoke = 9,       // region `key` closed: write no more
   RevokeAck = 10,   // no more writes to region `key` from here
+  FarGatherPut = 11,  // a gathered put: its first `headLen` bytes inline, the rest pulled from `src`
 };
 
 constexpr uint32_t kFlagAppend = 1;
@@ -71,6 +72,14 @@ struct FarPutRecord {
   PutRecord put;
   uint64_t src;  // address of the payload in the sender's memory
 };
+
+struct FarGatherPutRecord {
+  PutRecord put;
+  uint64_t src;      // address of the bytes after the head in the sender's memory
+  uint64_t headLen;  // 1 .. kMaxFarHeadBytes, less than put.len; the head follows the record
+};
+// The longest head a FarGatherPut carries inline (a ring frame's or a pushed tensor's header).
+constexpr uint64_t kMaxFarHeadBytes = 4096;
 
 struct ChunkPutRecord {
   PutRecord put;
@@ -99,8 +108,8 @@ struct RegionInfoRecord {
 };
 
 static_assert(sizeof(KeyRecord) == 24 && sizeof(RegionInfoRecord) == 40, "record layout");
-static_assert(sizeof(PutRecord) == 48 && sizeof(FarPutRecord) == 56 && sizeof(ChunkPutRecord) == 64 &&
-                  sizeof(AckRecord) == 24,
+static_assert(sizeof(PutRecord) == 48 && sizeof(FarPutRecord) == 56 && sizeof(FarGatherPutRecord) == 64 &&
+                  sizeof(ChunkPutRecord) == 64 && sizeof(AckRecord) == 24,
               "record layout");
 
 inline uint64_t roundUp8(uint64_t n) { return (n + 7) & ~uint64_t(7); }

@@ -32,7 +32,7 @@ class ShmProvider final : public Provider {
   bool reaches(const std::string& peer) override;
   bool supportsRaw() const override { return true; }
   // Inline puts are gathered into the ring; larger ones are joined so the peer can pull them.
-  bool gathers(const PutRequest& req) const override { return !req.raw && req.len <= options_.eagerMaxBytes; }
+  bool gathers(const PutRequest& req) const override { return !req.raw; }  // inline, far with its head, or chunks
   void put(PutRequest req) override;
   Status dialable(const std::string& address) const override;
   void connect(uint64_t requestId, const std::string& address) override;

@@ -92,6 +92,21 @@ RingReader::Next RingReader::next(Record* out, std::string* why, bool refresh) {
         good = true;
         break;
       }
+      case RecordType::FarGatherPut: {
+        FarGatherPutRecord far;
+        if (!fixed(&far, sizeof far) || !checkPut(far.put)) break;
+        if (far.headLen == 0 || far.headLen > kMaxFarHeadBytes || far.headLen >= far.put.len ||
+            prefix.bytes != roundUp8(sizeof far + far.headLen)) {
+          *why = "shm ring: a malformed far gather put";
+          break;
+        }
+        out->put = far.put;
+        out->src = far.src;
+        out->payload = at + sizeof far;
+        out->payloadLen = far.headLen;
+        good = true;
+        break;
+      }
       case RecordType::ChunkPut: {
         ChunkPutRecord chunk;
         if (!fixed(&chunk, sizeof chunk) || !checkPut(chunk.put)) break;

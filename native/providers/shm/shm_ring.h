@@ -14,13 +14,13 @@ namespace rvma::shm {
 struct Record {
   RecordType type{};
   uint32_t bytes = 0;
-  PutRecord put{};        // Put, FarPut, ChunkPut, RawNotice
-  uint64_t src = 0;       // FarPut
+  PutRecord put{};        // Put, FarPut, FarGatherPut, ChunkPut, RawNotice
+  uint64_t src = 0;       // FarPut, FarGatherPut (where the bytes after the head are)
   uint64_t chunkOffset = 0, chunkLen = 0;  // ChunkPut
   AckRecord ack{};        // Ack
   KeyRecord key{};        // RegionQuery, Revoke, RevokeAck
   RegionInfoRecord regionInfo{};  // RegionInfo
-  const uint8_t* payload = nullptr;  // Put, ChunkPut: bytes the peer may still change
+  const uint8_t* payload = nullptr;  // Put, ChunkPut, FarGatherPut (its head): bytes the peer may still change
   uint64_t payloadLen = 0;
 };
 

@@ -362,8 +362,11 @@ void TcpProvider::split(const PutRequest& req, std::vector<TcpConnection*> ready
   for (uint32_t i = 0; i < parts; i++) {
     PutRequest part = req;
     uint64_t begin = uint64_t(i) * chunk;
-    part.data = req.data + begin;
     part.len = std::min(chunk, req.len - begin);
+    // A gathered put's head belongs to the parts it overlaps: each sends its slices in place.
+    part.headLen = begin < req.headLen ? std::min(req.headLen - begin, part.len) : 0;
+    part.head = part.headLen ? req.head + begin : nullptr;
+    part.data = req.data + (std::max(begin, req.headLen) - req.headLen);
     part.where.offset = req.where.offset + begin;
     part.parts = parts;
     part.wholeOffset = req.where.offset;

@@ -39,7 +39,7 @@ class TcpProvider final : public Provider {
   bool reaches(const std::string& peer) override;
   bool supportsRaw() const override { return true; }
   // Whole puts go out as gathered (writev); a put large enough to be split is joined first.
-  bool gathers(const PutRequest& req) const override { return req.len < options_.stripeMinBytes; }
+  bool gathers(const PutRequest&) const override { return true; }  // split parts take their slices
   void put(PutRequest req) override;
   Status dialable(const std::string& address) const override;
   void connect(uint64_t requestId, const std::string& address) override;
