@@ -41,7 +41,11 @@ void control(const uint8_t* p, uint32_t len, Phase phase) {
       require(len == sizeof(AuthMsg));
       break;
     case MsgType::Rts:
-      require(len == sizeof(RtsMsg) && (m.rts.flags & ~kAppend) == 0);
+      require((m.rts.flags & ~(kAppend | kRtsHead)) == 0 && len == sizeof(RtsMsg) + m.rtsHead.size());
+      // A head only when flagged, and then some of the put's bytes, never all of them.
+      require((m.rts.flags & kRtsHead) ? !m.rtsHead.empty() && m.rtsHead.size() <= kMaxRtsHead && m.rtsHead.size() < m.rts.len
+                                       : m.rtsHead.empty());
+      require(std::memcmp(m.rtsHead.data(), p + sizeof(RtsMsg), m.rtsHead.size()) == 0);
       break;
     case MsgType::Ack:
       require(len == sizeof(AckMsg));

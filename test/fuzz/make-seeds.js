@@ -138,7 +138,7 @@ for (const name of ['puts', 'appends', 'raw', 'answers', 'split']) {
 
 // --- verbs control messages (native/providers/verbs/verbs_wire.h) ---
 const V_MAGIC = 0x52564d56;
-const V_VERSION = 5;
+const V_VERSION = 6;
 const V = { Hello: 1, Rts: 2, Ack: 3, RegionQuery: 4, RegionInfo: 5, Raw: 6, Revoke: 7, RevokeAck: 8, Ping: 9, Pong: 10, Auth: 11, Acks: 12 };
 const V_HELLO_AUTH = 1;
 
@@ -169,16 +169,17 @@ function verbsAuth() {
   b.fill(0x5a, 8, 40); // proof
   return b;
 }
-function rts() {
+// head: the put's first bytes carried in the message (flag 2), as for a gathered put.
+function rts(head = Buffer.alloc(0)) {
   const b = ctrl(V.Rts, 56);
-  b.writeUInt32LE(1, 8);
+  b.writeUInt32LE(1 | (head.length ? 2 : 0), 8);
   b.writeUInt32LE(0x55, 12);
   b.writeBigUInt64LE(1n, 16);
   b.writeBigUInt64LE(0x10000n, 24);
   b.writeBigUInt64LE(0n, 32);
   b.writeBigUInt64LE(1n << 20n, 40);
   b.writeBigUInt64LE(0x7f0000001000n, 48);
-  return b;
+  return Buffer.concat([b, head]);
 }
 function eager(len) {
   const b = Buffer.alloc(32 + len, 7);
@@ -211,6 +212,7 @@ const verbs = {
   authTwice: withState(true, 0, verbsAuth()),
   rtsBeforeProof: withState(true, 0, rts(), true),
   rts: withState(true, 0, rts()),
+  rtsHead: withState(true, 0, rts(fill(8, 0x48))),
   ack: withState(true, 0, ctrl(V.Ack, 24)),
   acks: withState(true, 0, acks(3)),
   acksFull: withState(true, 0, acks(31, 2)),
@@ -250,10 +252,11 @@ const early = (...ops) => Buffer.concat([Buffer.from([ops.length]), ...ops]);
 // Flags: 1 can pull, 2 auth, 4 refused. Auth bytes follow the 48 fixed ones where the flags
 // and the kind say so (shm_hello.h): the nonce in Offer and Accept, the proof in Accept and Confirm.
 const SHM_HELLO = { canPull: 1, auth: 2, refused: 4 };
+const SHM_VERSION = 4;
 function shmHello(kind, nodeId, ringBytes, flags = kind === 1 ? 0 : SHM_HELLO.canPull) {
   const b = Buffer.alloc(48);
   b.writeUInt32LE(0x48535652, 0);
-  b.writeUInt16LE(3, 4);
+  b.writeUInt16LE(SHM_VERSION, 4);
   b.writeUInt16LE(kind, 6);
   b.writeUInt32LE(flags, 8);
   b.writeUInt32LE(Buffer.byteLength(nodeId), 12);

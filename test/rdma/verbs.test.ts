@@ -106,9 +106,11 @@ describeInGuest('verbs provider', () => {
       }
     });
 
-    test('gathered [head, data] puts land as one payload, eager (gathered into the slot) and large (joined, READ)', async () => {
+    test('gathered [head, data] puts land as one payload: eager (gathered into the slot), large (the head in the RTS, the rest READ), long heads (joined)', async () => {
       const { receiver, sender } = await pair(progress);
-      const shapes: [number, number][] = [[8, 16], [24, EAGER_MAX - 24], [24, EAGER_MAX], [100, 1 << 20], [4096, 0]];
+      // Eager; large with a head of 1, 100 and 456 bytes (the most an RTS carries); a head of
+      // 457 bytes, and one that is the whole put (joined).
+      const shapes: [number, number][] = [[8, 16], [24, EAGER_MAX - 24], [4096, 0], [1, EAGER_MAX], [24, EAGER_MAX], [100, 1 << 20], [456, 1 << 20], [457, 1 << 20], [EAGER_MAX + 8, 0]];
       for (const [i, [headLen, dataLen]] of shapes.entries()) {
         const vaddr = VADDR + 100n + BigInt(i);
         const mailbox = receiver.openMailbox(vaddr);

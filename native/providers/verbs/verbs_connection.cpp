@@ -413,13 +413,14 @@ void VerbsConnection::sendPut(const PutRequest& req) {
     return;
   }
   // Large: the receiver reads the source in place; its registration is held until the answer.
-  // It reads one range, so a gathered put is joined first.
-  if (req.gathered()) {
+  // It reads one range: a gathered put's head goes in the message, or (too long) is joined.
+  const uint64_t headLen = req.headLen;
+  if (headLen > kMaxRtsHead || (headLen && headLen == req.len)) {
     PutRequest whole = req;
     whole.join();
     return sendPut(whole);
   }
-  RegistrationCache::Entry* source = owner_.registrations().acquire(req.data, req.len, req.memory);
+  RegistrationCache::Entry* source = owner_.registrations().acquire(req.data, req.len - headLen, req.memory);
   if (!source) return owner_.ctx().events.putDone(req.id, Status::Registration);
   uint32_t index;
   uint8_t* p = ctrlTx(&index);
@@ -428,11 +429,12 @@ void VerbsConnection::sendPut(const PutRequest& req) {
     owner_.ctx().events.putDone(req.id, Status::PeerLost);
     return;
   }
-  RtsMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Rts), 0}, flags, source->mr->rkey, req.id, req.vaddr, offset, req.len,
-           uint64_t(uintptr_t(req.data))};
+  RtsMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Rts), 0}, flags | (headLen ? kRtsHead : 0), source->mr->rkey, req.id,
+           req.vaddr, offset, req.len, uint64_t(uintptr_t(req.data))};
   std::memcpy(p, &m, sizeof m);
+  if (headLen) std::memcpy(p + sizeof m, req.head, headLen);
   outstanding_.emplace(req.id, OutPut{req, kNoSlot, source});
-  sendCtrl(index, sizeof m);
+  sendCtrl(index, uint32_t(sizeof m + headLen));
 }
 
 // A signalled work request completed: so did every one posted before it.
@@ -491,7 +493,7 @@ void VerbsConnection::onCtrl(const uint8_t* p, uint32_t len) {
     case MsgType::Auth:
       return onAuth(m.auth);
     case MsgType::Rts:
-      return onRts(m.rts);
+      return onRts(m.rts, m.rtsHead);
     case MsgType::Ack:
       return onAck(m.ack);
     case MsgType::Acks:
@@ -538,8 +540,9 @@ void VerbsConnection::onHello(const CtrlMsg& msg) {
   maybeReady();
 }
 
-// Large put: reserve the range, then read the sender's bytes straight into the mailbox buffer.
-void VerbsConnection::onRts(const RtsMsg& m) {
+// Large put: reserve the range, then read the sender's bytes straight into the mailbox buffer
+// (behind the head that came with the message, if any).
+void VerbsConnection::onRts(const RtsMsg& m, const std::string& head) {
   if (m.len > owner_.options().maxPutBytes) return sendAck(m.putId, Status::TooLarge, kNoSlot);
   Reservation r;
   Status s = owner_.ctx().table.reserve(m.vaddr, Placement{(m.flags & kAppend) != 0, m.offset}, m.len, peerNode_, &r);
@@ -557,11 +560,14 @@ void VerbsConnection::onRts(const RtsMsg& m) {
   uint32_t readId = nextRead_;
   nextRead_ = (nextRead_ + 1) & 0xffffff;
   if (nextRead_ == 0) nextRead_ = 1;
-  uint32_t chunks = uint32_t((m.len + kChunk - 1) / kChunk);
+  std::memcpy(r.dst, head.data(), head.size());
+  uint8_t* dst = r.dst + head.size();
+  const uint64_t len = m.len - head.size();
+  uint32_t chunks = uint32_t((len + kChunk - 1) / kChunk);
   reads_.emplace(readId, ReadOp{m.putId, r, target, chunks});
-  for (uint64_t off = 0; off < m.len && state_ != State::Dead; off += kChunk) {
+  for (uint64_t off = 0; off < len && state_ != State::Dead; off += kChunk) {
     SendWr w{};
-    w.sge = ibv_sge{uintptr_t(r.dst + off), uint32_t(std::min(kChunk, m.len - off)), target->mr->lkey};
+    w.sge = ibv_sge{uintptr_t(dst + off), uint32_t(std::min(kChunk, len - off)), target->mr->lkey};
     w.kind = kRead;
     w.index = readId;
     w.wr.opcode = IBV_WR_RDMA_READ;

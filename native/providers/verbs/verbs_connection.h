@@ -150,7 +150,7 @@ class VerbsConnection {
   void onEager(uint32_t slot, uint32_t byteLen);
   void onCtrl(const uint8_t* p, uint32_t len);
   void onHello(const verbs::CtrlMsg& m);
-  void onRts(const verbs::RtsMsg& m);
+  void onRts(const verbs::RtsMsg& m, const std::string& head);
   void onAck(const verbs::AckMsg& m);
   void onAcks(const verbs::AcksMsg& m);
   bool settle(uint64_t putId, uint16_t status);  // false: the answer broke the protocol

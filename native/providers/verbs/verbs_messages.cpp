@@ -14,6 +14,19 @@ bool copyExact(const uint8_t* p, uint32_t len, Msg* m) {
   return true;
 }
 
+// An RTS, with its head when it says it carries one: at least one byte, fewer than the put's.
+bool decodeRts(const uint8_t* p, uint32_t len, CtrlMsg* out) {
+  RtsMsg& m = out->rts;
+  if (len < sizeof m) return false;
+  std::memcpy(&m, p, sizeof m);
+  if ((m.flags & ~(kAppend | kRtsHead)) != 0) return false;
+  const uint32_t head = len - uint32_t(sizeof m);
+  if (!(m.flags & kRtsHead)) return head == 0;
+  if (head == 0 || head > kMaxRtsHead || head >= m.len) return false;
+  out->rtsHead.assign(reinterpret_cast<const char*>(p + sizeof m), head);
+  return true;
+}
+
 std::string decodeHello(const uint8_t* p, uint32_t len, CtrlMsg* out) {
   HelloMsg& m = out->hello;
   if (len < sizeof m) return "unexpected or short hello";
@@ -63,7 +76,7 @@ std::string decodeCtrl(const uint8_t* p, uint32_t len, Phase phase, CtrlMsg* out
       fits = copyExact(p, len, &out->auth), what = "malformed proof";
       break;
     case MsgType::Rts:
-      fits = copyExact(p, len, &out->rts) && (out->rts.flags & ~kAppend) == 0, what = "malformed RTS";
+      fits = decodeRts(p, len, out), what = "malformed RTS";
       break;
     case MsgType::Ack:
       fits = copyExact(p, len, &out->ack), what = "malformed answer";

@@ -22,6 +22,7 @@ struct CtrlMsg {
   HelloMsg hello{};
   std::string nodeId;  // Hello: the bytes that follow the struct
   RtsMsg rts{};
+  std::string rtsHead;  // Rts with kRtsHead: the put's first bytes
   AckMsg ack{};
   AcksMsg acks{};  // entries past acks.count are zero
   RegionInfoMsg regionInfo{};

@@ -11,9 +11,10 @@ namespace rvma::verbs {
 
 constexpr uint32_t kMagic = 0x52564d56;  // "VMVR"
 // 3: Ack status 13 (Forbidden); 4: peer authentication (hello nonce + flag, Auth); 5: Acks
-constexpr uint16_t kVersion = 5;
+constexpr uint16_t kVersion = 6;
 constexpr uint32_t kCtrlBytes = 512;
 constexpr uint32_t kAppend = 1;
+constexpr uint32_t kRtsHead = 2;  // RtsMsg::flags: the put's first bytes follow the message (a gathered put's head)
 
 enum class MsgType : uint16_t {
   Hello = 1,
@@ -68,6 +69,8 @@ struct AuthMsg {
 };
 
 // Large put: the receiver RDMA_READs [addr, addr + len) under rkey into its mailbox buffer.
+// With kRtsHead, the message's bytes past the struct are the put's first bytes (1 to
+// kMaxRtsHead, fewer than len): they are copied, and the other len - head bytes are read from addr.
 struct RtsMsg {
   CtrlHeader h;
   uint32_t flags;
@@ -93,6 +96,7 @@ struct AckEntry {
   uint16_t reserved;
 };
 constexpr uint32_t kMaxAcks = (kCtrlBytes - 16) / sizeof(AckEntry);
+constexpr uint32_t kMaxRtsHead = kCtrlBytes - 56;  // what a control message holds after an RtsMsg
 
 // The answers a receiver gathered over one progress round, in one SEND: one receive buffer
 // and one completion at the sender for a batch of puts, and their credits back together.
