@@ -158,6 +158,23 @@ describe.each(IN_PROCESS_PROVIDERS)('push (provider %s)', (provider) => {
     expect(receiver.mgr.counters.requests).toBe(2);
   });
 
+  test('by default tensors of up to 4 MiB are pushed, larger ones ask', async () => {
+    const { sender, receiver, key } = await rendezvous.pair(provider);
+    const MiB = 2 ** 20;
+    for (const [name, bytes] of [['at', 4 * MiB], ['over', 4 * MiB + 4]] as const) {
+      const k = key(name);
+      const shape = [bytes / 4];
+      for (const step of [1, 2, 3]) {
+        const t = floats(shape, step);
+        sender.mgr.find(step).send(k, t);
+        sameBytes((await receiver.mgr.find(step).recv(k, WAIT)).tensor, t);
+        if (step === 2 && name === 'at') await until('the push acceptance', () => receiver.mgr.pushMailboxes === 1);
+      }
+    }
+    expect(sender.mgr.counters.pushes).toBe(1);
+    expect(receiver.mgr.counters).toMatchObject({ pushesReceived: 1, requests: 2 + 3 });
+  });
+
   test('a tensor over pushMaxTensorBytes always takes a request', async () => {
     const { sender, receiver, k } = await pushed({ receiver: { pushMaxTensorBytes: 63 } }, 0);
     sender.mgr.find(3).send(k, floats([16], 3));
