@@ -76,6 +76,8 @@ export interface NotPushed extends From {
   stepId: string;
   /** The sender stopped pushing the key (its meta changed, or the push mailbox is gone). */
   dropped: boolean;
+  /** Dropped for another meta: the tensor's, so that the recv's request goes with it. */
+  meta?: TensorMeta;
 }
 
 export interface PushEnded extends From {
@@ -161,7 +163,14 @@ export function decode(bytes: Uint8Array): ControlMessage {
       return { kind: Kind.PushAccepted, ...from, key: str('key'), pushVaddr: vaddr(1n, 'pushVaddr') };
     case Kind.NotPushed:
       if (typeof raw.dropped !== 'boolean') throw protocol('control message field dropped must be a boolean');
-      return { kind: Kind.NotPushed, ...from, key: str('key'), stepId: step(), dropped: raw.dropped };
+      return {
+        kind: Kind.NotPushed,
+        ...from,
+        key: str('key'),
+        stepId: step(),
+        dropped: raw.dropped,
+        ...(raw.meta == null ? {} : { meta: checkMeta(raw.meta) }),
+      };
     case Kind.PushEnded:
       return { kind: Kind.PushEnded, ...from };
     default:

@@ -712,7 +712,11 @@ export class RendezvousMgr {
   private notPushedArrived(m: NotPushed): void {
     if (m.dropped) {
       const inbox = this.inboxes.get(m.key);
-      if (inbox && inbox.peer === m.from) this.dropInbox(inbox);
+      if (inbox && inbox.peer === m.from) {
+        // The new meta first: the recvs asking now size their buffers for it (no meta response).
+        if (m.meta && !this.options.validate) this.cacheMeta(m.key, m.meta);
+        this.dropInbox(inbox);
+      }
     }
     this.mustAsk(m.key, m.stepId, m.from);
   }
@@ -763,10 +767,12 @@ export class RendezvousMgr {
     if (!route || this.closed) return false;
     const step = rendezvous.stepId;
     const content = item.isDead || item.tensor.dtype === 'string' ? undefined : encodeContent(item.tensor);
-    if (!content || !sameMeta(route.meta, metaOf(item.tensor, false, content))) {
-      // Another meta than the receiver's buffers were sized for: it offers again once cached.
+    const meta = content && metaOf(item.tensor, false, content);
+    if (!meta || !sameMeta(route.meta, meta)) {
+      // Another meta than the receiver's buffers were sized for: told with it, the receiver asks
+      // with that meta and offers a push mailbox for it at once.
       this.pushRoutes.drop(key, route);
-      this.tellNotPushed(route.peer, key, step, true);
+      this.tellNotPushed(route.peer, key, step, true, meta);
       return false;
     }
     this.options.beforeContentPut?.(key, content);
@@ -787,9 +793,9 @@ export class RendezvousMgr {
     return true;
   }
 
-  private tellNotPushed(peer: string, key: string, step: bigint, dropped: boolean): void {
+  private tellNotPushed(peer: string, key: string, step: bigint, dropped: boolean, meta?: TensorMeta): void {
     this.counters.notPushed++;
-    const message: NotPushed = { kind: Kind.NotPushed, ...this.from(), key, stepId: step.toString(), dropped };
+    const message: NotPushed = { kind: Kind.NotPushed, ...this.from(), key, stepId: step.toString(), dropped, ...(meta ? { meta } : {}) };
     this.channel.send(peer, message).catch(() => {}); // the receiver is gone, or its recv times out
   }
 

@@ -58,10 +58,13 @@ const FIELDS: Record<number, string[]> = {
   [Kind.PushEnded]: ['kind', ...FROM],
 };
 
+/** Fields a message of the kind may carry or leave out. */
+const OPTIONAL: Record<number, string[]> = { [Kind.NotPushed]: ['meta'] };
+
 function assertMessage(m: ControlMessage): void {
   const fields = FIELDS[m.kind];
   if (!fields) fail('unknown kind decoded', m.kind);
-  assertKeys(m, fields);
+  assertKeys(m, [...fields, ...(OPTIONAL[m.kind] ?? []).filter((f) => f in m)]);
   if (typeof m.from !== 'string' || typeof m.fromIncarnation !== 'string') fail('sender is not strings', m);
   if ('requestIndex' in m && !isIndex(m.requestIndex)) fail('requestIndex is not a non-negative safe integer', m);
   switch (m.kind) {
@@ -80,6 +83,7 @@ function assertMessage(m: ControlMessage): void {
       if (typeof m.key !== 'string') fail('key is not a string', m);
       if (!/^\d{1,20}$/.test(m.stepId) || BigInt(m.stepId) > U64_MAX) fail('stepId is not a u64 in decimal', m);
       if (typeof m.dropped !== 'boolean') fail('dropped is not a boolean', m);
+      if (m.meta !== undefined) assertMeta(m.meta);
       return;
     case Kind.MetaDataResponse:
       assertMeta(m.meta);
@@ -187,7 +191,9 @@ const validMessage: fc.Arbitrary<ControlMessage> = fc.oneof(
     .map((r) => ({ kind: Kind.ErrorStatus as const, ...r })),
   fc.record({ ...sender, requestIndex: index }).map((r) => ({ kind: Kind.TensorCancel as const, ...r })),
   fc.record({ ...sender, key: fc.oneof(validKey, text), pushVaddr: fc.bigInt({ min: 1n, max: U64_MAX }) }).map((r) => ({ kind: Kind.PushAccepted as const, ...r })),
-  fc.record({ ...sender, key: fc.oneof(validKey, text), stepId: u64.map(String), dropped: fc.boolean() }).map((r) => ({ kind: Kind.NotPushed as const, ...r })),
+  fc
+    .record({ ...sender, key: fc.oneof(validKey, text), stepId: u64.map(String), dropped: fc.boolean(), meta: validMeta }, { requiredKeys: ['from', 'fromIncarnation', 'key', 'stepId', 'dropped'] })
+    .map((r) => ({ kind: Kind.NotPushed as const, ...r })),
   fc.record(sender).map((r) => ({ kind: Kind.PushEnded as const, ...r })),
 );
 

@@ -80,21 +80,26 @@ describe.each(IN_PROCESS_PROVIDERS)('push (provider %s)', (provider) => {
     sameBytes((await receiver.mgr.find(3).recv(k, WAIT)).tensor, t);
   });
 
-  test('another shape on a pushed key is not pushed: the recv waiting for it asks, and push resumes for the new shape', async () => {
+  test('another shape on a pushed key is not pushed: the recv waiting for it asks with the new meta, and the next step is pushed again', async () => {
     const { sender, receiver, k } = await pushed();
+    const before = { ...receiver.mgr.counters };
     const waiting = receiver.mgr.find(3).recv(k, WAIT);
     const wide = floats([32], 3);
     sender.mgr.find(3).send(k, wide);
     sameBytes((await waiting).tensor, wide);
     expect(sender.mgr.counters.notPushed).toBe(1);
-    // The new shape is cached now: offered again at the next recv, pushed after that.
+    // NOT_PUSHED carried the new meta: one request, sized for it (no meta response), which
+    // offered a push mailbox for the new shape.
+    expect(receiver.mgr.counters.requests).toBe(before.requests + 1);
+    expect(receiver.mgr.counters.metaResponses).toBe(before.metaResponses);
+    await until('the push acceptance', () => receiver.mgr.pushMailboxes === 1);
     for (let step = 4; step <= 7; step++) {
       const t = floats([32], step);
       sender.mgr.find(step).send(k, t);
       sameBytes((await receiver.mgr.find(step).recv(k, WAIT)).tensor, t);
-      if (step === 4) await until('the push acceptance', () => receiver.mgr.pushMailboxes === 1);
     }
-    expect(sender.mgr.counters.pushes).toBeGreaterThanOrEqual(2);
+    expect(sender.mgr.counters.pushes).toBe(4);
+    expect(receiver.mgr.counters.requests).toBe(before.requests + 1);
   });
 
   test('a sender ahead by several steps: every tensor arrives once, pushed or kept for a request', async () => {
