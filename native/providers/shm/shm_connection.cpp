@@ -747,6 +747,8 @@ void ShmConnection::fail(Status status, const std::string& why, bool protocolErr
   // Sent puts were sent to a ready peer: it is lost. One never sent was aimed at a node
   // known before (by incarnation, or dialed again to reach it) when that node is gone.
   auto& events = owner_.ctx().events;
+  // The loss before the puts it fails (as tcp): a listener learns why before the first rejection.
+  if (wasReady && status != Status::Closed) events.peerLost(peer_.nodeId, peer_.incarnation, why);
   // A refused authentication says why on every put it fails, as the connect does.
   auto settle = [&](uint64_t id, Status s) {
     if (s == Status::Auth) events.putFailed(id, s, why);

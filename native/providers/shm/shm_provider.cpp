@@ -210,7 +210,6 @@ void ShmProvider::onDead(ShmConnection* conn, bool wasReady, Status status, cons
     ctx_.events.connected(request, final ? status : Status::NoPeer, "cannot connect to " + conn->address() + ": " + why);
   }
   conn->connectRequests().clear();
-  if (wasReady && status != Status::Closed) ctx_.events.peerLost(node, conn->peerIncarnation(), why);
   auto it = std::find_if(conns_.begin(), conns_.end(), [conn](auto& c) { return c.get() == conn; });
   if (it != conns_.end()) {
     dead_.push_back(std::move(*it));  // conn stays valid until the next tick

@@ -646,6 +646,8 @@ void VerbsConnection::fail(Status status, const std::string& why) {
   waiting_.clear();
   for (auto& [key, writes] : queries_) waiting.insert(waiting.end(), writes.begin(), writes.end());
   queries_.clear();
+  // The loss before the puts it fails (as tcp): a listener learns why before the first rejection.
+  if (wasReady && status != Status::Closed) owner_.ctx().events.peerLost(peerNode_, peerIncarnation_, why);
   for (auto& [putId, out] : outstanding) {
     if (out.source) owner_.registrations().release(out.source);
     owner_.ctx().events.putDone(putId, status == Status::Closed ? Status::Closed : Status::PeerLost);
@@ -661,7 +663,6 @@ void VerbsConnection::fail(Status status, const std::string& why) {
   }
   for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, status, why);
   connectRequests_.clear();
-  if (wasReady && status != Status::Closed) owner_.ctx().events.peerLost(peerNode_, peerIncarnation_, why);
   owner_.onDead(this);
 }
 
