@@ -31,8 +31,8 @@ class ShmProvider final : public Provider {
   const char* name() const override { return "shm"; }
   bool reaches(const std::string& peer) override;
   bool supportsRaw() const override { return true; }
-  // Inline puts are gathered into the ring; larger ones are joined so the peer can pull them.
-  bool gathers(const PutRequest& req) const override { return !req.raw; }  // inline, far with its head, or chunks
+  // Gathered puts go inline, as a FarGatherPut (the head inline, the rest pulled), or in chunks.
+  bool gathers(const PutRequest& req) const override { return !req.raw; }
   void put(PutRequest req) override;
   Status dialable(const std::string& address) const override;
   void connect(uint64_t requestId, const std::string& address) override;

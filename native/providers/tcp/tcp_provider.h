@@ -38,8 +38,8 @@ class TcpProvider final : public Provider {
   const char* name() const override { return "tcp"; }
   bool reaches(const std::string& peer) override;
   bool supportsRaw() const override { return true; }
-  // Whole puts go out as gathered (writev); a put large enough to be split is joined first.
-  bool gathers(const PutRequest&) const override { return true; }  // split parts take their slices
+  // Gathered puts go out in one writev; the parts of a split one each take their slices.
+  bool gathers(const PutRequest&) const override { return true; }
   void put(PutRequest req) override;
   Status dialable(const std::string& address) const override;
   void connect(uint64_t requestId, const std::string& address) override;

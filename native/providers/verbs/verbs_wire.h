@@ -10,7 +10,7 @@
 namespace rvma::verbs {
 
 constexpr uint32_t kMagic = 0x52564d56;  // "VMVR"
-// 3: Ack status 13 (Forbidden); 4: peer authentication (hello nonce + flag, Auth); 5: Acks
+// 3: Ack status 13 (Forbidden); 4: peer authentication (hello nonce + flag, Auth); 5: Acks; 6: RTS head
 constexpr uint16_t kVersion = 6;
 constexpr uint32_t kCtrlBytes = 512;
 constexpr uint32_t kAppend = 1;
@@ -96,7 +96,7 @@ struct AckEntry {
   uint16_t reserved;
 };
 constexpr uint32_t kMaxAcks = (kCtrlBytes - 16) / sizeof(AckEntry);
-constexpr uint32_t kMaxRtsHead = kCtrlBytes - 56;  // what a control message holds after an RtsMsg
+constexpr uint32_t kMaxRtsHead = kCtrlBytes - sizeof(RtsMsg);  // what a control message holds after an RtsMsg
 
 // The answers a receiver gathered over one progress round, in one SEND: one receive buffer
 // and one completion at the sender for a batch of puts, and their credits back together.
