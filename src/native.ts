@@ -61,6 +61,8 @@ export interface NativeEndpoint {
     head?: Uint8Array,
     /** Copy the payload now: the caller's memory is free at once. */
     copy?: boolean,
+    /** Nothing waits on the answer soon: the receiver may send it late, with later ones. */
+    lazyAck?: boolean,
   ): number;
   /** Sends the puts queued in this turn (loop progress). */
   flush(): void;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "buffer_pool.h"
 #include "convert.h"
 #include "js_wake.h"
 
@@ -156,6 +157,23 @@ uint64_t memoryArg(const Napi::CallbackInfo& info, size_t index) {
   return memory > 0 ? uint64_t(memory) : 0;
 }
 
+
+// Copies a put's payload so that the caller's memory is free at once. A larger one goes into a
+// pooled block, given back when the put settles: a fresh heap block per put is faulted in page
+// by page (a copied 16 KiB ring frame spent more time in page faults than in the copy).
+void copyPayload(PutRequest& req) {
+  if (req.len <= 4096) return req.own();
+  auto* block = static_cast<uint8_t*>(BufferPool::shared().take(req.len, false));
+  if (!block) throw std::bad_alloc();
+  req.copyTo(block);
+  const uint64_t len = req.len;
+  req.joined = std::shared_ptr<const uint8_t>(block, [len](const uint8_t* p) { BufferPool::shared().give(const_cast<uint8_t*>(p), len); });
+  req.data = block;
+  req.head = nullptr;
+  req.headLen = 0;
+  req.memory = 0;
+}
+
 }  // namespace
 
 // new NativeEndpoint(nodeId, progress: 0 | 1, onEvents(events, words, texts), { provider, listen, verbs, ...tcp })
@@ -286,9 +304,10 @@ Napi::Value EndpointWrap::IncEpoch(const Napi::CallbackInfo& info) {
 }
 
 // put(putId, peer, vaddr, data, offset: bigint, append: boolean, raw?: boolean, incarnation?: bigint,
-//     memory?: number, head?: bytes, copy?: boolean) -> status. raw: a one-sided write where vaddr
-//     is the peer's region key. head: a gathered put, whose payload is head's bytes followed by
-//     data's. copy: the payload is copied now, and the caller's memory is free at once. A putId
+//     memory?: number, head?: bytes, copy?: boolean, lazyAck?: boolean) -> status. raw: a one-sided
+//     write where vaddr is the peer's region key. head: a gathered put, whose payload is head's
+//     bytes followed by data's. copy: the payload is copied now, and the caller's memory is free
+//     at once. lazyAck: PutRequest::lazyAck. A putId
 //     that names a counter (CounterPutId) is counted there instead of reported.
 Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -316,8 +335,9 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
     req.len += headLen;
   }
   Status s;
-  if (info.Length() > 10 && info[10].IsBoolean() && info[10].As<Napi::Boolean>().Value()) req.own();
+  req.lazyAck = info.Length() > 11 && info[11].IsBoolean() && info[11].As<Napi::Boolean>().Value();
   try {
+    if (info.Length() > 10 && info[10].IsBoolean() && info[10].As<Napi::Boolean>().Value()) copyPayload(req);
     s = engine_->put(std::move(req));
   } catch (const std::bad_alloc&) {
     return statusError(env, Status::InvalidArgument, "out of memory queueing a put");
@@ -358,7 +378,7 @@ Napi::Value EndpointWrap::PutQueued(const Napi::CallbackInfo& info) {
     return typeError(env, "putQueued(entries, count, arena)");
   }
   // Entry: putId, route, vaddr high 32 bits, vaddr low 32 bits, offset, flags (1 append,
-  // 2 raw), payload start in arena, payload length.
+  // 2 raw, 4 lazy ack), payload start in arena, payload length.
   constexpr size_t kQueuedWords = 8;
   const double* e = reinterpret_cast<const double*>(entryBytes);
   const size_t count = info[1].As<Napi::Number>().Uint32Value();
@@ -382,6 +402,7 @@ Napi::Value EndpointWrap::PutQueued(const Napi::CallbackInfo& info) {
       PutRequest req{uint64_t(e[0]), d.peer, (uint64_t(e[2]) << 32) | uint64_t(e[3]), block.get() + at, len,
                      Placement{(flags & 1) != 0, uint64_t(e[4])}};
       req.raw = (flags & 2) != 0;
+      req.lazyAck = (flags & 4) != 0;
       req.incarnation = d.incarnation;
       req.joined = std::shared_ptr<const uint8_t>(block, block.get() + at);
       Status s = engine_->put(std::move(req));

@@ -10,8 +10,8 @@ namespace rvma::wire {
 
 constexpr uint32_t kMagic = 0x414d5652;  // "RVMA" as bytes on the wire
 // 2: Window and Floor frames, Nack status 12 (Ambiguous); 3: Acks frames; 4: Nack status 13
-// (Forbidden); 5: the hello's nonce and auth flag, and the proof after it.
-constexpr uint16_t kVersion = 5;
+// (Forbidden); 5: the hello's nonce and auth flag, and the proof after it; 6: kLazyAck.
+constexpr uint16_t kVersion = 6;
 constexpr size_t kHelloBytes = 32;       // the fixed part: followed by the nonce, the node id, the address
 constexpr size_t kNonceBytes = 32;
 constexpr size_t kProofBytes = 32;       // follows the hello when both sides authenticate
@@ -53,7 +53,9 @@ enum class FrameType : uint8_t {
 // The most puts one Acks frame answers (a receiver starts a new frame after that many).
 constexpr uint64_t kMaxAcksRun = 1u << 20;
 
-enum FrameFlags : uint8_t { kAppend = 1 };
+// kLazyAck (Put, RawWrite): nothing waits on this put's answer soon, so the receiver may hold
+// its Ack back to go with later ones (see TcpConnection::sendAnswer); refusals still go at once.
+enum FrameFlags : uint8_t { kAppend = 1, kLazyAck = 2 };
 
 struct FrameHeader {
   FrameType type;

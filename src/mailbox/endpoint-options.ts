@@ -155,6 +155,24 @@ export interface CountedPutOptions {
   counter: PutCounter;
   offset?: number | bigint;
   append?: boolean;
+  /** Copy the data now whatever its size: the memory may change as soon as put() returns. */
+  copy?: boolean;
+  /**
+   * Nothing waits on this put's outcome soon: the receiver may hold its acknowledgement back
+   * (up to 2 ms, or until 32 such puts or 1 MiB wait) and send it with later ones, which saves a
+   * message and a wake-up per put on tcp and shm. A counter level that covers the put may be
+   * reached that much later; failures are reported as soon as they are known.
+   */
+  lazyAck?: boolean;
+}
+
+/** A counted put's options, checked. */
+export interface CountedPut {
+  counter: PutCounter;
+  offset: bigint;
+  append: boolean;
+  copy: boolean;
+  lazyAck: boolean;
 }
 
 export interface Capabilities {
@@ -331,12 +349,14 @@ export function parsePutOptions(call: string, options: unknown): ParsedPutOption
 export function parseCountedPutOptions(
   call: string,
   options: unknown,
-  keys: (keyof CountedPutOptions)[] = ['counter', 'offset', 'append'],
-): { counter: PutCounter; offset: bigint; append: boolean } {
+  keys: (keyof CountedPutOptions)[] = ['counter', 'offset', 'append', 'copy', 'lazyAck'],
+): CountedPut {
   const o = checkOptions<CountedPutOptions>(call, options, keys);
   if (!(o.counter instanceof PutCounter)) throw invalid(call, 'counter must be a PutCounter (endpoint.createPutCounter())');
   const append = o.append === undefined ? false : checkBoolean(call, 'append', o.append);
   if (append && o.offset !== undefined) throw invalid(call, 'give either offset or append, not both');
   const offset = o.offset === undefined || o.offset === 0 ? 0n : checkU64(call, 'offset', o.offset);
-  return { counter: o.counter, offset, append };
+  const copy = o.copy === undefined ? false : checkBoolean(call, 'copy', o.copy);
+  const lazyAck = o.lazyAck === undefined ? false : checkBoolean(call, 'lazyAck', o.lazyAck);
+  return { counter: o.counter, offset, append, copy, lazyAck };
 }

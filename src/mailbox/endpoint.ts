@@ -24,6 +24,7 @@ import {
   ProgressMode,
   ProtocolErrorInfo,
   AuthFailedInfo,
+  CountedPut,
   CountedPutOptions,
   PutOptions,
   RESERVED_VADDR_MAX,
@@ -467,7 +468,7 @@ export class Endpoint extends EventEmitter {
     const call = 'Endpoint.put';
     if (isCounted(options)) {
       const o = parseCountedPutOptions(call, options);
-      return this.sendCounted(call, target, checkU64(call, 'vaddr', vaddr, 1n), data, o.offset, o.append, false, o.counter);
+      return this.sendCounted(call, target, checkU64(call, 'vaddr', vaddr, 1n), data, false, o);
     }
     try {
       const o = parsePutOptions(call, options);
@@ -497,20 +498,20 @@ export class Endpoint extends EventEmitter {
     key: bigint,
     offset: number | bigint,
     data: ArrayBufferView | ArrayBuffer,
-    options: { counter: PutCounter },
+    options: Pick<CountedPutOptions, 'counter' | 'copy' | 'lazyAck'>,
   ): void;
   rawWrite(
     target: string | Endpoint,
     key: bigint,
     offset: number | bigint,
     data: ArrayBufferView | ArrayBuffer,
-    options?: WaitOptions | { counter: PutCounter },
+    options?: WaitOptions | Pick<CountedPutOptions, 'counter' | 'copy' | 'lazyAck'>,
   ): Promise<void> | void {
     const call = 'Endpoint.rawWrite';
     if (isCounted(options)) {
-      const o = parseCountedPutOptions(call, options, ['counter']);
+      const o = parseCountedPutOptions(call, options, ['counter', 'copy', 'lazyAck']);
       const k = checkU64(call, 'key', key, 1n);
-      return this.sendCounted(call, target, k, data, checkU64(call, 'offset', offset), false, true, o.counter);
+      return this.sendCounted(call, target, k, data, true, { ...o, offset: checkU64(call, 'offset', offset) });
     }
     try {
       const o = parseWaitOptions(call, options);
@@ -639,7 +640,7 @@ export class Endpoint extends EventEmitter {
     const { id, data, offset, append, raw, head } = pending;
     // Not through the queue: a promise put reaches its provider now (with loopback, it is
     // placed before put() returns).
-    const status = this.handOver(id, d, data!, head, offset, append, raw, false, false, 0);
+    const status = this.handOver(id, d, data!, head, offset, append, raw, false, false, false, 0);
     if (status !== 0) this.putDone(id, status);
   }
 
@@ -647,7 +648,8 @@ export class Endpoint extends EventEmitter {
    * One put to the native side: with mayQueue a small one into this turn's queue (copied
    * there), any other at once, behind what the queue holds. 0, or the status it was refused
    * with now. copy: the native side copies the data now (a counted put's memory is not kept).
-   * len: the payload's bytes (head's and data's), needed only with mayQueue.
+   * lazyAck: CountedPutOptions.lazyAck. len: the payload's bytes (head's and data's), needed
+   * only with mayQueue.
    */
   private handOver(
     id: number,
@@ -658,63 +660,46 @@ export class Endpoint extends EventEmitter {
     append: boolean,
     raw: boolean,
     copy: boolean,
+    lazyAck: boolean,
     mayQueue: boolean,
     len: number,
   ): number {
     if (mayQueue && queueable(len, offset)) {
-      this.queue.add(id, d.route, d.vaddr, offset, append, raw, head, data, len);
+      this.queue.add(id, d.route, d.vaddr, offset, append, raw, lazyAck, head, data, len);
       this.flushSoon();
       return 0;
     }
     const memory = copy ? 0 : (this.memory?.of(data) ?? 0);
     this.queue.flush(); // puts leave in the order they were made
-    const status = this.handle.put(id, d.route.peer, d.vaddr, data, offset, append, raw, d.route.incarnation, memory, head, copy);
+    const status = this.handle.put(id, d.route.peer, d.vaddr, data, offset, append, raw, d.route.incarnation, memory, head, copy, lazyAck);
     if (status === 0) this.flushSoon();
     return status;
   }
 
   /** A counted put or raw write: no promise, no per-put state here; the counter settles it. */
-  private sendCounted(
-    call: string,
-    target: string | Endpoint,
-    vaddr: bigint,
-    data: PutData,
-    offset: bigint,
-    append: boolean,
-    raw: boolean,
-    counter: PutCounter,
-  ): void {
+  private sendCounted(call: string, target: string | Endpoint, vaddr: bigint, data: PutData, raw: boolean, o: CountedPut): void {
     this.assertOpen(call);
+    const { counter } = o;
     counter.checkUsable(call, this.counterHost);
     const [head, bytes] = checkPutData(call, data);
     const len = bytes.byteLength + (head === undefined ? 0 : head.byteLength);
-    const name = this.targetName(call, target);
-    const id = counter.issue(name, vaddr, bytes, head, len);
+    const copy = o.copy || len <= PutCounter.COPY_MAX_BYTES;
+    const id = counter.issue(this.targetName(call, target), vaddr, bytes, head, copy);
     const destination = this.routeTo(target, vaddr);
-    if (!(destination instanceof Promise)) return this.submitCounted(counter, id, destination, bytes, head, len, offset, append, raw);
+    if (!(destination instanceof Promise)) return this.submitCounted(id, destination, bytes, head, len, raw, copy, o);
     const index = counter.issued - 1;
     destination.then(
-      (d) => this.submitCounted(counter, id, d, bytes, head, len, offset, append, raw),
+      (d) => this.submitCounted(id, d, bytes, head, len, raw, copy, o),
       (error: unknown) => {
         if (!this.isClosed) counter.failedLocally(index, error instanceof RvmaError ? error : new RvmaError('ERR_RVMA_NO_PEER', `${call}: ${String(error)}`));
       },
     );
   }
 
-  private submitCounted(
-    counter: PutCounter,
-    id: number,
-    d: Destination,
-    bytes: Uint8Array,
-    head: Uint8Array | undefined,
-    len: number,
-    offset: bigint,
-    append: boolean,
-    raw: boolean,
-  ): void {
+  private submitCounted(id: number, d: Destination, bytes: Uint8Array, head: Uint8Array | undefined, len: number, raw: boolean, copy: boolean, o: CountedPut): void {
     if (this.isClosed) return; // counted as lost when the endpoint closed
-    const status = this.handOver(id, d, bytes, head, offset, append, raw, len <= PutCounter.COPY_MAX_BYTES, true, len);
-    if (status !== 0) counter.putFailed(counterOfPutId(id)!.index, status, undefined);
+    const status = this.handOver(id, d, bytes, head, o.offset, o.append, raw, copy, o.lazyAck, true, len);
+    if (status !== 0) o.counter.putFailed(counterOfPutId(id)!.index, status, undefined);
   }
 
   /**

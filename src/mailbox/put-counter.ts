@@ -181,14 +181,15 @@ export class PutCounter extends EventEmitter {
   }
 
   /** Counts a put about to be issued (checkUsable first); returns its native put id. @internal */
-  issue(target: string, vaddr: bigint, data: Uint8Array, head: Uint8Array | undefined, len: number): number {
+  /** copied: the native side copies the data now, so its memory need not be held. */
+  issue(target: string, vaddr: bigint, data: Uint8Array, head: Uint8Array | undefined, copied: boolean): number {
     const index = this.issuedCount++;
     if (!this.mixed) {
       const d = this.destination;
       if (!d) this.destination = { target, vaddr };
       else if (d.target !== target || d.vaddr !== vaddr) this.mixed = true;
     }
-    if (len > PutCounter.COPY_MAX_BYTES) {
+    if (!copied) {
       if (this.held.length && this.settled === index) this.held = [];
       if (this.held[this.held.length - 1] !== data) this.held.push(data);
       if (head) this.held.push(head);

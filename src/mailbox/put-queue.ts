@@ -10,6 +10,7 @@ const ENTRIES = 1024;
 const ARENA_BYTES = 256 << 10;
 const APPEND = 1;
 const RAW = 2;
+const LAZY_ACK = 4;
 
 export class PutQueue {
   private readonly entries = new Float64Array(ENTRIES * WORDS);
@@ -36,7 +37,18 @@ export class PutQueue {
 
   /** Queues a put of at most MAX_BYTES (offset below 2^53); the caller flushes at the end of the turn. */
   /** len: the payload's bytes, head's and data's. */
-  add(putId: number, route: Route, vaddr: bigint, offset: bigint, append: boolean, raw: boolean, head: Uint8Array | undefined, data: Uint8Array, len: number): void {
+  add(
+    putId: number,
+    route: Route,
+    vaddr: bigint,
+    offset: bigint,
+    append: boolean,
+    raw: boolean,
+    lazyAck: boolean,
+    head: Uint8Array | undefined,
+    data: Uint8Array,
+    len: number,
+  ): void {
     if (this.count === ENTRIES || this.used + len > ARENA_BYTES) this.flush();
     if (vaddr !== this.lastVaddr) {
       this.lastVaddr = vaddr;
@@ -60,7 +72,7 @@ export class PutQueue {
     e[w + 2] = this.vaddrHigh;
     e[w + 3] = this.vaddrLow;
     e[w + 4] = offset === 0n ? 0 : Number(offset);
-    e[w + 5] = (append ? APPEND : 0) | (raw ? RAW : 0);
+    e[w + 5] = (append ? APPEND : 0) | (raw ? RAW : 0) | (lazyAck ? LAZY_ACK : 0);
     e[w + 6] = at;
     e[w + 7] = len;
   }

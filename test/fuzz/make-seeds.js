@@ -9,7 +9,7 @@ const root = path.join(__dirname, 'corpus');
 
 // --- tcp frames (docs/protocol.md) ---
 const TCP_MAGIC = 0x414d5652;
-const TCP_VERSION = 5;
+const TCP_VERSION = 6;
 const T = { Put: 1, Ack: 2, Nack: 3, Ping: 4, Pong: 5, Error: 6, RawWrite: 7, Floor: 8, Window: 9, Acks: 10 };
 
 function hello(nodeId, address = '', flags = 0) {
@@ -48,8 +48,9 @@ function part(id, vaddr, parts, offset, payload, putOffset, putLen) {
 
 // The region's key is random: the tcp harness replaces these 8 bytes with it.
 const REGION = Buffer.from('REGION#1').readBigUInt64LE(0);
-const raw = (id, offset, payload) =>
-  Buffer.concat([header({ type: T.RawWrite, id, vaddr: REGION, offset, len: payload.length }), payload]);
+const raw = (id, offset, payload, flags = 0) =>
+  Buffer.concat([header({ type: T.RawWrite, flags, id, vaddr: REGION, offset, len: payload.length }), payload]);
+const LAZY_ACK = 2;
 
 const BYTES_BOX = 0x10000n;
 const OPS_BOX = 0x10001n;
@@ -61,6 +62,8 @@ const frames = {
   helloAuth: hello('node-b', '', 1),
   put: put(1n, BYTES_BOX, 0n, fill(16, 1)),
   append: put(2n, OPS_BOX, 0n, fill(8, 2), 1),
+  lazyAppend: put(2n, OPS_BOX, 0n, fill(8, 2), 1 | LAZY_ACK),
+  lazyRaw: raw(4n, 0n, fill(8, 4), LAZY_ACK),
   part: part(3n, OPS_BOX, 2, 4096n, fill(8, 3), 0n, 8192n),
   ack: header({ type: T.Ack, id: 1n }),
   acks: header({ type: T.Acks, id: 3n, offset: 3n }),
@@ -120,6 +123,14 @@ const streams = {
   acksRun: stream(0, ours(0), ours(0), ours(0), write(0, Buffer.concat([header({ type: T.Acks, id: 2n, offset: 2n }), header({ type: T.Ack, id: 3n })])), RUN),
   acksUnsent: stream(0, ours(0), write(0, header({ type: T.Acks, id: 2n, offset: 2n })), RUN),
   raw: stream(0, write(0, Buffer.concat([raw(1n, 0n, fill(64, 5)), raw(2n, 4090n, fill(8, 6))])), RUN),
+  // Lazy acks wait for an eager one, which answers the run.
+  lazy: stream(
+    0,
+    write(0, Buffer.concat([1, 2, 3].map((i) => put(BigInt(i), OPS_BOX, 0n, fill(8, i), 1 | LAZY_ACK)))),
+    RUN,
+    write(0, Buffer.concat([raw(4n, 0n, fill(8, 4), LAZY_ACK), put(5n, BYTES_BOX, 0n, fill(8, 5))])),
+    RUN,
+  ),
   keepalive: stream(0, write(0, Buffer.concat([header({ type: T.Ping }), header({ type: T.Pong })])), RUN),
   floor: stream(1, write(0, Buffer.concat([put(1n, BYTES_BOX, 0n, fill(8, 1)), header({ type: T.Floor, id: 2n })])), RUN, write(1, put(1n, BYTES_BOX, 0n, fill(8, 1))), RUN),
   resend: stream(1, write(0, put(3n, OPS_BOX, 0n, fill(8, 1), 1)), RUN, close(0), write(1, put(3n, OPS_BOX, 0n, fill(8, 1), 1)), RUN),

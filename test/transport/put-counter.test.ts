@@ -3,7 +3,7 @@
 // as completed or as failed with a typed, indexed 'failed' event; small puts are copied at
 // issue; closing the counter or the endpoint never leaves a waiter hanging or a count lost.
 import * as net from 'node:net';
-import { Endpoint, EndpointOptions, Mailbox, PutCounter, PutFailure, RvmaError, RvmaErrorCode } from '../../src';
+import { CountedPutOptions, Endpoint, EndpointOptions, Mailbox, PutCounter, PutFailure, RvmaError, RvmaErrorCode } from '../../src';
 import { startAgent, trackChildren } from '../helpers/children';
 import { RECORD_BYTES, RecordTally, failuresOf, issueWindowed, record, writeRecord } from '../helpers/counted';
 import { asBuffer, pattern, rng } from '../helpers/data';
@@ -115,7 +115,10 @@ describe.each(CASES)('counted puts over %s (%s progress)', (_name, progress, car
     });
   });
 
-  test('refusals are counted exactly: each bad put is failed once, with its code and its own index', async () => {
+  test.each([
+    ['', false],
+    [' (lazy acks)', true],
+  ])('refusals are counted exactly%s: each bad put is failed once, with its code and its own index', async (_label, lazyAck) => {
     const { receiver, sender, target } = await pair();
     const count = 3000;
     const random = rng(7);
@@ -129,7 +132,7 @@ describe.each(CASES)('counted puts over %s (%s progress)', (_name, progress, car
     const failures = failuresOf(counter);
     // VADDR + 1 has no mailbox.
     const state = await issueWindowed(counter, count, (i) =>
-      sender.put(target, bad.has(i) ? VADDR + 1n : VADDR, record(0, i), { append: true, counter }),
+      sender.put(target, bad.has(i) ? VADDR + 1n : VADDR, record(0, i), { append: true, counter, lazyAck }),
     );
     expect(state).toEqual({ completed: good, failed: bad.size });
     expect(counter.settled).toBe(count);
@@ -206,13 +209,14 @@ describe.each(CASES)('counted puts over %s (%s progress)', (_name, progress, car
     cases: { head?: number; data: number }[],
     seed: number,
     afterCall: (parts: Buffer[]) => void,
+    options: Omit<CountedPutOptions, 'counter'> = {},
   ): { counter: PutCounter; mailboxes: Mailbox[]; expected: Buffer[] } {
     const parts = cases.map((c, i) => (c.head ? [pattern(c.head, seed + 2 * i), pattern(c.data, seed + 2 * i + 1)] : [pattern(c.data, seed + 2 * i)]));
     const expected = parts.map((p) => Buffer.concat(p));
     const mailboxes = mailboxesFor(receiver, expected.map((e) => e.length));
     const counter = sender.createPutCounter();
     for (const [i, p] of parts.entries()) {
-      sender.put(target, VADDR + BigInt(i), p.length === 2 ? [p[0], p[1]] : p[0], { counter });
+      sender.put(target, VADDR + BigInt(i), p.length === 2 ? [p[0], p[1]] : p[0], { counter, ...options });
       afterCall(p);
     }
     return { counter, mailboxes, expected };
@@ -241,6 +245,24 @@ describe.each(CASES)('counted puts over %s (%s progress)', (_name, progress, car
     const { receiver, sender, target } = await pair();
     const cases = [{ data: PutCounter.COPY_MAX_BYTES + 1 }, { head: 16, data: PutCounter.COPY_MAX_BYTES - 15 }, { data: 64 * 1024 }, { data: 256 * 1024 }];
     const { counter, mailboxes, expected } = putEach(sender, target, receiver, cases, 300, () => {});
+    expect(await counter.reach(cases.length, { timeout: 30_000 })).toEqual({ completed: cases.length, failed: 0 });
+    await expectDelivered(mailboxes, expected);
+  });
+
+  test('copy: true copies larger puts at issue too: overwriting the source right after the call changes nothing', async () => {
+    const { receiver, sender, target } = await pair();
+    const cases = [{ data: PutCounter.COPY_MAX_BYTES + 1 }, { head: 16, data: 16 * 1024 }, { data: 256 * 1024 }];
+    const { counter, mailboxes, expected } = putEach(sender, target, receiver, cases, 500, (parts) => {
+      for (const p of parts) p.fill(0xee);
+    }, { copy: true });
+    expect(await counter.reach(cases.length, { timeout: 30_000 })).toEqual({ completed: cases.length, failed: 0 });
+    await expectDelivered(mailboxes, expected);
+  });
+
+  test('lazy acks: a few puts, fewer than any batch, are all counted with no further traffic', async () => {
+    const { receiver, sender, target } = await pair();
+    const cases = [{ data: 8 }, { head: 16, data: 16 * 1024 }, { data: 100 }];
+    const { counter, mailboxes, expected } = putEach(sender, target, receiver, cases, 700, () => {}, { lazyAck: true, copy: true });
     expect(await counter.reach(cases.length, { timeout: 30_000 })).toEqual({ completed: cases.length, failed: 0 });
     await expectDelivered(mailboxes, expected);
   });
@@ -303,6 +325,8 @@ describe.each(CASES)('counted puts over %s (%s progress)', (_name, progress, car
     expectThrows(() => sender.put(target, VADDR, data, { counter, append: true, offset: 1 }), invalid);
     expectThrows(() => sender.put(target, VADDR, data, { counter: {} } as never), invalid);
     expectThrows(() => sender.put(target, VADDR, data, { counter, offset: -1 }), invalid);
+    expectThrows(() => sender.put(target, VADDR, data, { counter, copy: 1 } as never), invalid);
+    expectThrows(() => sender.put(target, VADDR, data, { counter, lazyAck: 'yes' } as never), invalid);
     expectThrows(() => sender.put(target, 0n, data, { counter }), invalid);
     expectThrows(() => sender.put(target, VADDR, 'bytes' as never, { counter }), invalid);
     expectThrows(() => sender.rawWrite(target, 1n, 0, data, { counter, timeout: 5 } as never), invalid);

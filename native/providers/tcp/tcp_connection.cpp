@@ -98,7 +98,7 @@ void TcpConnection::sendPut(OutPut p) {
   inflightBytes_ += req.len;
   TxItem item;
   wire::FrameHeader f{req.raw ? wire::FrameType::RawWrite : wire::FrameType::Put};
-  f.flags = req.where.append ? wire::kAppend : 0;
+  f.flags = uint8_t((req.where.append ? wire::kAppend : 0) | (req.lazyAck ? wire::kLazyAck : 0));
   f.parts = req.parts;
   if (req.parts) {
     wire::encodePartExt(wire::PartExt{req.wholeOffset, req.wholeLen}, item.head + wire::kHeaderBytes);
@@ -265,7 +265,10 @@ bool TcpConnection::readSome() {
       if (n > 0) rxEnd_ += size_t(n);
     }
     if (n == 0) {
-      fail(Status::PeerLost, "peer closed the connection", false);
+      // The peer stopped sending but may still read: the puts placed are answered first.
+      emitAcks();
+      flush();
+      if (state_ != State::Dead) fail(Status::PeerLost, "peer closed the connection", false);
       return false;
     }
     if (n < 0) {
@@ -593,12 +596,23 @@ bool TcpConnection::answerAndDrain(Status s) {
 }
 
 // Answers keep the order of the puts: an ack joins the run, a refusal ends it. Both go out at
-// the end of the round, so one frame answers all the puts placed from one read.
+// the end of the round, so one frame answers all the puts placed from one read. The ack of a
+// lazy put (hdr_) waits for company instead: the run goes with the next eager answer or frame
+// on this connection, once kLazyAckRun acks or kLazyAckBytes wait, or when the provider's
+// timer fires (kLazyAckDelayMs).
 void TcpConnection::sendAnswer(uint64_t putId, Status s) {
   if (ok(s)) {
     if (acksRun_ == wire::kMaxAcksRun) emitAcks();
     acksRun_++;
     acksLast_ = putId;
+    if (hdr_.flags & wire::kLazyAck) {
+      lazyAcks_++;
+      lazyBytes_ += hdr_.len;
+      if (lazyAcks_ < kLazyAckRun && lazyBytes_ < kLazyAckBytes) {
+        owner_.deferAcks(this);
+        return;
+      }
+    }
   } else {
     emitAcks();
     wire::FrameHeader f{wire::FrameType::Nack};
@@ -615,6 +629,8 @@ void TcpConnection::emitAcks() {
   f.id = acksLast_;
   if (acksRun_ > 1) f.offset = acksRun_;
   acksRun_ = 0;
+  lazyAcks_ = 0;
+  lazyBytes_ = 0;
   sendFrame(f);
 }
 

@@ -15,9 +15,8 @@ void OneShotTimer::arm(uint64_t delayMs) {
     fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     if (fd_ < 0) return;
     token_ = progress_.add(fd_, EPOLLIN, [this](uint32_t) {
-      uint64_t expirations;
-      while (read(fd_, &expirations, sizeof expirations) > 0) {
-      }
+      uint64_t expirations;  // one read takes them all; none: a stale wake-up
+      if (read(fd_, &expirations, sizeof expirations) != sizeof expirations) return;
       fire_();
     });
   }
