@@ -348,7 +348,7 @@ class Harness {
   void wellFormed(Input& in) {
     uint8_t kind = in.byte();
     PutRecord put{};
-    put.flags = in.byte() % 4;
+    put.flags = in.byte() % 8;  // append, raw, lazy ack
     put.id = kind & 0x80 ? in.word() : nextPutId_;
     const uint8_t box = in.byte();
     put.vaddr = box % 5 == 0 ? kBytesBox : box % 5 == 1 ? kOpsBox : box % 5 == 2 ? regionKey_ : box % 5 == 3 ? kGuardedBox : in.word();

@@ -263,7 +263,7 @@ const early = (...ops) => Buffer.concat([Buffer.from([ops.length]), ...ops]);
 // Flags: 1 can pull, 2 auth, 4 refused. Auth bytes follow the 48 fixed ones where the flags
 // and the kind say so (shm_hello.h): the nonce in Offer and Accept, the proof in Accept and Confirm.
 const SHM_HELLO = { canPull: 1, auth: 2, refused: 4 };
-const SHM_VERSION = 4;
+const SHM_VERSION = 5;
 function shmHello(kind, nodeId, ringBytes, flags = kind === 1 ? 0 : SHM_HELLO.canPull) {
   const b = Buffer.alloc(48);
   b.writeUInt32LE(0x48535652, 0);

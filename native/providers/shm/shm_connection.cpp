@@ -422,7 +422,7 @@ bool ShmConnection::handle(const Record& r) {
   Status s = place(r, &fatal);
   if (fatal) return false;
   expectedWireId_++;
-  answer(r.put.id, s);
+  answer(r.put.id, s, r.put.flags);
   return true;
 }
 
@@ -504,19 +504,20 @@ bool ShmConnection::placeChunk(const Record& r) {
   Status s = in.status;
   in = Incoming{};
   expectedWireId_++;
-  answer(p.id, s);
+  answer(p.id, s, p.flags);
   return true;
 }
 
-void ShmConnection::answer(uint64_t wireId, Status status) {
+void ShmConnection::answer(uint64_t wireId, Status status, uint32_t putFlags) {
   AckRecord ack{{uint32_t(RecordType::Ack), sizeof(AckRecord)}, uint32_t(status), 0, wireId};
-  control(&ack, sizeof ack);
+  control(&ack, sizeof ack, ok(status) && (putFlags & kFlagLazyAck));
 }
 
-void ShmConnection::control(const void* record, uint32_t size) {
+void ShmConnection::control(const void* record, uint32_t size, bool quiet) {
   Control c;
   std::memcpy(c.bytes, record, size);
   c.size = size;
+  c.quiet = quiet;
   controls_.push_back(c);
 }
 
@@ -638,9 +639,12 @@ bool ShmConnection::transmit(int* work) {
       if (!at) break;
       std::memcpy(at, c.bytes, c.size);
       out_.commit(c.size);
+      if (c.quiet) quietAcks_++;
+      else wakePeer_ = true;
       controls_.pop_front();
     }
     while (!corrupt && controls_.empty() && !queued_.empty()) {
+      wakePeer_ = true;  // a put, even a part of one, wakes the peer
       if (!writePut(queued_.front(), &corrupt)) break;
       queued_.pop_front();
       (*work)++;
@@ -659,9 +663,26 @@ bool ShmConnection::transmit(int* work) {
   }
   if (out_.publish()) {
     fullFence();
-    if (loadFlag(&outControl_->consumerSleeping)) kick(peerWakeFd_);
+    if (!loadFlag(&outControl_->consumerSleeping)) {
+      wakePeer_ = false;
+      quietAcks_ = 0;
+    } else if (wakePeer_ || quietAcks_ >= kLazyAckRun) {
+      kickPeer();
+    } else {
+      owner_.deferKick(this);  // only lazy acks: they wait for the peer's next turn, or the timer
+    }
   }
   return true;
+}
+
+void ShmConnection::kickPeer() {
+  wakePeer_ = false;
+  quietAcks_ = 0;
+  kick(peerWakeFd_);
+}
+
+void ShmConnection::kickDeferred() {
+  if (state_ == State::Ready && quietAcks_ > 0 && loadFlag(&outControl_->consumerSleeping)) kickPeer();
 }
 
 // As much of o as fits; true when all of it is in the ring.
@@ -669,7 +690,7 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
   const PutRequest& req = o.req;
   const uint64_t maxInline = ringBytes_ / 4;
   PutRecord head{};
-  head.flags = (req.where.append ? kFlagAppend : 0) | (req.raw ? kFlagRaw : 0);
+  head.flags = (req.where.append ? kFlagAppend : 0) | (req.raw ? kFlagRaw : 0) | (req.lazyAck ? kFlagLazyAck : 0);
   head.vaddr = req.vaddr;
   head.offset = req.where.append ? 0 : req.where.offset;
   head.len = req.len;

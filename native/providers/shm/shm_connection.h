@@ -51,6 +51,8 @@ class ShmConnection {
   void beforeSleep();
   // Awake: the peer need not kick until beforeSleep() asks again.
   void awake();
+  // The lazy-ack timer fired: wakes the peer if lazy acks still wait for it (progress context).
+  void kickDeferred();
 
   State state() const { return state_; }
   uint64_t serial() const { return serial_; }
@@ -81,6 +83,7 @@ class ShmConnection {
   struct Control {
     uint8_t bytes[sizeof(shm::RegionInfoRecord)];
     uint32_t size;
+    bool quiet;
   };
   struct Lent {
     uint64_t address, len;
@@ -131,8 +134,10 @@ class ShmConnection {
   bool writePut(Outgoing& o, bool* corrupt);
   bool onAck(const shm::AckRecord& a);
   bool onRegionRecord(const shm::Record& r);
-  void answer(uint64_t wireId, Status status);
-  void control(const void* record, uint32_t size);
+  void answer(uint64_t wireId, Status status, uint32_t putFlags);
+  void kickPeer();
+  // quiet: a lazy put's Ack, which need not wake the peer (see transmit()).
+  void control(const void* record, uint32_t size, bool quiet = false);
   // Raw writes straight into the peer's region, where both sides may reach the other's memory.
   bool oneSided() const { return peerPulls_ && weCanPull_; }
   void writeRaw(const PutRequest& req);
@@ -171,6 +176,10 @@ class ShmConnection {
   Incoming incoming_;
   uint64_t serial_;
   bool sleeping_ = true;  // our consumerSleeping flag as last stored
+  // In the ring since the peer was last woken (or seen awake): records that must wake it, and
+  // lazy acks, which wake it only once kLazyAckRun of them wait, or by the provider's timer.
+  bool wakePeer_ = false;
+  uint32_t quietAcks_ = 0;
   std::unordered_map<uint64_t, Lent> lent_;                     // regions of the peer we may write
   std::unordered_map<uint64_t, std::vector<PutRequest>> asked_;  // raw writes waiting for RegionInfo
 };

@@ -10,7 +10,7 @@ namespace rvma::shm {
 constexpr uint32_t kMagic = 0x48535652;  // "RVSH"
 // 2: Ack and RegionInfo status 13 (Forbidden); 3: peer authentication in the hellos (auth flag,
 // nonces, proofs, refusals; shm_hello.h); 4: FarGatherPut
-constexpr uint16_t kVersion = 4;
+constexpr uint16_t kVersion = 5;
 constexpr uint64_t kMinRingBytes = 64ull << 10;
 constexpr uint64_t kMaxRingBytes = 256ull << 20;
 
@@ -51,7 +51,10 @@ enum class RecordType : uint32_t {
 
 constexpr uint32_t kFlagAppend = 1;
 constexpr uint32_t kFlagRaw = 2;  // vaddr is a region key, offset the offset in it
-constexpr uint32_t kKnownFlags = kFlagAppend | kFlagRaw;
+// Nothing waits on the answer soon: the receiver may leave its Ack in the ring without waking
+// the sender (ShmConnection::transmit).
+constexpr uint32_t kFlagLazyAck = 4;
+constexpr uint32_t kKnownFlags = kFlagAppend | kFlagRaw | kFlagLazyAck;
 
 struct RecordPrefix {
   uint32_t type;

@@ -24,7 +24,7 @@ uint64_t randomWord() {
 
 ShmProvider::ShmProvider(ProviderContext ctx, ShmOptions options, uint64_t incarnation)
     : ctx_(std::move(ctx)), options_(std::move(options)), incarnation_(incarnation), probe_(randomWord()),
-      loans_(ctx_.regions) {}
+      lazyAckTimer_(ctx_.progress, [this] { onLazyAckTimer(); }), loans_(ctx_.regions) {}
 
 ShmProvider::~ShmProvider() { close(); }
 
@@ -246,9 +246,27 @@ void ShmProvider::describePeers(std::vector<PeerInfo>* out) {
   for (const auto& [node, pulled] : known_) out->push_back(PeerInfo{node, "shm", pulled ? "cma" : "copy"});
 }
 
+// One timer for all connections, armed by the first deferral after it fired (as tcp's).
+void ShmProvider::deferKick(ShmConnection* conn) {
+  if (std::find(kicksDeferred_.begin(), kicksDeferred_.end(), conn) != kicksDeferred_.end()) return;
+  kicksDeferred_.push_back(conn);
+  if (kicksDeferred_.size() == 1) lazyAckTimer_.arm(kLazyAckDelayMs);
+}
+
+void ShmProvider::onLazyAckTimer() {
+  std::vector<ShmConnection*> due;
+  due.swap(kicksDeferred_);
+  for (ShmConnection* c : due) {
+    const bool live = std::any_of(conns_.begin(), conns_.end(), [c](auto& x) { return x.get() == c; });
+    if (live) c->kickDeferred();
+  }
+}
+
 void ShmProvider::close() {
   if (closing_) return;
   closing_ = true;
+  lazyAckTimer_.stop();
+  kicksDeferred_.clear();
   if (listenFd_ >= 0) {
     ctx_.progress.remove(listenToken_, listenFd_);
     ::close(listenFd_);

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "../one_shot_timer.h"
 #include "../provider.h"
 #include "shm_connection.h"
 #include "shm_options.h"
@@ -55,8 +56,11 @@ class ShmProvider final : public Provider {
   static uint64_t nowMs();
   // A wake-up of this endpoint: until it sleeps again (beforeSleepAll), peers need not kick.
   void awake();
+  // conn left lazy acks in the ring without waking its peer: the timer wakes it if need be.
+  void deferKick(ShmConnection* conn);
 
  private:
+  void onLazyAckTimer();
   void onAccept();
   ShmConnection* dial(const std::string& address, Status* status);
   ShmConnection* route(const std::string& peer, Status* status);
@@ -76,6 +80,8 @@ class ShmProvider final : public Provider {
   std::vector<std::unique_ptr<ShmConnection>> conns_;
   std::vector<std::unique_ptr<ShmConnection>> dead_;  // freed on the next tick
   std::vector<ShmConnection*> polling_;               // pollAll's list, kept to spare an allocation per round
+  std::vector<ShmConnection*> kicksDeferred_;         // may have died since: checked against conns_
+  OneShotTimer lazyAckTimer_;
   std::unordered_map<std::string, std::vector<ShmConnection*>> byNode_;  // ready ones
   std::unordered_map<std::string, ShmConnection*> byAddress_;            // dialed, live
   std::unordered_map<std::string, std::string> addressOfNode_;           // where we dialed a node

@@ -21,7 +21,7 @@
 #include "tcp_connection.h"
 #include "tcp_options.h"
 #include "tcp_put.h"
-#include "tcp_timer.h"
+#include "../one_shot_timer.h"
 
 namespace rvma {
 

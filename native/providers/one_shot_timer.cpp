@@ -1,4 +1,4 @@
-#include "tcp_timer.h"
+#include "one_shot_timer.h"
 
 #include <sys/epoll.h>
 #include <sys/timerfd.h>

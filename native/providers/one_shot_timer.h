@@ -1,10 +1,11 @@
 // A one-shot timer on the progress context (a timerfd in the endpoint's epoll set): the
-// provider's periodic tick is too coarse for redial backoff, which wants milliseconds.
+// providers' periodic ticks are too coarse for tcp's redial backoff and for lazy acks, which
+// want milliseconds.
 #pragma once
 #include <cstdint>
 #include <functional>
 
-#include "../../progress.h"
+#include "../progress.h"
 
 namespace rvma {
 
