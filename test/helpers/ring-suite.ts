@@ -110,6 +110,21 @@ export function ringSuite(title: string, rings: RingTracker, { frames, longTestM
       expect([p.seq, q.seq]).toEqual([shapes.length, shapes.length + 1]);
     });
 
+    test('a frame of up to 64 KiB may change once its send resolved; a larger one has been placed by then', async () => {
+      const [r0, r1] = await ringOf(2, progress, { frameBytes: 128 * 1024 });
+      for (const size of [100, 16 * 1024, 64 * 1024 - 24, 100 * 1024]) {
+        const header = randomBytes(8);
+        const data = randomBytes(size);
+        const want = [Buffer.from(header), Buffer.from(data)];
+        await r0.sendNext([header, data], { timeout: WAIT });
+        header.fill(0xee); // the caller reuses its memory at once
+        data.fill(0xee);
+        const f = await r1.recvPrev({ timeout: WAIT });
+        expect(same(f.header, want[0]) && same(f.data, want[1])).toBe(true);
+        f.release();
+      }
+    });
+
     test('recvPrev({ into }) copies into the caller\'s buffer and frees the slot at once', async () => {
       const slots = 4;
       const [r0, r1] = await ringOf(2, progress, { slots, frameBytes: 1024 });
