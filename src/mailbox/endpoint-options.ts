@@ -146,6 +146,12 @@ export interface PutOptions {
    * (ERR_RVMA_NO_BUFFER) for up to this many milliseconds. Default 0: no retry.
    */
   noBufferRetryMs?: number;
+  /**
+   * Nothing waits on this put soon: the receiver may hold its acknowledgement back (as
+   * CountedPutOptions.lazyAck says), so the promise may resolve up to 2 ms later than it would.
+   * A refusal still comes at once.
+   */
+  lazyAck?: boolean;
   timeout?: number;
   signal?: AbortSignal;
 }
@@ -321,7 +327,7 @@ export function parseCreateOptions(options: unknown): CreateSettings {
 }
 
 /** A put's options, checked, with offset and append resolved. */
-export type ParsedPutOptions = PutOptions & { offset: bigint; append: boolean };
+export type ParsedPutOptions = PutOptions & { offset: bigint; append: boolean; lazyAck: boolean };
 
 // Shared by puts without options; the same shape as what parsePutOptions builds (not frozen,
 // which would give it a map of its own).
@@ -331,18 +337,20 @@ const NO_PUT_OPTIONS: Readonly<ParsedPutOptions> = {
   timeout: undefined,
   signal: undefined,
   noBufferRetryMs: undefined,
+  lazyAck: false,
 };
 
 /** Checks a put's options; the result always has one shape (fast property reads later). */
 export function parsePutOptions(call: string, options: unknown): ParsedPutOptions {
   if (options === undefined) return NO_PUT_OPTIONS;
-  const o = checkOptions<PutOptions>(call, options, ['offset', 'append', 'timeout', 'signal', 'noBufferRetryMs']);
+  const o = checkOptions<PutOptions>(call, options, ['offset', 'append', 'timeout', 'signal', 'noBufferRetryMs', 'lazyAck']);
   if (o.noBufferRetryMs !== undefined) checkInteger(call, 'noBufferRetryMs', o.noBufferRetryMs, 0, MAX_MS);
+  const lazyAck = o.lazyAck === undefined ? false : checkBoolean(call, 'lazyAck', o.lazyAck);
   const append = o.append === undefined ? false : checkBoolean(call, 'append', o.append);
   if (append && o.offset !== undefined) throw invalid(call, 'give either offset or append, not both');
   const offset = o.offset === undefined || o.offset === 0 ? 0n : checkU64(call, 'offset', o.offset);
   checkWaitOptions(call, o.timeout, o.signal);
-  return { offset, append, timeout: o.timeout, signal: o.signal, noBufferRetryMs: o.noBufferRetryMs };
+  return { offset, append, timeout: o.timeout, signal: o.signal, noBufferRetryMs: o.noBufferRetryMs, lazyAck };
 }
 
 /** Checks a counted put's options (keys: what the call takes). */

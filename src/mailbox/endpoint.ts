@@ -108,6 +108,7 @@ interface PendingPut {
   offset: bigint;
   append: boolean;
   raw: boolean;
+  lazyAck: boolean;
   /** What the caller named (node id, label, address or name): forgotten on PEER_LOST. */
   target: string;
   /** Where it went, once resolved; handed to the native side from then on (it may read data until putDone). */
@@ -577,7 +578,7 @@ export class Endpoint extends EventEmitter {
     offset: bigint,
     append: boolean,
     raw: boolean,
-    o: WaitOptions & { noBufferRetryMs?: number },
+    o: WaitOptions & { noBufferRetryMs?: number; lazyAck?: boolean },
   ): Promise<void> {
     const [head, bytes] = checkPutData(call, data);
     this.assertOpen(call);
@@ -589,6 +590,7 @@ export class Endpoint extends EventEmitter {
       offset,
       append,
       raw,
+      lazyAck: o.lazyAck === true,
       target,
       destination: undefined,
       retryUntil: o.noBufferRetryMs ? Date.now() + o.noBufferRetryMs : 0,
@@ -637,10 +639,10 @@ export class Endpoint extends EventEmitter {
       return;
     }
     pending.destination = d;
-    const { id, data, offset, append, raw, head } = pending;
+    const { id, data, offset, append, raw, head, lazyAck } = pending;
     // Not through the queue: a promise put reaches its provider now (with loopback, it is
     // placed before put() returns).
-    const status = this.handOver(id, d, data!, head, offset, append, raw, false, false, false, 0);
+    const status = this.handOver(id, d, data!, head, offset, append, raw, false, lazyAck, false, 0);
     if (status !== 0) this.putDone(id, status);
   }
 
@@ -648,7 +650,7 @@ export class Endpoint extends EventEmitter {
    * One put to the native side: with mayQueue a small one into this turn's queue (copied
    * there), any other at once, behind what the queue holds. 0, or the status it was refused
    * with now. copy: the native side copies the data now (a counted put's memory is not kept).
-   * lazyAck: CountedPutOptions.lazyAck. len: the payload's bytes (head's and data's), needed
+   * lazyAck: PutOptions.lazyAck. len: the payload's bytes (head's and data's), needed
    * only with mayQueue.
    */
   private handOver(

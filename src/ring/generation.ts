@@ -38,6 +38,8 @@ export interface GenerationHost {
 
 const CONTROL_SEND_TIMEOUT_MS = 10_000;
 const NO_TIMEOUT: WaitOptions = { timeout: Infinity };
+const LAZY = { lazy: true } as const;
+const QUIET = { quiet: true } as const;
 
 export class Generation {
   private readonly control: Mailbox;
@@ -126,8 +128,9 @@ export class Generation {
   private grant(dir: Direction, total: number): void {
     if (!this.membership || this.failure) return;
     const to = dir === 'next' ? this.prev : this.next;
-    // No timer: a credit is small and the neighbour's loss is noticed anyway.
-    this.sendRecord(to, { kind: Kind.Credit, dir, total, frameBytes: this.host.options.frameBytes }, NO_TIMEOUT).catch(() => undefined);
+    // No timer: a credit is small and the neighbour's loss is noticed anyway. Nothing waits
+    // for its acknowledgement.
+    this.sendRecord(to, { kind: Kind.Credit, dir, total, frameBytes: this.host.options.frameBytes }, NO_TIMEOUT, LAZY).catch(() => undefined);
   }
 
   sendNext(header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
@@ -155,7 +158,8 @@ export class Generation {
     const wait = new Wait<void>('Ring.around', options, () => this.arounds.delete(id));
     if (wait.done) return wait.promise;
     this.arounds.set(id, wait);
-    this.sendRecord(this.next, { kind: Kind.Around, id, origin: this.rank, record }, options).catch((e: Error) => wait.reject(e));
+    // What is waited for is the ACK record, not this put's acknowledgement.
+    this.sendRecord(this.next, { kind: Kind.Around, id, origin: this.rank, record }, options, LAZY).catch((e: Error) => wait.reject(e));
     return wait.promise;
   }
 
@@ -169,7 +173,7 @@ export class Generation {
     // Only neighbours notice a death by themselves: everybody else hears it from them.
     for (const other of this.members) {
       if (other.nodeId === nodeId || other.rank === this.rank) continue;
-      this.sendRecord(other, { kind: Kind.Failed, lost: nodeId, reason }, undefined, true).catch(() => undefined);
+      this.sendRecord(other, { kind: Kind.Failed, lost: nodeId, reason }, undefined, QUIET).catch(() => undefined);
     }
   }
 
@@ -178,7 +182,7 @@ export class Generation {
     if (this.membership && !this.failure) {
       for (const other of this.members) {
         if (other.rank === this.rank) continue;
-        this.sendRecord(other, { kind: Kind.Failed, lost: this.host.endpoint.nodeId, reason }, undefined, true).catch(() => undefined);
+        this.sendRecord(other, { kind: Kind.Failed, lost: this.host.endpoint.nodeId, reason }, undefined, QUIET).catch(() => undefined);
       }
     }
     this.fail(error, undefined);
@@ -245,20 +249,25 @@ export class Generation {
   }
 
   private message(record: RingControl, from: number, origin: number | undefined, id: number): RingControlMessage {
-    let passed: Promise<void> | undefined;
+    let passed = false;
     const pass = (options?: WaitOptions): Promise<void> => {
       if (origin === undefined) return Promise.resolve();
       if (this.failure) return Promise.reject(this.failure);
-      // The last rank before the origin acknowledges instead of forwarding.
+      if (passed) return Promise.resolve();
+      passed = true;
+      // The last rank before the origin acknowledges instead of forwarding. Done once handed
+      // over: the origin's around() waits for the ring, and a failed put (other than a timeout,
+      // which the origin sees as its own) fails the generation.
       const forward: RecordBody = this.next.rank === origin ? { kind: Kind.Ack, id } : { kind: Kind.Around, id, origin, record };
-      passed ??= this.sendRecord(this.next, forward, options);
-      return passed;
+      this.sendRecord(this.next, forward, options, LAZY).catch(() => undefined);
+      return Promise.resolve();
     };
     return { record, from, origin, generation: this.gen, pass };
   }
 
-  private async sendRecord(to: Member, body: RecordBody, options?: WaitOptions, quiet = false): Promise<void> {
-    const record = { ...body, gen: this.gen, from: this.host.endpoint.nodeId, fromRank: this.rank } as WireRecord;
+  /** lazy: nothing waits on the put soon (PutOptions.lazyAck); quiet: a failure is not a loss. */
+  private async sendRecord(to: Member, body: RecordBody, options?: WaitOptions, how: { lazy?: boolean; quiet?: boolean } = {}): Promise<void> {
+    const record = { gen: this.gen, from: this.host.endpoint.nodeId, fromRank: this.rank, ...body } as WireRecord; // header first: see decodeRecord
     let bytes: Uint8Array;
     try {
       bytes = encodeRecord(record);
@@ -271,10 +280,11 @@ export class Generation {
         timeout: options?.timeout ?? CONTROL_SEND_TIMEOUT_MS,
         signal: options?.signal,
         noBufferRetryMs: CONTROL_SEND_TIMEOUT_MS,
+        lazyAck: how.lazy === true,
       });
     } catch (error) {
       const code = error instanceof RvmaError ? error.code : undefined;
-      if (!quiet && code !== 'ERR_RVMA_TIMEOUT' && code !== 'ERR_RVMA_ABORTED' && code !== 'ERR_RVMA_TOO_LARGE') {
+      if (!how.quiet && code !== 'ERR_RVMA_TIMEOUT' && code !== 'ERR_RVMA_ABORTED' && code !== 'ERR_RVMA_TOO_LARGE') {
         this.memberLost(to.nodeId, to.incarnation, (error as Error).message);
         throw this.failure ?? error;
       }

@@ -42,7 +42,11 @@ describe.each(transportCases())('NACKs across processes over %s (%s progress)', 
     return { sender, agent, protocolErrors };
   }
 
-  test('NO_MAILBOX, NO_BUFFER, OUT_OF_BOUNDS, TOO_LARGE reach the sender; each following put succeeds', async () => {
+  // lazyAck: the receiver may hold back the acknowledgements of the good puts, never a refusal.
+  test.each([
+    ['', false],
+    [' (lazy acks)', true],
+  ])('NO_MAILBOX, NO_BUFFER, OUT_OF_BOUNDS, TOO_LARGE reach the sender; each following put succeeds%s', async (_label, lazyAck) => {
     const { sender, agent, protocolErrors } = await setup();
     const cases: { code: RvmaErrorCode; vaddr: bigint; size: number; offset?: number }[] = [
       { code: 'ERR_RVMA_NO_MAILBOX', vaddr: UNKNOWN, size: 8 },
@@ -59,9 +63,9 @@ describe.each(transportCases())('NACKs across processes over %s (%s progress)', 
     for (let i = 0; i < cases.length; i++) {
       const c = cases[i];
       const refused = Buffer.alloc(c.size, 0xee);
-      await expectRejects(sender.put(agent.nodeId, c.vaddr, refused, { offset: c.offset, timeout: 15_000 }), c.code);
+      await expectRejects(sender.put(agent.nodeId, c.vaddr, refused, { offset: c.offset, timeout: 15_000, lazyAck }), c.code);
       const good = Buffer.alloc(8, i + 1);
-      await sender.put(agent.nodeId, TARGET, good, { offset: i * 8, timeout: 15_000 });
+      await sender.put(agent.nodeId, TARGET, good, { offset: i * 8, timeout: 15_000, lazyAck });
       good.copy(expected, i * 8);
     }
     // The refused bytes went nowhere; the accepted ones are exactly where they were put.

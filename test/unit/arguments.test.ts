@@ -223,6 +223,7 @@ describe('Endpoint.put', () => {
     ['string append', { append: 'yes' }, 'append'],
     ['numeric append', { append: 1 }, 'append'],
     ['offset together with append', { offset: 0, append: true }, 'offset'],
+    ['string lazyAck', { lazyAck: 'yes' }, 'lazyAck'],
     ['negative timeout', { timeout: -1 }, 'timeout'],
     ['NaN timeout', { timeout: NaN }, 'timeout'],
     ['string timeout', { timeout: '10' }, 'timeout'],
