@@ -352,7 +352,8 @@ void ShmConnection::beforeSleep() {
   sleeping_ = true;
   storeFlag(&inControl_->consumerSleeping, 1);
   fullFence();
-  if (in_.pending()) kick(wakeFd_);  // came in before the flag was seen: wake ourselves
+  // Came in before the flag was seen: wake ourselves, unless the producer saw it and kicks.
+  if (in_.pending() && takeFlag(&inControl_->consumerSleeping)) kick(wakeFd_);
 }
 
 bool ShmConnection::pump() {
@@ -400,7 +401,7 @@ bool ShmConnection::receive(int* work) {
 void ShmConnection::releaseRoom() {
   if (!in_.publish()) return;
   fullFence();
-  if (loadFlag(&inControl_->producerWaiting)) kick(peerWakeFd_);
+  if (takeFlag(&inControl_->producerWaiting)) kick(peerWakeFd_);
 }
 
 bool ShmConnection::handle(const Record& r) {
@@ -678,7 +679,7 @@ bool ShmConnection::transmit(int* work) {
 void ShmConnection::kickPeer() {
   wakePeer_ = false;
   quietAcks_ = 0;
-  kick(peerWakeFd_);
+  if (takeFlag(&outControl_->consumerSleeping)) kick(peerWakeFd_);
 }
 
 void ShmConnection::kickDeferred() {

@@ -79,6 +79,9 @@ inline uint64_t loadAcquire(const uint64_t* p) { return __atomic_load_n(p, __ATO
 inline void storeRelease(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 inline uint32_t loadFlag(const uint32_t* p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 inline void storeFlag(uint32_t* p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
+// Clears a wake-up flag and says whether it was set: the one who clears it kicks, once, so a
+// peer that is runnable but not yet running is not kicked again for every record.
+inline bool takeFlag(uint32_t* p) { return __atomic_exchange_n(p, 0u, __ATOMIC_SEQ_CST) != 0; }
 // Orders an index store before a flag load (and a flag store before an index load): with it
 // on both sides, either the waker sees the sleeper's flag or the sleeper sees the new index.
 inline void fullFence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
