@@ -690,8 +690,11 @@ export class Endpoint extends EventEmitter {
     const destination = this.routeTo(target, vaddr);
     if (!(destination instanceof Promise)) return this.submitCounted(id, destination, bytes, head, len, raw, copy, o);
     const index = counter.issued - 1;
+    // Copied puts are copied now, not once the route is known: the caller may reuse the memory.
+    const later = copy ? joinedCopy(head, bytes) : bytes;
+    const laterHead = copy ? undefined : head;
     destination.then(
-      (d) => this.submitCounted(id, d, bytes, head, len, raw, copy, o),
+      (d) => this.submitCounted(id, d, later, laterHead, len, raw, copy, o),
       (error: unknown) => {
         if (!this.isClosed) counter.failedLocally(index, error instanceof RvmaError ? error : new RvmaError('ERR_RVMA_NO_PEER', `${call}: ${String(error)}`));
       },
@@ -905,4 +908,13 @@ function isCounted(options: unknown): options is { counter: PutCounter } {
 /** A wildcard listen address means nothing to other hosts: publish this host's name instead. */
 function publishable(address: string): string {
   return address.replace(/^(tcp|rdma):\/\/(0\.0\.0\.0|\[::\])(?=:\d+$)/, `$1://${hostname()}`);
+}
+
+/** A put's bytes, head and data, copied into one new array (not slice(): a Buffer's is a view). */
+function joinedCopy(head: Uint8Array | undefined, data: Uint8Array): Uint8Array {
+  if (!head) return new Uint8Array(data);
+  const joined = new Uint8Array(head.byteLength + data.byteLength);
+  joined.set(head);
+  joined.set(data, head.byteLength);
+  return joined;
 }

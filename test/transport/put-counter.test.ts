@@ -3,7 +3,7 @@
 // as completed or as failed with a typed, indexed 'failed' event; small puts are copied at
 // issue; closing the counter or the endpoint never leaves a waiter hanging or a count lost.
 import * as net from 'node:net';
-import { CountedPutOptions, Endpoint, EndpointOptions, Mailbox, PutCounter, PutFailure, RvmaError, RvmaErrorCode } from '../../src';
+import { CountedPutOptions, Endpoint, EndpointOptions, Mailbox, MemoryDirectory, PutCounter, PutFailure, RvmaError, RvmaErrorCode } from '../../src';
 import { startAgent, trackChildren } from '../helpers/children';
 import { RECORD_BYTES, RecordTally, failuresOf, issueWindowed, record, writeRecord } from '../helpers/counted';
 import { asBuffer, pattern, rng } from '../helpers/data';
@@ -48,12 +48,18 @@ function mailboxesFor(receiver: Endpoint, sizes: number[]): Mailbox[] {
 describe.each(CASES)('counted puts over %s (%s progress)', (_name, progress, carrier) => {
   jest.setTimeout(60_000);
 
-  async function pair(): Promise<{ receiver: Endpoint; sender: Endpoint; target: string | Endpoint }> {
+  /**
+   * connect false: the puts name the receiver's node id, never looked up yet, so their route
+   * comes from the (shared) directory after the calls returned.
+   */
+  async function pair(connect = true): Promise<{ receiver: Endpoint; sender: Endpoint; target: string | Endpoint }> {
+    const directory = connect ? undefined : new MemoryDirectory();
     const create = (label: string): Promise<Endpoint> =>
-      endpoints.create({ nodeId: uniqueNodeId(label), progress, ...carrier.options(label) });
+      endpoints.create({ nodeId: uniqueNodeId(label), progress, directory, ...carrier.options(label) });
     const receiver = await create('receiver');
     const sender = await create('sender');
     if (carrier.loopback) return { receiver, sender, target: receiver };
+    if (!connect) return { receiver, sender, target: receiver.nodeId };
     expect(await sender.connect(receiver.address, { timeout: 10_000 })).toBe(receiver.nodeId);
     return { receiver, sender, target: receiver.address };
   }
@@ -230,8 +236,13 @@ describe.each(CASES)('counted puts over %s (%s progress)', (_name, progress, car
     }
   }
 
-  test('puts of up to 4096 bytes are copied at issue: overwriting the source right after the call changes nothing', async () => {
-    const { receiver, sender, target } = await pair();
+  const ROUTES = [
+    ['', true],
+    [', the route still resolving', false],
+  ] as const;
+
+  test.each(ROUTES)('puts of up to 4096 bytes are copied at issue: overwriting the source right after the call changes nothing%s', async (_label, connect) => {
+    const { receiver, sender, target } = await pair(connect);
     // [head, data] counts whole: 16 + 4080 is 4096 bytes, still copied.
     const cases = [{ data: 1 }, { data: 100 }, { data: PutCounter.COPY_MAX_BYTES }, { head: 16, data: PutCounter.COPY_MAX_BYTES - 16 }];
     const { counter, mailboxes, expected } = putEach(sender, target, receiver, cases, 100, (parts) => {
@@ -249,8 +260,8 @@ describe.each(CASES)('counted puts over %s (%s progress)', (_name, progress, car
     await expectDelivered(mailboxes, expected);
   });
 
-  test('copy: true copies larger puts at issue too: overwriting the source right after the call changes nothing', async () => {
-    const { receiver, sender, target } = await pair();
+  test.each(ROUTES)('copy: true copies larger puts at issue too: overwriting the source right after the call changes nothing%s', async (_label, connect) => {
+    const { receiver, sender, target } = await pair(connect);
     const cases = [{ data: PutCounter.COPY_MAX_BYTES + 1 }, { head: 16, data: 16 * 1024 }, { data: 256 * 1024 }];
     const { counter, mailboxes, expected } = putEach(sender, target, receiver, cases, 500, (parts) => {
       for (const p of parts) p.fill(0xee);
