@@ -99,9 +99,10 @@ export class Inbound {
     let headerLen: number;
     try {
       ({ seq, headerLen } = readFrameHeader(buffer, bytes));
-      if (seq < this.nextSeq || seq >= this.nextSeq + this.slots || this.arrived[seq % this.slots]) {
+      if (seq < this.nextSeq || seq >= this.nextSeq + this.slots) {
         throw new RvmaError('ERR_RVMA_PROTOCOL', `ring frame: sequence number ${seq} outside the window [${this.nextSeq}, ${this.nextSeq + this.slots})`);
       }
+      if (this.arrived[seq % this.slots]) throw new RvmaError('ERR_RVMA_PROTOCOL', `ring frame: sequence number ${seq} arrived twice`);
     } catch (error) {
       this.events.broken(error as RvmaError);
       return;

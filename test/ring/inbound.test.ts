@@ -1,0 +1,74 @@
+// The receiving side of one ring direction against a neighbour that breaks the frame order: a
+// sequence number sent twice, or beyond the credits it was given, ends the direction with a
+// typed ERR_RVMA_PROTOCOL naming what was wrong.
+import { Endpoint, RvmaError } from '../../src';
+import { frameHead } from '../../src/ring/frame';
+import { Inbound } from '../../src/ring/inbound';
+import { VADDR, trackEndpoints } from '../helpers/endpoints';
+
+const endpoints = trackEndpoints();
+const SLOTS = 4;
+
+interface Setup {
+  sender: Endpoint;
+  to: Endpoint;
+  inbound: Inbound;
+  broken: Promise<RvmaError>;
+  grants: number[];
+}
+
+async function setup(): Promise<Setup> {
+  const { receiver: to, sender } = await endpoints.pair('loop');
+  const mailbox = to.openMailbox(VADDR, { epoch: 'ops', threshold: 1, maxBuffers: SLOTS });
+  const grants: number[] = [];
+  let reportBroken!: (e: RvmaError) => void;
+  const broken = new Promise<RvmaError>((resolve) => (reportBroken = resolve));
+  const inbound = new Inbound(mailbox, SLOTS, 64, 'test.recv', {
+    grant: (total) => grants.push(total),
+    broken: (e) => {
+      reportBroken(e);
+      inbound.fail(e);
+    },
+  });
+  inbound.start();
+  return { sender, to, inbound, broken, grants };
+}
+
+function frame(seq: number, byte: number): Uint8Array {
+  const head = frameHead(seq, undefined);
+  const out = new Uint8Array(head.byteLength + 8).fill(byte);
+  out.set(head);
+  return out;
+}
+
+describe('ring inbound: a neighbour that breaks the frame order', () => {
+  test('a sequence number sent twice: ERR_RVMA_PROTOCOL "arrived twice", and receives reject with it', async () => {
+    const { sender, to, inbound, broken, grants } = await setup();
+    expect(grants).toEqual([SLOTS]);
+    await sender.put(to, VADDR, frame(1, 0xa1));
+    await sender.put(to, VADDR, frame(1, 0xa2));
+    const error = await broken;
+    expect(error.code).toBe('ERR_RVMA_PROTOCOL');
+    expect(error.message).toMatch(/sequence number 1 arrived twice/);
+    await expect(inbound.recv({ timeout: 1000 })).rejects.toMatchObject({ code: 'ERR_RVMA_PROTOCOL' });
+  });
+
+  test('a sequence number beyond the credits: ERR_RVMA_PROTOCOL "outside the window"', async () => {
+    const { sender, to, broken } = await setup();
+    await sender.put(to, VADDR, frame(SLOTS, 0xb1));
+    const error = await broken;
+    expect(error.code).toBe('ERR_RVMA_PROTOCOL');
+    expect(error.message).toMatch(new RegExp(`sequence number ${SLOTS} outside the window \\[0, ${SLOTS}\\)`));
+  });
+
+  test('in-window frames out of order are handed out in sequence order, each once', async () => {
+    const { sender, to, inbound } = await setup();
+    for (const seq of [2, 0, 3, 1]) await sender.put(to, VADDR, frame(seq, 0x10 + seq));
+    for (let seq = 0; seq < SLOTS; seq++) {
+      const f = await inbound.recv({ timeout: 1000 });
+      expect(f.seq).toBe(seq);
+      expect([...f.data]).toEqual(new Array(8).fill(0x10 + seq));
+      f.release();
+    }
+  });
+});
