@@ -132,7 +132,9 @@ Status Engine::put(PutRequest req) {
     Provider* p = provider.get();
     if (req.gathered() && !p->gathers(req)) req.join();
     // Loop mode: this thread is the progress context; no task to build.
-    if (progress_.mode() == ProgressMode::Loop) p->put(std::move(req));
+    const bool loop = progress_.mode() == ProgressMode::Loop;
+    if (!loop || !p->keepsOnDemand()) req.keep();
+    if (loop) p->put(std::move(req));
     else progress_.submit([p, req = std::move(req)]() mutable { p->put(std::move(req)); });
     return Status::Ok;
   }

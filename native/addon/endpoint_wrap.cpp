@@ -174,6 +174,13 @@ void copyPayload(PutRequest& req) {
   req.memory = 0;
 }
 
+// copy: true. The copy is made only if a provider keeps the bytes past put(): shm writes a put
+// that fits its ring into the ring during the call, which is then the only copy.
+void copyIfKept(PutRequest& req) {
+  req.memory = 0;
+  req.keeper = copyPayload;
+}
+
 }  // namespace
 
 // new NativeEndpoint(nodeId, progress: 0 | 1, onEvents(events, words, texts), { provider, listen, verbs, ...tcp })
@@ -337,7 +344,7 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   Status s;
   req.lazyAck = info.Length() > 11 && info[11].IsBoolean() && info[11].As<Napi::Boolean>().Value();
   try {
-    if (info.Length() > 10 && info[10].IsBoolean() && info[10].As<Napi::Boolean>().Value()) copyPayload(req);
+    if (info.Length() > 10 && info[10].IsBoolean() && info[10].As<Napi::Boolean>().Value()) copyIfKept(req);
     s = engine_->put(std::move(req));
   } catch (const std::bad_alloc&) {
     return statusError(env, Status::InvalidArgument, "out of memory queueing a put");

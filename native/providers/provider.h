@@ -64,6 +64,17 @@ struct PutRequest {
   // (tcp, shm: within kLazyAckDelayMs), to save a message and a wake-up. Failures go at once.
   bool lazyAck = false;
   std::shared_ptr<const uint8_t> joined = nullptr;  // the payload, once owned (join, own)
+  // Set when the caller's memory is valid only during put(): whoever holds the bytes past that
+  // calls keep() first, which makes the request own a copy. A provider that says
+  // keepsOnDemand() does so itself; for any other the engine keeps before handing over.
+  void (*keeper)(PutRequest&) = nullptr;
+
+  void keep() {
+    if (!keeper) return;
+    auto k = keeper;
+    keeper = nullptr;
+    k(*this);
+  }
 
   bool gathered() const { return headLen != 0; }
   // Payload bytes [from, from + n), gathered or not, into dst.
@@ -91,6 +102,7 @@ struct PutRequest {
     head = nullptr;
     headLen = 0;
     memory = 0;  // no longer JS memory: nothing may cache a registration of it
+    keeper = nullptr;
   }
 };
 
@@ -119,6 +131,9 @@ class Provider {
   virtual bool supportsRaw() const { return false; }
   // Whether put() takes this gathered request as it is; if not, the engine joins it first.
   virtual bool gathers(const PutRequest& req) const { return false; }
+  // Whether put() calls PutRequest::keep() before it holds on to a request's bytes past its
+  // return (in loop progress, where put() runs in the caller's call).
+  virtual bool keepsOnDemand() const { return false; }
   // Runs on the progress context; must end in exactly one events.putDone(req.id, ...).
   virtual void put(PutRequest req) = 0;
   // A region of this endpoint closed (progress context): a provider that lets peers write

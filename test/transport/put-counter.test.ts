@@ -270,6 +270,16 @@ describe.each(CASES)('counted puts over %s (%s progress)', (_name, progress, car
     await expectDelivered(mailboxes, expected);
   });
 
+  test('copy: true in a burst larger than the transport holds at once (2 MB): each put arrives as it was at its call', async () => {
+    const { receiver, sender, target } = await pair();
+    const cases = Array.from({ length: 100 }, () => ({ head: 24, data: 20_000 }));
+    const { counter, mailboxes, expected } = putEach(sender, target, receiver, cases, 900, (parts) => {
+      for (const p of parts) p.fill(0xee);
+    }, { copy: true, lazyAck: true });
+    expect(await counter.reach(cases.length, { timeout: 30_000 })).toEqual({ completed: cases.length, failed: 0 });
+    await expectDelivered(mailboxes, expected);
+  });
+
   test('lazy acks: a few puts, fewer than any batch, are all counted with no further traffic', async () => {
     const { receiver, sender, target } = await pair();
     const cases = [{ data: 8 }, { head: 16, data: 16 * 1024 }, { data: 100 }];

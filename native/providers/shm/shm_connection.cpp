@@ -326,11 +326,30 @@ void ShmConnection::put(const PutRequest& req) {
     return;
   }
   if (state_ == State::Ready && req.raw && oneSided()) {
-    writeRaw(req);
+    PutRequest kept = req;
+    kept.keep();
+    writeRaw(kept);
+  } else if (req.raw || !inlined(req)) {
+    // Pulled by the peer or sent in chunks: read after this call.
+    queued_.push_back(Outgoing{req});
+    queued_.back().req.keep();
   } else {
     queued_.push_back(Outgoing{req});
   }
   if (state_ == State::Ready) pump();
+  // Inline and not in the ring yet (no room, or the connection is not ready): keep its bytes.
+  if (!queued_.empty() && queued_.back().req.id == req.id && queued_.back().sent == 0) {
+    try {
+      queued_.back().req.keep();
+    } catch (...) {
+      queued_.pop_back();  // nothing of it was written: refused as a whole
+      throw;
+    }
+  }
+}
+
+bool ShmConnection::inlined(const PutRequest& req) const {
+  return req.len <= std::min(owner_.options().eagerMaxBytes, ringBytes_ / 4);
 }
 
 int ShmConnection::poll() {
@@ -713,7 +732,7 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
     }
     head.id = o.wireId;
   };
-  const bool inline_ = req.len <= std::min(owner_.options().eagerMaxBytes, maxInline);
+  const bool inline_ = inlined(req);
   // The peer pulls from one source range: a gathered put's head goes inline, unless too long
   // (then the put is copied through the ring in chunks).
   if (!inline_ && peerPulls_ && req.gathered() && req.headLen <= kMaxFarHeadBytes && req.headLen < req.len) {

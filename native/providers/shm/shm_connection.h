@@ -132,6 +132,8 @@ class ShmConnection {
   bool placeChunk(const shm::Record& r);
   bool transmit(int* work);
   bool writePut(Outgoing& o, bool* corrupt);
+  // Whether a put goes into the ring whole, in one record (its bytes are read during the write).
+  bool inlined(const PutRequest& req) const;
   bool onAck(const shm::AckRecord& a);
   bool onRegionRecord(const shm::Record& r);
   void answer(uint64_t wireId, Status status, uint32_t putFlags);

@@ -34,6 +34,7 @@ class ShmProvider final : public Provider {
   bool supportsRaw() const override { return true; }
   // Gathered puts go inline, as a FarGatherPut (the head inline, the rest pulled), or in chunks.
   bool gathers(const PutRequest& req) const override { return !req.raw; }
+  bool keepsOnDemand() const override { return true; }
   void put(PutRequest req) override;
   Status dialable(const std::string& address) const override;
   void connect(uint64_t requestId, const std::string& address) override;
