@@ -262,7 +262,7 @@ void Engine::putFailed(uint64_t putId, Status status, const std::string& reason)
   // puts still in flight as lost, with ERR_RVMA_CLOSED).
   if (closed_) return;
   bool reached = false;
-  if (CounterPutId::is(putId)) counters_.settle(CounterPutId::slot(putId), status, &reached);
+  if (CounterPutId::is(putId)) counters_.settle(CounterPutId::slot(putId), uint32_t(putId), status, &reached);
   // The failure first: a waiter woken by its level has heard of the failures within it.
   if (!CounterPutId::is(putId) || !ok(status)) {
     if (reason.empty()) push(Event{uint64_t(EventKind::PutDone), putId, 0, 0, 0, 0, 0, uint64_t(status)});

@@ -76,6 +76,8 @@ export interface NativeEndpoint {
   /** true: already settled `level` puts; otherwise a CounterReached event follows. */
   armPutCounter(slot: number, level: number): boolean;
   releasePutCounter(slot: number): void;
+  /** A counted put that never reached the native side settled (index mod 2^32). */
+  skipCountedPut(slot: number, index: number): void;
   /** The memory named `memory` was collected. */
   forgetMemory(memory: number): void;
   /** [registered, reused, evicted, cachedBytes]; undefined without verbs. */

@@ -35,6 +35,7 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::PutCounterPage>("putCounterPage"),
                          InstanceMethod<&EndpointWrap::ArmPutCounter>("armPutCounter"),
                          InstanceMethod<&EndpointWrap::ReleasePutCounter>("releasePutCounter"),
+                         InstanceMethod<&EndpointWrap::SkipCountedPut>("skipCountedPut"),
                          InstanceMethod<&EndpointWrap::Connect>("connect"),
                          InstanceMethod<&EndpointWrap::ForgetMemory>("forgetMemory"),
                          InstanceMethod<&EndpointWrap::RegistrationStats>("registrationStats"),
@@ -452,6 +453,14 @@ Napi::Value EndpointWrap::ArmPutCounter(const Napi::CallbackInfo& info) {
 // releasePutCounter(slot): no put can bump it any more.
 Napi::Value EndpointWrap::ReleasePutCounter(const Napi::CallbackInfo& info) {
   if (engine_ && info.Length() > 0 && info[0].IsNumber()) engine_->counters().release(info[0].As<Napi::Number>().Uint32Value());
+  return info.Env().Undefined();
+}
+
+// skipCountedPut(slot, index): a put that never reached the native side settled in JS.
+Napi::Value EndpointWrap::SkipCountedPut(const Napi::CallbackInfo& info) {
+  if (engine_ && info.Length() > 1 && info[0].IsNumber() && info[1].IsNumber()) {
+    engine_->counters().skip(info[0].As<Napi::Number>().Uint32Value(), uint32_t(info[1].As<Napi::Number>().Int64Value()));
+  }
   return info.Env().Undefined();
 }
 

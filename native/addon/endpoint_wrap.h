@@ -32,6 +32,7 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value PutCounterPage(const Napi::CallbackInfo& info);
   Napi::Value ArmPutCounter(const Napi::CallbackInfo& info);
   Napi::Value ReleasePutCounter(const Napi::CallbackInfo& info);
+  Napi::Value SkipCountedPut(const Napi::CallbackInfo& info);
   Napi::Value Connect(const Napi::CallbackInfo& info);
   Napi::Value ForgetMemory(const Napi::CallbackInfo& info);
   Napi::Value RegistrationStats(const Napi::CallbackInfo& info);

@@ -41,27 +41,52 @@ bool PutCounters::arm(uint32_t slot, uint64_t level) {
   return false;
 }
 
-void PutCounters::settle(uint32_t slot, Status status, bool* reached) {
+void PutCounters::settle(uint32_t slot, uint32_t index, Status status, bool* reached) {
   *reached = false;
   std::lock_guard<std::mutex> lock(mu_);
   // A released slot: its counter is gone and nobody reads its words.
   if (slot >= states_.size() || !states_[slot].live) return;
   State& s = states_[slot];
   (ok(status) ? s.completed : s.failed)++;
-  // Seqlock, as in CompletionWords::write: a reader that sees an even, unchanged seq saw both counts.
-  uint32_t* w = words(slot);
-  uint32_t seq = __atomic_load_n(&w[CounterWords::kSeq], __ATOMIC_RELAXED);
-  __atomic_store_n(&w[CounterWords::kSeq], seq + 1, __ATOMIC_RELAXED);
-  __atomic_thread_fence(__ATOMIC_RELEASE);
-  __atomic_store_n(&w[CounterWords::kCompletedLo], uint32_t(s.completed), __ATOMIC_RELAXED);
-  __atomic_store_n(&w[CounterWords::kCompletedLo + 1], uint32_t(s.completed >> 32), __ATOMIC_RELAXED);
-  __atomic_store_n(&w[CounterWords::kFailedLo], uint32_t(s.failed), __ATOMIC_RELAXED);
-  __atomic_store_n(&w[CounterWords::kFailedLo + 1], uint32_t(s.failed >> 32), __ATOMIC_RELAXED);
-  __atomic_store_n(&w[CounterWords::kSeq], seq + 2, __ATOMIC_RELEASE);
+  markSettled(s, index);
+  publish(slot, s);
   if (s.armed && s.completed + s.failed >= s.armed) {
     s.armed = 0;
     *reached = true;
   }
+}
+
+void PutCounters::skip(uint32_t slot, uint32_t index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (slot >= states_.size() || !states_[slot].live) return;
+  markSettled(states_[slot], index);
+  publish(slot, states_[slot]);
+}
+
+void PutCounters::markSettled(State& s, uint32_t index) {
+  // Indices travel mod 2^32; in flight they span far less than that.
+  const uint32_t ahead = index - uint32_t(s.settledBelow);
+  if (ahead >= (1u << 31)) return;  // below settledBelow: settled already
+  if (ahead >= s.settledAbove.size()) s.settledAbove.resize(size_t(ahead) + 1, 0);
+  s.settledAbove[ahead] = 1;
+  while (!s.settledAbove.empty() && s.settledAbove.front()) {
+    s.settledAbove.pop_front();
+    s.settledBelow++;
+  }
+}
+
+// Seqlock, as in CompletionWords::write: a reader that sees an even, unchanged seq saw all words.
+void PutCounters::publish(uint32_t slot, const State& s) {
+  uint32_t* w = words(slot);
+  uint32_t seq = __atomic_load_n(&w[CounterWords::kSeq], __ATOMIC_RELAXED);
+  __atomic_store_n(&w[CounterWords::kSeq], seq + 1, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  const uint64_t values[3] = {s.completed, s.failed, s.settledBelow};
+  for (int i = 0; i < 3; i++) {
+    __atomic_store_n(&w[2 * i], uint32_t(values[i]), __ATOMIC_RELAXED);
+    __atomic_store_n(&w[2 * i + 1], uint32_t(values[i] >> 32), __ATOMIC_RELAXED);
+  }
+  __atomic_store_n(&w[CounterWords::kSeq], seq + 2, __ATOMIC_RELEASE);
 }
 
 }  // namespace rvma

@@ -4,6 +4,7 @@
 // counter reaching the level a waiter armed travel up as events.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -14,9 +15,11 @@
 namespace rvma {
 
 // Slot layout in 32-bit words (mirrored in src/mailbox/put-counter.ts):
-//   w0-1 completed (u64)   w2-3 failed (u64)   w7 seqlock
+//   w0-1 completed (u64)   w2-3 failed (u64)   w4-5 settledBelow (u64)   w7 seqlock
+// settledBelow: every put with a lower index has settled (puts settle out of order across
+// connections), so JS may let go of their memory.
 struct CounterWords {
-  static constexpr uint32_t kCompletedLo = 0, kFailedLo = 2, kSeq = 7;
+  static constexpr uint32_t kCompletedLo = 0, kFailedLo = 2, kSettledBelowLo = 4, kSeq = 7;
 };
 
 // A put id that names a counter: flag | slot << 32 | the put's index on it (mod 2^32). Plain
@@ -39,15 +42,23 @@ class PutCounters {
   // Whether completed + failed already reached `level`; if not, the next outcome that makes
   // it so reports the slot (settle's *reached), once.
   bool arm(uint32_t slot, uint64_t level);
-  // One put's outcome. *reached: a waiter's level was reached now.
-  void settle(uint32_t slot, Status status, bool* reached);
+  // One put's outcome (index: its index on the counter, mod 2^32). *reached: a waiter's level
+  // was reached now.
+  void settle(uint32_t slot, uint32_t index, Status status, bool* reached);
+  // A put that never reached the native side (JS counted its failure): settled, not counted.
+  void skip(uint32_t slot, uint32_t index);
 
  private:
   struct State {
     uint64_t completed = 0, failed = 0;
     uint64_t armed = 0;  // 0: no waiter
+    uint64_t settledBelow = 0;
+    std::deque<uint8_t> settledAbove;  // for indices settledBelow + i: settled or not
     bool live = false;
   };
+  // Marks index settled and moves settledBelow past every settled one.
+  static void markSettled(State& s, uint32_t index);
+  void publish(uint32_t slot, const State& s);
   uint32_t* words(uint32_t slot) { return pages_[slot / CompletionPage::kSlots]->slot(slot % CompletionPage::kSlots); }
 
   std::mutex mu_;

@@ -294,6 +294,9 @@ export class Endpoint extends EventEmitter {
         this.counters.delete(slot);
         if (!this.isClosed) this.handle.releasePutCounter(slot);
       },
+      skipCountedPut: (slot, index) => {
+        if (!this.isClosed) this.handle.skipCountedPut(slot, index);
+      },
       waiting: (delta) => this.waiting(delta),
     };
   }
@@ -704,7 +707,7 @@ export class Endpoint extends EventEmitter {
   private submitCounted(id: number, d: Destination, bytes: Uint8Array, head: Uint8Array | undefined, len: number, raw: boolean, copy: boolean, o: CountedPut): void {
     if (this.isClosed) return; // counted as lost when the endpoint closed
     const status = this.handOver(id, d, bytes, head, o.offset, o.append, raw, copy, o.lazyAck, true, len);
-    if (status !== 0) o.counter.putFailed(counterOfPutId(id)!.index, status, undefined);
+    if (status !== 0) o.counter.refused(counterOfPutId(id)!.index, status);
   }
 
   /**

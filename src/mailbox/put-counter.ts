@@ -10,7 +10,10 @@ import { Wait, WaitOptions, parseWaitOptions } from './wait';
 // Slot layout in 32-bit words (native/core/put_counters.h), in pages of completion words.
 export { SLOT_WORDS as COUNTER_SLOT_WORDS, SLOTS_PER_PAGE as COUNTER_SLOTS_PER_PAGE } from './completion-words';
 const COMPLETED = 0;
+const SETTLED_BELOW = 4;
 const SEQ = 7;
+/** Held memory is looked over once this many references wait. */
+const HELD_CHECK = 64;
 const TWO_32 = 2 ** 32;
 // A put id that names a counter (CounterPutId): flag + slot * 2^32 + its index mod 2^32.
 const COUNTER_FLAG = 2 ** 52;
@@ -48,6 +51,8 @@ export interface PutCounterHost {
   readonly writesOnThisThread: boolean;
   armPutCounter(slot: number, level: number): boolean;
   releasePutCounter(slot: number): void;
+  /** A put that never reached the native side is settled (its index, mod 2^32). */
+  skipCountedPut(slot: number, index: number): void;
   /** Keeps the endpoint's wake-up referenced while a reach() waits. */
   waiting(delta: 1 | -1): void;
 }
@@ -73,8 +78,12 @@ export class PutCounter extends EventEmitter {
   private awaitingFailures = false;
   private reaches: Reach[] = [];
   private armedAt = 0;
-  /** Memory of large puts in flight, kept alive until everything issued is settled. */
+  /**
+   * Memory of large puts in flight, by put index (heldIndex[i] is the index of held[i]), kept
+   * alive until every put up to it has settled.
+   */
   private held: Uint8Array[] = [];
+  private heldIndex: number[] = [];
   private closed = false;
   private endpointGone = false;
   private releasePending = false;
@@ -93,6 +102,11 @@ export class PutCounter extends EventEmitter {
     super();
   }
 
+  /** References to memory of puts in flight it holds (for tests). @internal */
+  get heldCount(): number {
+    return this.held.length;
+  }
+
   /** Puts issued with this counter. */
   get issued(): number {
     return this.issuedCount;
@@ -100,15 +114,20 @@ export class PutCounter extends EventEmitter {
 
   /** Puts the receiver placed. */
   get completed(): number {
+    return this.word(COMPLETED);
+  }
+
+  /** A u64 of the native words. */
+  private word(at: number): number {
     const w = this.words;
-    const b = this.base;
+    const b = this.base + at;
     // A counted loop reads this once per put: four atomic loads were about 6% of its time.
-    if (this.host.writesOnThisThread) return w[b + COMPLETED] + w[b + COMPLETED + 1] * TWO_32;
+    if (this.host.writesOnThisThread) return w[b] + w[b + 1] * TWO_32;
     for (;;) {
-      const seq = Atomics.load(w, b + SEQ);
+      const seq = Atomics.load(w, this.base + SEQ);
       if (seq & 1) continue;
-      const n = Atomics.load(w, b + COMPLETED) + Atomics.load(w, b + COMPLETED + 1) * TWO_32;
-      if (Atomics.load(w, b + SEQ) === seq) return n;
+      const n = Atomics.load(w, b) + Atomics.load(w, b + 1) * TWO_32;
+      if (Atomics.load(w, this.base + SEQ) === seq) return n;
     }
   }
 
@@ -190,11 +209,31 @@ export class PutCounter extends EventEmitter {
       else if (d.target !== target || d.vaddr !== vaddr) this.mixed = true;
     }
     if (!copied) {
-      if (this.held.length && this.settled === index) this.held = [];
-      if (this.held[this.held.length - 1] !== data) this.held.push(data);
-      if (head) this.held.push(head);
+      if (this.held.length && this.settled === index) {
+        this.held = [];
+        this.heldIndex = [];
+      } else if (this.held.length >= HELD_CHECK) {
+        this.releaseHeld();
+      }
+      this.hold(index, data);
+      if (head) this.hold(index, head);
     }
     return COUNTER_FLAG + this.slot * TWO_32 + (index % TWO_32);
+  }
+
+  private hold(index: number, bytes: Uint8Array): void {
+    this.held.push(bytes);
+    this.heldIndex.push(index);
+  }
+
+  /** Lets go of the memory of puts below the native side's settledBelow. */
+  private releaseHeld(): void {
+    const below = this.word(SETTLED_BELOW);
+    let n = 0;
+    while (n < this.heldIndex.length && this.heldIndex[n] < below) n++;
+    if (n === 0) return;
+    this.held.splice(0, n);
+    this.heldIndex.splice(0, n);
   }
 
   /** A put failed natively (status) or before it got there (error). @internal */
@@ -211,10 +250,18 @@ export class PutCounter extends EventEmitter {
     this.check();
   }
 
+  /** The native side refused a put as it was handed over: it never counted it. @internal */
+  refused(indexMod32: number, status: number): void {
+    this.localFailed++;
+    if (!this.endpointGone) this.host.skipCountedPut(this.slot, indexMod32);
+    this.putFailed(indexMod32, status, undefined);
+  }
+
   /** A put that never reached the native side failed with error. @internal */
   failedLocally(index: number, error: RvmaError): void {
     this.failedCount++;
     this.localFailed++;
+    if (!this.endpointGone) this.host.skipCountedPut(this.slot, index % TWO_32);
     this.report(error, index, 1);
     this.check();
   }
@@ -235,6 +282,7 @@ export class PutCounter extends EventEmitter {
       this.report(new RvmaError('ERR_RVMA_CLOSED', `the endpoint "${this.host.nodeId}" closed with ${lost} counted puts in flight`), -1, lost);
     }
     this.held = [];
+    this.heldIndex = [];
     this.check();
   }
 
@@ -257,7 +305,10 @@ export class PutCounter extends EventEmitter {
   /** Resolves the reaches that are met, then arms the native counter for the next one. */
   private check(): void {
     const settled = this.settled;
-    if (settled >= this.issuedCount) this.held = [];
+    if (settled >= this.issuedCount) {
+      this.held = [];
+      this.heldIndex = [];
+    }
     if (this.reaches.length) {
       const state = this.state();
       for (const r of this.reaches.filter((x) => x.level <= settled)) r.wait.resolve(state);
