@@ -64,9 +64,11 @@ void PutCounters::skip(uint32_t slot, uint32_t index) {
 }
 
 void PutCounters::markSettled(State& s, uint32_t index) {
-  // Indices travel mod 2^32; in flight they span far less than that.
+  // Indices travel mod 2^32; in flight they span far less than that. One further ahead than
+  // kMaxTracked is not tracked (settledBelow then stays, and JS holds memory longer).
+  constexpr uint32_t kMaxTracked = 1u << 24;
   const uint32_t ahead = index - uint32_t(s.settledBelow);
-  if (ahead >= (1u << 31)) return;  // below settledBelow: settled already
+  if (ahead >= kMaxTracked) return;
   if (ahead >= s.settledAbove.size()) s.settledAbove.resize(size_t(ahead) + 1, 0);
   s.settledAbove[ahead] = 1;
   while (!s.settledAbove.empty() && s.settledAbove.front()) {
