@@ -254,12 +254,14 @@ export class Generation {
       if (origin === undefined) return Promise.resolve();
       if (this.failure) return Promise.reject(this.failure);
       if (passed) return Promise.resolve();
+      if (options?.signal?.aborted) return Promise.reject(new RvmaError('ERR_RVMA_ABORTED', 'RingControlMessage.pass was aborted', { cause: options.signal.reason }));
       passed = true;
       // The last rank before the origin acknowledges instead of forwarding. Done once handed
-      // over: the origin's around() waits for the ring, and a failed put (other than a timeout,
-      // which the origin sees as its own) fails the generation.
+      // over (a signal aborted later does not stop it): the origin's around() waits for the
+      // ring, and a failed put (other than a timeout, which the origin sees as its own) fails
+      // the generation.
       const forward: RecordBody = this.next.rank === origin ? { kind: Kind.Ack, id } : { kind: Kind.Around, id, origin, record };
-      this.sendRecord(this.next, forward, options, LAZY).catch(() => undefined);
+      this.sendRecord(this.next, forward, { timeout: options?.timeout }, LAZY).catch(() => undefined);
       return Promise.resolve();
     };
     return { record, from, origin, generation: this.gen, pass };

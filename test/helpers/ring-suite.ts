@@ -358,6 +358,15 @@ export function ringSuite(title: string, rings: RingTracker, { frames, longTestM
         expect(r.droppedControl).toBe(0);
       }
 
+      // pass() with a signal aborted already rejects; a later pass() hands the record on.
+      const aborted = ring.slice(1).map(async (r) => {
+        const m = await r.control({ timeout: WAIT });
+        await expectRejects(m.pass({ signal: AbortSignal.abort() }), 'ERR_RVMA_ABORTED');
+        await m.pass();
+      }).map(quiet);
+      await ring[0].around({ type: 'CONTROL', body: 'after an abort' }, { timeout: WAIT });
+      await Promise.all(aborted);
+
       // Any rank may start one.
       const fromTwo = [ring[0], ring[1]].map(async (r) => {
         const m = await r.control({ timeout: WAIT });
