@@ -158,7 +158,6 @@ uint64_t memoryArg(const Napi::CallbackInfo& info, size_t index) {
   return memory > 0 ? uint64_t(memory) : 0;
 }
 
-
 // Copies a put's payload so that the caller's memory is free at once. A larger one goes into a
 // pooled block, given back when the put settles: a fresh heap block per put is faulted in page
 // by page (a copied 16 KiB ring frame spent more time in page faults than in the copy).

@@ -326,19 +326,17 @@ void ShmConnection::put(const PutRequest& req) {
     return;
   }
   if (state_ == State::Ready && req.raw && oneSided()) {
-    PutRequest kept = req;
-    kept.keep();
-    writeRaw(kept);
-  } else if (req.raw || !inlined(req)) {
-    // Pulled by the peer or sent in chunks: read after this call.
-    queued_.push_back(Outgoing{req});
-    queued_.back().req.keep();
+    writeRaw(req);
   } else {
-    queued_.push_back(Outgoing{req});
+    Outgoing o{req};
+    if (!inlined(req)) o.req.keep();  // pulled by the peer or sent in chunks: read later
+    queued_.push_back(std::move(o));
   }
   if (state_ == State::Ready) pump();
   // Inline and not in the ring yet (no room, or the connection is not ready): keep its bytes.
-  if (!queued_.empty() && queued_.back().req.id == req.id && queued_.back().sent == 0) {
+  // (A raw write's notice carries none: they are in the peer's region already.)
+  const Outgoing* last = queued_.empty() ? nullptr : &queued_.back();
+  if (last && last->req.id == req.id && last->sent == 0 && !last->notice) {
     try {
       queued_.back().req.keep();
     } catch (...) {
@@ -549,6 +547,7 @@ void ShmConnection::writeRaw(const PutRequest& req) {
   if (it == lent_.end()) {
     auto& waiting = asked_[req.vaddr];
     waiting.push_back(req);
+    waiting.back().keep();  // written once the peer lends the region
     if (waiting.size() == 1) {
       KeyRecord query{{uint32_t(RecordType::RegionQuery), sizeof(KeyRecord)}, 0, 0, req.vaddr};
       control(&query, sizeof query);
