@@ -44,16 +44,19 @@ function protocol(what: string): RvmaError {
   return new RvmaError('ERR_RVMA_PROTOCOL', `ring frame: ${what}`);
 }
 
+const readU32 = (b: Uint8Array, at: number): number => (b[at] | (b[at + 1] << 8) | (b[at + 2] << 16)) + b[at + 3] * 2 ** 24;
+
 /** The ring header of a frame of `length` bytes; throws ERR_RVMA_PROTOCOL for anything malformed. */
 export function readFrameHeader(bytes: Uint8Array, length: number): FrameHeader {
+  // Read byte by byte: a DataView per frame was a measurable share of a forwarder's time.
   if (length < FRAME_HEADER_BYTES || length > bytes.byteLength) throw protocol(`${length} bytes cannot hold a frame`);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, FRAME_HEADER_BYTES);
-  if (view.getUint16(0, true) !== MAGIC) throw protocol('bad magic');
-  if (view.getUint8(2) !== VERSION) throw protocol(`version ${view.getUint8(2)}, expected ${VERSION}`);
-  if (view.getUint8(3) !== 0) throw protocol(`unknown flags ${view.getUint8(3)}`);
-  const headerLen = view.getUint32(4, true);
+  if ((bytes[0] | (bytes[1] << 8)) !== MAGIC) throw protocol('bad magic');
+  if (bytes[2] !== VERSION) throw protocol(`version ${bytes[2]}, expected ${VERSION}`);
+  if (bytes[3] !== 0) throw protocol(`unknown flags ${bytes[3]}`);
+  const headerLen = readU32(bytes, 4);
   if (headerLen > length - FRAME_HEADER_BYTES) throw protocol(`a ${headerLen}-byte header in a ${length}-byte frame`);
-  const seq = view.getBigUint64(8, true);
-  if (seq > BigInt(Number.MAX_SAFE_INTEGER)) throw protocol(`sequence number ${seq} out of range`);
-  return { seq: Number(seq), headerLen };
+  const high = readU32(bytes, 12);
+  // Beyond 2^53 a number no longer counts frames exactly.
+  if (high >= 2 ** 21) throw protocol(`sequence number ${(BigInt(high) << 32n) + BigInt(readU32(bytes, 8))} out of range`);
+  return { seq: high * 2 ** 32 + readU32(bytes, 8), headerLen };
 }

@@ -107,19 +107,7 @@ export class Inbound {
       this.events.broken(error as RvmaError);
       return;
     }
-    const header = buffer.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + headerLen);
-    const data = buffer.subarray(FRAME_HEADER_BYTES + headerLen, bytes);
-    let released = false;
-    const frame: RingFrame = {
-      seq,
-      header,
-      data,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.repost(buffer);
-      },
-    };
+    const frame = new ArrivedFrame(seq, buffer, headerLen, bytes, this);
     this.arrived[seq % this.slots] = frame;
     while (this.waiters.length > 0) {
       const next = this.take();
@@ -129,7 +117,8 @@ export class Inbound {
     this.maybeGrant();
   }
 
-  private repost(buffer: Uint8Array): void {
+  /** @internal A frame was released: its buffer goes back to the mailbox. */
+  repost(buffer: Uint8Array): void {
     if (this.failure || this.mailbox.closed) return;
     this.mailbox.post(buffer);
     this.released++;
@@ -147,5 +136,27 @@ export class Inbound {
       this.granted = allowed;
       this.events.grant(allowed);
     }
+  }
+}
+
+/** A frame in its posted buffer (a class: no closure per frame). */
+class ArrivedFrame implements RingFrame {
+  readonly header: Uint8Array;
+  readonly data: Uint8Array;
+  #inbound: Inbound | undefined;
+  readonly #buffer: Uint8Array;
+
+  constructor(readonly seq: number, buffer: Uint8Array, headerLen: number, bytes: number, inbound: Inbound) {
+    this.header = buffer.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + headerLen);
+    this.data = buffer.subarray(FRAME_HEADER_BYTES + headerLen, bytes);
+    this.#buffer = buffer;
+    this.#inbound = inbound;
+  }
+
+  release(): void {
+    const inbound = this.#inbound;
+    if (!inbound) return;
+    this.#inbound = undefined;
+    inbound.repost(this.#buffer);
   }
 }

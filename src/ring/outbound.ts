@@ -12,6 +12,8 @@ import { Wait, WaitOptions } from '../mailbox/wait';
 import { FRAME_HEADER_BYTES, frameHead, writeFrameHead } from './frame';
 
 const APPEND = { append: true } as const;
+/** What a copied frame's send returns: settled already, shared by every such send. */
+const SENT: Promise<void> = Promise.resolve();
 /** Frames up to this size are copied when sent (a 64 KiB copy is a few µs). */
 export const COPIED_FRAME_MAX = 64 << 10;
 
@@ -53,17 +55,25 @@ export class Outbound {
     }
   }
 
-  async send(header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
-    if (this.failure) throw this.failure;
-    const size = (header?.byteLength ?? 0) + data.byteLength;
-    // Checked before a sequence number is taken: a number taken is a frame the receiver waits for.
-    if (this.granted > 0 && size > this.frameBytes) throw this.tooLarge(size);
-    // An aborted signal would end the put before it is handed over: its number would never arrive.
-    if (options.signal?.aborted) throw new RvmaError('ERR_RVMA_ABORTED', `${this.what} was aborted`, { cause: options.signal.reason });
-    if (this.waiters.length === 0 && this.sent < this.granted) {
-      if (size <= COPIED_FRAME_MAX) return this.putCopied(this.sent++, header, data);
-      return this.put(this.sent++, header, data, options);
+  send(header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
+    try {
+      if (this.failure) throw this.failure;
+      const size = (header?.byteLength ?? 0) + data.byteLength;
+      // Checked before a sequence number is taken: a number taken is a frame the receiver waits for.
+      if (this.granted > 0 && size > this.frameBytes) throw this.tooLarge(size);
+      // An aborted signal would end the put before it is handed over: its number would never arrive.
+      if (options.signal?.aborted) throw new RvmaError('ERR_RVMA_ABORTED', `${this.what} was aborted`, { cause: options.signal.reason });
+      if (this.waiters.length > 0 || this.sent >= this.granted) return this.sendOnCredit(header, data, size, options);
+      if (size > COPIED_FRAME_MAX) return this.put(this.sent++, header, data, options);
+      this.putCopied(this.sent++, header, data);
+      return SENT; // not an async function: no promise of its own per frame
+    } catch (error) {
+      return Promise.reject(error);
     }
+  }
+
+  /** A send that waits for a credit first. */
+  private async sendOnCredit(header: Uint8Array | undefined, data: Uint8Array, size: number, options: WaitOptions): Promise<void> {
     const started = Date.now();
     const seq = await this.creditFor(size, options);
     const { timeout, signal } = options;
