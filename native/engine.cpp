@@ -193,6 +193,14 @@ void Engine::dispatch(uint64_t token, uint32_t epollEvents) {
   polling_ = false;
 }
 
+bool Engine::beforeSleep() {
+  polling_ = true;  // the caller drains after: no wake-up for the events it makes
+  bool worked = progress_.beforeSleep();
+  if (worked) progress_.endRound();
+  polling_ = false;
+  return worked;
+}
+
 int Engine::pollOnce() {
   polling_ = true;
   int work = progress_.pollOnce();

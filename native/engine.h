@@ -87,6 +87,9 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   // Loop mode: the puts JS queued in this turn go out now (thread mode: the worker sends them
   // at the end of the round that took them).
   void flush();
+  // Loop mode: a provider holds work back for the end of this turn, so JS must flush() (it
+  // does not after a put that left nothing for the round's end, e.g. one shm wrote at once).
+  bool roundDue() const { return progress_.mode() == ProgressMode::Loop && progress_.isRoundDue(); }
   // The outcome arrives as a Connected event carrying the peer's node id.
   Status connect(uint64_t requestId, const std::string& address);
   // RegionTable::remove, then the providers stop lending the region to peers.
@@ -105,7 +108,8 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   // activity, calling pollOnce() each round, and beforeSleep() before it blocks again.
   uint32_t busyPollUs() const { return progress_.busyPollUs(); }
   int pollOnce();
-  void beforeSleep() { progress_.beforeSleep(); }
+  // True when a provider did work (its events are pending: drain them, then ask again).
+  bool beforeSleep();
   bool hasSleepHooks() const { return progress_.hasSleepHooks(); }
 
   // Loop mode: an fd the poller watches is ready. Events pushed meanwhile skip the

@@ -133,6 +133,7 @@ void Progress::dispatch(uint64_t token, uint32_t epollEvents) {
 }
 
 void Progress::endRound() {
+  roundDue_.store(false, std::memory_order_relaxed);
   for (auto& fn : roundEnds_) fn();
 }
 
@@ -166,7 +167,7 @@ int Progress::wait(int timeoutMs) {
   return n;
 }
 
-void Progress::busyPoll(uint32_t us, std::function<int()> poll, std::function<void()> beforeSleep) {
+void Progress::busyPoll(uint32_t us, std::function<int()> poll, std::function<bool()> beforeSleep) {
   busyPollUs_ = std::max(busyPollUs_, us);
   busyPolls_.push_back(std::move(poll));
   beforeSleeps_.push_back(std::move(beforeSleep));
@@ -179,8 +180,10 @@ int Progress::pollOnce() {
   return work;
 }
 
-void Progress::beforeSleep() {
-  for (auto& before : beforeSleeps_) before();
+bool Progress::beforeSleep() {
+  bool worked = false;
+  for (auto& before : beforeSleeps_) worked |= before();
+  return worked;
 }
 
 bool Progress::stopping() {
@@ -192,8 +195,12 @@ void Progress::run() {
   using Clock = std::chrono::steady_clock;
   const auto window = std::chrono::microseconds(busyPollUs_);
   while (!stopping()) {
-    beforeSleep();
-    wait(-1);
+    int rounds = 0;
+    while (rounds < kSettleRounds && beforeSleep()) {
+      endRound();
+      rounds++;
+    }
+    wait(rounds == kSettleRounds ? 0 : -1);
     endRound();
     if (busyPolls_.empty()) continue;
     for (auto until = Clock::now() + window; !stopRequested_;) {

@@ -58,10 +58,12 @@ class Progress {
   // follows soon, at the cost of a busy CPU meanwhile. beforeSleep() runs before each sleep,
   // so that the provider can ask for a wake-up again. Set before start(); each provider that
   // busy-polls adds its own pair, and the longest window wins.
-  void busyPoll(uint32_t us, std::function<int()> poll, std::function<void()> beforeSleep);
+  void busyPoll(uint32_t us, std::function<int()> poll, std::function<bool()> beforeSleep);
   // beforeSleep() alone, without busy polling: the worker runs it before each sleep, and in loop
-  // mode the event loop before it blocks (JsWake). Register before start().
-  void beforeSleeping(std::function<void()> fn) { beforeSleeps_.push_back(std::move(fn)); }
+  // mode the event loop before it blocks (JsWake). It returns true when it found work and did
+  // it (instead of waking itself up through its fd): it is then run again before the sleep,
+  // after the events it made were handled. Register before start().
+  void beforeSleeping(std::function<bool()> fn) { beforeSleeps_.push_back(std::move(fn)); }
   bool hasSleepHooks() const { return !beforeSleeps_.empty(); }
   // Work a provider holds back for the rest of a round (a put queued on a connection waits
   // for the others queued in the same round, so they leave in one write): fn runs at the end
@@ -69,10 +71,18 @@ class Progress {
   // callback or busy-poll pass in loop mode, or a flush() from JS. Register before start().
   void atRoundEnd(std::function<void()> fn) { roundEnds_.push_back(std::move(fn)); }
   void endRound();
+  // A provider held work back for the end of this round: whoever started the round must end
+  // it (JS flushes at the end of its turn only then, not after every put).
+  void roundDue() { roundDue_.store(true, std::memory_order_relaxed); }
+  bool isRoundDue() const { return roundDue_.load(std::memory_order_relaxed); }
   // Loop mode: the event loop does the spinning (see JsWake); these run one round of it.
   uint32_t busyPollUs() const { return busyPollUs_; }
   int pollOnce();
-  void beforeSleep();
+  // Every beforeSleep hook once; true when one of them did work.
+  bool beforeSleep();
+  // Rounds of beforeSleep() before one sleep, at most: past them the sleep is skipped once
+  // (a peer that keeps sending must not keep timers and other fds from their turn).
+  static constexpr int kSettleRounds = 8;
 
   // Loop mode: hand fd watching to the event loop (before anything is added), or take it
   // back (nullptr) once the poller goes away.
@@ -99,8 +109,9 @@ class Progress {
   std::vector<int> timerFds_;
   uint32_t busyPollUs_ = 0;
   std::vector<std::function<int()>> busyPolls_;
-  std::vector<std::function<void()>> beforeSleeps_;
+  std::vector<std::function<bool()>> beforeSleeps_;
   std::vector<std::function<void()>> roundEnds_;
+  std::atomic<bool> roundDue_{false};  // read in loop mode only, where one thread does it all
   uint64_t nextToken_ = 2;  // 1 is the wake-up eventfd
 };
 

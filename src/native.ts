@@ -9,6 +9,8 @@ import { RvmaError } from './mailbox/errors';
 
 /** Events arrive as a Float64Array, EVENT_WORDS numbers per event (see native/engine.h). */
 export const EVENT_WORDS = 8;
+/** NativeEndpoint.put(): accepted, and the turn's end must flush(). */
+export const PUT_ROUND_DUE = -1;
 export const enum EventKind {
   /** Word 7 = 1: word 2 indexes the batch's texts, the sender's node id (reportSender). */
   Completion = 1,
@@ -45,7 +47,10 @@ export interface NativeEndpoint {
   /** The buffer's index in the mailbox, or -status. */
   post(vaddr: bigint, bytes: Uint8Array, threshold: bigint, memory: number): number;
   incEpoch(vaddr: bigint): number;
-  /** 0: accepted (a PutDone event follows), otherwise the refusal status. */
+  /**
+   * Accepted (a PutDone event follows): 0, or PUT_ROUND_DUE when a provider holds work back for
+   * the end of the turn (flush() then). Otherwise the refusal status.
+   */
   put(
     putId: number,
     peer: string,

@@ -11,6 +11,10 @@
 namespace rvma::addon {
 namespace {
 
+// put()'s answer for an accepted put that left work for the end of the turn (JS then flushes
+// once the turn ends); 0 for one that did not.
+constexpr double kPutRoundDue = -1;
+
 Napi::Value statusError(const Napi::Env& env, Status status, const char* message) {
   Napi::Error error = Napi::Error::New(env, message);
   error.Set("rvmaStatus", Napi::Number::New(env, double(status)));
@@ -315,7 +319,8 @@ Napi::Value EndpointWrap::IncEpoch(const Napi::CallbackInfo& info) {
 //     write where vaddr is the peer's region key. head: a gathered put, whose payload is head's
 //     bytes followed by data's. copy: the payload is copied now, and the caller's memory is free
 //     at once. lazyAck: PutRequest::lazyAck. A putId
-//     that names a counter (CounterPutId) is counted there instead of reported.
+//     that names a counter (CounterPutId) is counted there instead of reported. Accepted: 0, or
+//     -1 when the turn's end must flush() (Engine::roundDue).
 Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!engine_) return Napi::Number::New(env, double(Status::Closed));
@@ -349,6 +354,7 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   } catch (const std::bad_alloc&) {
     return statusError(env, Status::InvalidArgument, "out of memory queueing a put");
   }
+  if (s == Status::Ok && engine_->roundDue()) return Napi::Number::New(env, kPutRoundDue);
   return Napi::Number::New(env, double(s));
 }
 

@@ -50,7 +50,6 @@ class JsWake final : public ExternalPoller {
   // Runs the providers' beforeSleep() before the loop blocks (when they have one and the loop is
   // not spinning): an shm peer kicks our eventfd only while we sleep. Never keeps the loop alive.
   uv_prepare_t sleepPrepare;
-  bool sleepWatching = false;
 
   bool watch(uint64_t token, int fd, uint32_t epollEvents) override {
     auto* w = new FdWatch{{}, token, this};
@@ -97,19 +96,27 @@ class JsWake final : public ExternalPoller {
     JsWake* self = w->owner;
     if (auto e = self->engine.lock()) e->dispatch(w->token, epollEventsOf(status, events));
     self->deliver();
-    // Looked up again: JS may have closed the endpoint (and this watch) while it ran.
-    auto e = self->engine.lock();
-    if (!e) return;
-    if (!self->sleepWatching && e->hasSleepHooks() && self->loopProgress) {
-      self->sleepWatching = true;
-      uv_prepare_start(&self->sleepPrepare, onSleepPrepare);
-    }
   }
 
   static void onSleepPrepare(uv_prepare_t* h) {
     JsWake* self = static_cast<JsWake*>(h->data);
-    if (self->spinning) return;  // onIdle calls it once the spinning ends
-    if (auto e = self->engine.lock()) e->beforeSleep();
+    if (!self->spinning) self->settle();  // a spin ends in onIdle, just before this runs
+  }
+
+  // Before the loop sleeps, the providers finish what came in meanwhile (shm: records that a
+  // peer wrote without a kick), and JS sees its events, until nothing is left. Bounded: then
+  // the loop takes one more turn without sleeping, so timers and other fds are not starved.
+  void settle() {
+    for (int round = 0; round < Progress::kSettleRounds; round++) {
+      auto e = engine.lock();  // looked up each round: JS may close the endpoint in deliver()
+      if (!e || !e->beforeSleep()) return;
+      deliver();
+    }
+    spinUntil = 0;  // onIdle: one round, then the prepare phase settles again
+    if (!spinning) {
+      spinning = true;
+      uv_idle_start(&idle, onIdle);
+    }
   }
 
   // Something happened: the reply usually follows within microseconds, so keep polling.
@@ -128,8 +135,7 @@ class JsWake final : public ExternalPoller {
     if (e && e->pollOnce() > 0) {
       self->deliver();  // spins on
     } else if (!e || uv_hrtime() >= self->spinUntil) {
-      if (e) e->beforeSleep();
-      uv_idle_stop(h);
+      uv_idle_stop(h);  // the prepare phase, next, settles before the loop sleeps
       self->spinning = false;
     } else {
       sched_yield();  // another process on this CPU may be the one that answers
@@ -197,7 +203,10 @@ JsWake* startJsWake(Napi::Env env, Napi::Function onEvents, bool loopProgress) {
 
 ExternalPoller* pollerOf(JsWake* w) { return w->loopProgress ? w : nullptr; }
 
-void attachJsWake(JsWake* w, const std::shared_ptr<Engine>& engine) { w->engine = engine; }
+void attachJsWake(JsWake* w, const std::shared_ptr<Engine>& engine) {
+  w->engine = engine;
+  if (w->loopProgress && engine->hasSleepHooks()) uv_prepare_start(&w->sleepPrepare, JsWake::onSleepPrepare);
+}
 
 void signalJsWake(JsWake* w) { uv_async_send(&w->async); }
 

@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import type { Directory, NodeRecord, RegistrationLostInfo } from '../../registry/directory';
 import { MemoryDirectory } from '../../registry/memory-directory';
-import { EVENT_WORDS, EventKind, NativeEndpoint, NativeTcpOptions, native } from '../native';
+import { EVENT_WORDS, EventKind, NativeEndpoint, NativeTcpOptions, PUT_ROUND_DUE, native } from '../native';
 import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-words';
 import { RvmaError, StatusContext, codeOfStatus, hex, statusError } from './errors';
 import { EpochType, Mailbox, MailboxHost } from './mailbox';
@@ -677,8 +677,9 @@ export class Endpoint extends EventEmitter {
     const memory = copy ? 0 : (this.memory?.of(data) ?? 0);
     this.queue.flush(); // puts leave in the order they were made
     const status = this.handle.put(id, d.route.peer, d.vaddr, data, offset, append, raw, d.route.incarnation, memory, head, copy, lazyAck);
-    if (status === 0) this.flushSoon();
-    return status;
+    if (status !== PUT_ROUND_DUE) return status;
+    this.flushSoon();
+    return 0;
   }
 
   /** A counted put or raw write: no promise, no per-put state here; the counter settles it. */

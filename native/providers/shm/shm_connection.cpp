@@ -364,29 +364,32 @@ void ShmConnection::awake() {
   sleeping_ = false;
 }
 
-void ShmConnection::beforeSleep() {
-  if (state_ != State::Ready) return;
+bool ShmConnection::beforeSleep() {
+  if (state_ != State::Ready) return false;
   sleeping_ = true;
   storeFlag(&inControl_->consumerSleeping, 1);
   fullFence();
-  // Came in before the flag was seen: wake ourselves, unless the producer saw it and kicks.
-  if (in_.pending() && takeFlag(&inControl_->consumerSleeping)) kick(wakeFd_);
+  // Came in before the flag was seen, and the producer did not see it (it kicks then): handle
+  // them now, which costs no eventfd write and read. Records we cannot take yet (our answers
+  // wait for room in the peer's ring) wait for the peer's kick when it frees room.
+  if (!in_.pending() || controls_.size() >= kMaxQueuedAcks || !takeFlag(&inControl_->consumerSleeping)) return false;
+  sleeping_ = false;
+  pump();
+  return true;
 }
 
 bool ShmConnection::pump() {
   int work = 0;
-  bool more = receive(&work);
+  // A receive that stops at its budget goes on before the progress context sleeps
+  // (beforeSleep); one that stops for room for our answers, once the peer frees it.
+  receive(&work);
   if (state_ == State::Dead) return false;
-  if (!transmit(&work)) return false;
-  // A receive that stopped at its budget, or for room for our answers, comes back.
-  if (more) kick(wakeFd_);
-  return true;
+  return transmit(&work);
 }
 
-// Returns true when records are left for a later turn. A turn takes only the records published
-// when it began: what the sender adds meanwhile (it may, having its answers early) waits for the
+// A turn takes only the records published when it began: what the sender adds meanwhile (it may, having its answers early) waits for the
 // next turn, after the application has seen the completions (and re-posted buffers).
-bool ShmConnection::receive(int* work) {
+void ShmConnection::receive(int* work) {
   for (int i = 0; i < kReceiveBudget; i++) {
     if (controls_.size() >= kMaxQueuedAcks) {
       // Our answers wait for room in the peer's ring: they go first, then we read on.
@@ -398,9 +401,9 @@ bool ShmConnection::receive(int* work) {
     if (next == RingReader::Next::Empty) break;
     if (next == RingReader::Next::Corrupt) {
       fail(Status::PeerLost, why, true);
-      return false;
+      return;
     }
-    if (!handle(r)) return false;
+    if (!handle(r)) return;
     in_.consume(r);
     (*work)++;
     // After a large put (or a chunk of one) its answer and the room it freed go out at once,
@@ -408,11 +411,10 @@ bool ShmConnection::receive(int* work) {
     // four puts of 64 KiB in lock-step across CPUs.
     if (r.type == RecordType::FarPut || r.type == RecordType::FarGatherPut || r.type == RecordType::ChunkPut) {
       releaseRoom();
-      if (!controls_.empty() && !transmit(work)) return false;
+      if (!controls_.empty() && !transmit(work)) return;
     }
   }
   releaseRoom();
-  return in_.pending() && controls_.size() < kMaxQueuedAcks;
 }
 
 void ShmConnection::releaseRoom() {

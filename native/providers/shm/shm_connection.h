@@ -47,8 +47,9 @@ class ShmConnection {
 
   // Busy polling: handles what the rings hold without a wake-up; the work found.
   int poll();
-  // About to sleep: asks the peer for a kick, then looks once more.
-  void beforeSleep();
+  // About to sleep: asks the peer for a kick, then looks once more. True when records had come
+  // in meanwhile: it took the request back and handled them (the caller asks again later).
+  bool beforeSleep();
   // Awake: the peer need not kick until beforeSleep() asks again.
   void awake();
   // The lazy-ack timer fired: wakes the peer if lazy acks still wait for it (progress context).
@@ -125,7 +126,7 @@ class ShmConnection {
   // Receives, answers and transmits until nothing is left (or a budget is spent); then the
   // kicks the peer asked for. False once the connection failed.
   bool pump();
-  bool receive(int* work);
+  void receive(int* work);
   void releaseRoom();  // publishes what we consumed; a kick if the peer waits for room
   bool handle(const shm::Record& r);
   Status place(const shm::Record& r, bool* fatal);

@@ -57,9 +57,9 @@ void ShmProvider::start() {
   });
   // Both modes: in loop mode the event loop spins (JsWake), calling the same two functions.
   if (options_.busyPollUs) {
-    ctx_.progress.busyPoll(options_.busyPollUs, [this] { return pollAll(); }, [this] { beforeSleepAll(); });
+    ctx_.progress.busyPoll(options_.busyPollUs, [this] { return pollAll(); }, [this] { return beforeSleepAll(); });
   } else {
-    ctx_.progress.beforeSleeping([this] { beforeSleepAll(); });
+    ctx_.progress.beforeSleeping([this] { return beforeSleepAll(); });
   }
 }
 
@@ -71,8 +71,12 @@ int ShmProvider::pollAll() {
   return work;
 }
 
-void ShmProvider::beforeSleepAll() {
-  for (auto& c : conns_) c->beforeSleep();
+bool ShmProvider::beforeSleepAll() {
+  bool worked = false;
+  polling_.clear();  // a pump may kill a connection, which leaves conns_
+  for (auto& c : conns_) polling_.push_back(c.get());
+  for (ShmConnection* c : polling_) worked |= c->beforeSleep();
+  return worked;
 }
 
 void ShmProvider::awake() {

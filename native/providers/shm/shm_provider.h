@@ -68,7 +68,7 @@ class ShmProvider final : public Provider {
   // The nodes last reached at address are not dialed there again (it failed authentication).
   void forgetAddress(const std::string& address);
   int pollAll();
-  void beforeSleepAll();
+  bool beforeSleepAll();
 
   ProviderContext ctx_;
   ShmOptions options_;

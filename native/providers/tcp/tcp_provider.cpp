@@ -486,6 +486,7 @@ void TcpProvider::supersede(TcpConnection* stale) {
 }
 
 void TcpProvider::endOfRound(TcpConnection* conn) {
+  ctx_.progress.roundDue();
   if (conn->roundPending) return;
   conn->roundPending = true;
   roundPending_.push_back(conn);

@@ -143,9 +143,10 @@ void VerbsProvider::start() {
           return closed_ ? 0 : pollCompletions();
         },
         [this] {
-          if (closed_) return;
+          if (closed_) return false;
           ibv_req_notify_cq(cq_.get(), 0);
           pollCompletions();
+          return false;  // the worker, not JS, handles what that found
         });
   }
   uint32_t interval = std::max<uint32_t>(10, std::min(options_.keepaliveMs, options_.peerTimeoutMs) / 2);

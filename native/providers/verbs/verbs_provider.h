@@ -65,7 +65,10 @@ class VerbsProvider final : public Provider {
   verbs::RegistrationCache& registrations() { return *registrations_; }
   verbs::RegionLender& lender() { return *lender_; }
   // The connection has work for the end of this progress round (VerbsConnection::endRound).
-  void dueThisRound(uint32_t connId) { roundDue_.push_back(connId); }
+  void dueThisRound(uint32_t connId) {
+    ctx_.progress.roundDue();
+    roundDue_.push_back(connId);
+  }
   void onReady(VerbsConnection* conn);
   void onDead(VerbsConnection* conn);
   static uint64_t nowMs();
