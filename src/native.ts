@@ -53,13 +53,13 @@ export interface NativeEndpoint {
    */
   put(
     putId: number,
-    peer: string,
+    /** The destination, as route() numbered it. */
+    route: number,
     vaddr: bigint,
     data: Uint8Array,
     offset: bigint,
     append: boolean,
     raw: boolean,
-    incarnation: bigint | undefined,
     /** Names the memory under data (see MemoryIds); 0: unnamed. */
     memory: number,
     /** A gathered put: these bytes come first, then data's. */
@@ -71,7 +71,7 @@ export interface NativeEndpoint {
   ): number;
   /** Sends the puts queued in this turn (loop progress). */
   flush(): void;
-  /** The index queued puts name this destination by. */
+  /** The index puts name this destination by. */
   route(peer: string, incarnation: bigint | undefined): number;
   /** count small puts described in entries (see PutQueue), payloads in arena; then flush(). 0 or a status. */
   putQueued(entries: Float64Array, count: number, arena: Uint8Array): number;

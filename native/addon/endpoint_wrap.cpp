@@ -314,8 +314,9 @@ Napi::Value EndpointWrap::IncEpoch(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, double(engine_->table().incEpoch(vaddr)));
 }
 
-// put(putId, peer, vaddr, data, offset: bigint, append: boolean, raw?: boolean, incarnation?: bigint,
-//     memory?: number, head?: bytes, copy?: boolean, lazyAck?: boolean) -> status. raw: a one-sided
+// put(putId, route, vaddr, data, offset: bigint, append: boolean, raw?: boolean, memory?: number,
+//     head?: bytes, copy?: boolean, lazyAck?: boolean) -> status. route: an index route() gave,
+//     which names the peer and its incarnation. raw: a one-sided
 //     write where vaddr is the peer's region key. head: a gathered put, whose payload is head's
 //     bytes followed by data's. copy: the payload is copied now, and the caller's memory is free
 //     at once. lazyAck: PutRequest::lazyAck. A putId
@@ -327,29 +328,30 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   uint64_t vaddr, offset;
   uint8_t* data;
   size_t len;
-  if (info.Length() < 6 || !info[0].IsNumber() || !info[1].IsString() || !toU64(info[2], &vaddr) ||
+  if (info.Length() < 6 || !info[0].IsNumber() || !info[1].IsNumber() || !toU64(info[2], &vaddr) ||
       !toBytes(info[3], &data, &len) || !toU64(info[4], &offset) || !info[5].IsBoolean()) {
-    return typeError(env, "put(putId, peer, vaddr, data, offset, append)");
+    return typeError(env, "put(putId, route, vaddr, data, offset, append)");
   }
-  PutRequest req{uint64_t(info[0].As<Napi::Number>().Int64Value()), peerName(info[1].As<Napi::String>().Utf8Value()), vaddr,
-                 data, len, Placement{info[5].As<Napi::Boolean>().Value(), offset}};
+  const uint32_t route = info[1].As<Napi::Number>().Uint32Value();
+  if (route >= routes_.size()) return typeError(env, "put: no such route");
+  const Destination& to = routes_[route];
+  PutRequest req{uint64_t(info[0].As<Napi::Number>().Int64Value()), to.peer, vaddr, data, len,
+                 Placement{info[5].As<Napi::Boolean>().Value(), offset}};
+  req.incarnation = to.incarnation;
   req.raw = info.Length() > 6 && info[6].IsBoolean() && info[6].As<Napi::Boolean>().Value();
-  if (info.Length() > 7 && !info[7].IsUndefined() && !toU64(info[7], &req.incarnation)) {
-    return typeError(env, "put: incarnation must be a bigint");
-  }
-  req.memory = memoryArg(info, 8);
-  if (info.Length() > 9 && !info[9].IsUndefined()) {
+  req.memory = memoryArg(info, 7);
+  if (info.Length() > 8 && !info[8].IsUndefined()) {
     uint8_t* head;
     size_t headLen;
-    if (!toBytes(info[9], &head, &headLen)) return typeError(env, "put: head must be bytes");
+    if (!toBytes(info[8], &head, &headLen)) return typeError(env, "put: head must be bytes");
     req.head = head;
     req.headLen = headLen;
     req.len += headLen;
   }
   Status s;
-  req.lazyAck = info.Length() > 11 && info[11].IsBoolean() && info[11].As<Napi::Boolean>().Value();
+  req.lazyAck = info.Length() > 10 && info[10].IsBoolean() && info[10].As<Napi::Boolean>().Value();
   try {
-    if (info.Length() > 10 && info[10].IsBoolean() && info[10].As<Napi::Boolean>().Value()) copyIfKept(req);
+    if (info.Length() > 9 && info[9].IsBoolean() && info[9].As<Napi::Boolean>().Value()) copyIfKept(req);
     s = engine_->put(std::move(req));
   } catch (const std::bad_alloc&) {
     return statusError(env, Status::InvalidArgument, "out of memory queueing a put");
@@ -364,8 +366,8 @@ Napi::Value EndpointWrap::Flush(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// route(peer: string, incarnation?: bigint) -> the index that queued puts name it by. JS asks
-// once per destination and keeps the index.
+// route(peer: string, incarnation?: bigint) -> the index that puts name it by. JS asks once per
+// destination and keeps the index.
 Napi::Value EndpointWrap::Route(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   uint64_t incarnation = 0;

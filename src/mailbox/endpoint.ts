@@ -11,6 +11,7 @@ import { EpochType, Mailbox, MailboxHost } from './mailbox';
 import { IdTable } from './id-table';
 import { MemoryIds } from './memory-ids';
 import { PutData, checkPutData } from './put-data';
+import { NativeRoutes } from './native-routes';
 import { PutQueue, queueable } from './put-queue';
 import { COUNTER_SLOTS_PER_PAGE, COUNTER_SLOT_WORDS, PutCounter, PutCounterHost, counterOfPutId } from './put-counter';
 import { Region, RegionHost } from './region';
@@ -181,6 +182,7 @@ export class Endpoint extends EventEmitter {
   };
   /** Small counted puts of this turn, handed over in one native call (see PutQueue). */
   private readonly queue: PutQueue;
+  private readonly routes: NativeRoutes;
   private readonly connects = new Map<number, Wait<string>>();
   private readonly regions = new Map<number, Region>();
   private readonly regionHost: RegionHost;
@@ -285,7 +287,8 @@ export class Endpoint extends EventEmitter {
       waiting: (delta) => this.waiting(delta),
       released: (id) => this.regions.delete(id),
     };
-    this.queue = new PutQueue(this.handle);
+    this.routes = new NativeRoutes(this.handle);
+    this.queue = new PutQueue(this.handle, this.routes);
     this.counterHost = {
       nodeId,
       writesOnThisThread: progress === 'loop',
@@ -676,7 +679,7 @@ export class Endpoint extends EventEmitter {
     }
     const memory = copy ? 0 : (this.memory?.of(data) ?? 0);
     this.queue.flush(); // puts leave in the order they were made
-    const status = this.handle.put(id, d.route.peer, d.vaddr, data, offset, append, raw, d.route.incarnation, memory, head, copy, lazyAck);
+    const status = this.handle.put(id, this.routes.indexOf(d.route), d.vaddr, data, offset, append, raw, memory, head, copy, lazyAck);
     if (status !== PUT_ROUND_DUE) return status;
     this.flushSoon();
     return 0;

@@ -3,6 +3,7 @@
 // payloads, copied there at the call. A put costs a few typed-array writes instead of a native
 // call with a dozen arguments to convert.
 import type { NativeEndpoint } from '../native';
+import type { NativeRoutes } from './native-routes';
 import type { Route } from './resolver';
 
 const WORDS = 8; // putId, route, vaddr high, vaddr low, offset, flags, payload start, length (native PutQueued)
@@ -17,16 +18,14 @@ export class PutQueue {
   private readonly arena = new Uint8Array(ARENA_BYTES);
   private count = 0;
   private used = 0;
-  /** Native route index by peer, then by incarnation. */
-  private readonly routes = new Map<string, Map<bigint | undefined, number>>();
-  /** The last route queued (the resolver hands out one object per route): its index again. */
-  private lastRoute: Route | undefined;
-  private lastRouteIndex = 0;
   private lastVaddr = -1n;
   private vaddrHigh = 0;
   private vaddrLow = 0;
 
-  constructor(private readonly handle: NativeEndpoint) {}
+  constructor(
+    private readonly handle: NativeEndpoint,
+    private readonly routes: NativeRoutes,
+  ) {}
 
   /** The largest payload the queue takes; larger puts go to the native side one by one. */
   static readonly MAX_BYTES = 4096;
@@ -68,7 +67,7 @@ export class PutQueue {
     const e = this.entries;
     const w = this.count++ * WORDS;
     e[w] = putId;
-    e[w + 1] = this.routeIndex(route);
+    e[w + 1] = this.routes.indexOf(route);
     e[w + 2] = this.vaddrHigh;
     e[w + 3] = this.vaddrLow;
     e[w + 4] = offset === 0n ? 0 : Number(offset);
@@ -88,23 +87,6 @@ export class PutQueue {
   /** Drops what is queued (the endpoint closed: those puts are lost, and counted so). */
   clear(): void {
     this.count = this.used = 0;
-  }
-
-  private routeIndex(route: Route): number {
-    if (route === this.lastRoute) return this.lastRouteIndex;
-    this.lastRoute = route;
-    return (this.lastRouteIndex = this.lookUpRoute(route));
-  }
-
-  private lookUpRoute(route: Route): number {
-    let byIncarnation = this.routes.get(route.peer);
-    if (!byIncarnation) this.routes.set(route.peer, (byIncarnation = new Map()));
-    let index = byIncarnation.get(route.incarnation);
-    if (index === undefined) {
-      index = this.handle.route(route.peer, route.incarnation);
-      byIncarnation.set(route.incarnation, index);
-    }
-    return index;
   }
 }
 
