@@ -10,7 +10,7 @@ import { embedWeights, headWeights, layerWeights } from './weights';
 
 // Part of the cache key: bump it whenever a graph or the weight scheme changes, so a stale
 // cache from an older build is never picked up.
-const FORMAT = 'rvma-pipeline-model/1';
+const FORMAT = 'rvma-pipeline-model/2';
 const RMS_EPS = 1e-5;
 // Large enough that exp() underflows to exactly 0, finite so a fully masked row cannot be NaN.
 export const MASK_NEG = -1e9;
@@ -51,8 +51,12 @@ export function buildEmbed(cfg: ModelConfig): Uint8Array {
 
 /**
  * One pre-norm decoder layer with a KV cache:
- * hidden [T, d], past_k/past_v [H, P, hd], mask [T, P+T] (additive)
- * -> out [T, d], present_k/present_v [H, P+T, hd].
+ * hidden [T, d], past_k/past_v [P, H, hd], mask [T, P+T] (additive)
+ * -> out [T, d], new_k/new_v [T, H, hd].
+ * The cache is position-major and only the new positions come out: the runner appends them to
+ * buffers it allocated once. (Returning the whole cache, as an ONNX export usually does, made
+ * onnxruntime allocate the cache anew for every token and layer: hundreds of KB a token, whose
+ * garbage collection then took a large share of the decode time.)
  */
 export function buildLayer(cfg: ModelConfig, layer: number): Uint8Array {
   const w = layerWeights(cfg, layer);
@@ -60,19 +64,20 @@ export function buildLayer(cfg: ModelConfig, layer: number): Uint8Array {
   const hd = headDim(cfg);
   const g = new GraphBuilder(`layer${layer}`);
   const hidden = g.floatInput('hidden', ['T', d]);
-  const pastK = g.floatInput('past_k', [H, 'P', hd]);
-  const pastV = g.floatInput('past_v', [H, 'P', hd]);
+  const pastK = g.floatInput('past_k', ['P', H, hd]);
+  const pastV = g.floatInput('past_v', ['P', H, hd]);
   const mask = g.floatInput('mask', ['T', 'S']);
 
   const splitHeads = g.int64Const([-1, H, hd]);
-  const toHeads = (x: string) => g.op('Transpose', [g.op('Reshape', [x, splitHeads])], { perm: [1, 0, 2] }); // [H, T, hd]
+  const byHead = (x: string) => g.op('Transpose', [x], { perm: [1, 0, 2] }); // [N, H, hd] -> [H, N, hd]
+  const rows = (x: string, output?: string) => g.op('Reshape', [x, splitHeads], {}, output); // [T, d] -> [T, H, hd]
 
   const n1 = rmsNorm(g, hidden, g.floatWeight('attn_norm', [d], w.attnNorm));
-  const q = toHeads(g.op('MatMul', [n1, g.floatWeight('wq', [d, d], w.wq)]));
-  const k = toHeads(g.op('MatMul', [n1, g.floatWeight('wk', [d, d], w.wk)]));
-  const v = toHeads(g.op('MatMul', [n1, g.floatWeight('wv', [d, d], w.wv)]));
-  const presentK = g.op('Concat', [pastK, k], { axis: 1 }, 'present_k');
-  const presentV = g.op('Concat', [pastV, v], { axis: 1 }, 'present_v');
+  const q = byHead(rows(g.op('MatMul', [n1, g.floatWeight('wq', [d, d], w.wq)])));
+  const newK = rows(g.op('MatMul', [n1, g.floatWeight('wk', [d, d], w.wk)]), 'new_k');
+  const newV = rows(g.op('MatMul', [n1, g.floatWeight('wv', [d, d], w.wv)]), 'new_v');
+  const presentK = g.op('Concat', [byHead(pastK), byHead(newK)], { axis: 1 }); // [H, S, hd]
+  const presentV = g.op('Concat', [byHead(pastV), byHead(newV)], { axis: 1 });
 
   const scores = g.op('MatMul', [q, g.op('Transpose', [presentK], { perm: [0, 2, 1] })]); // [H, T, S]
   const scaled = g.op('Mul', [scores, g.floatScalar(1 / Math.sqrt(hd))]);
@@ -88,8 +93,8 @@ export function buildLayer(cfg: ModelConfig, layer: number): Uint8Array {
   g.op('Add', [h1, down], {}, 'out');
 
   g.floatOutput('out', ['T', d]);
-  g.floatOutput('present_k', [H, 'S', hd]);
-  g.floatOutput('present_v', [H, 'S', hd]);
+  g.floatOutput('new_k', ['T', H, hd]);
+  g.floatOutput('new_v', ['T', H, hd]);
   return g.encode();
 }
 

@@ -2,7 +2,7 @@
 // treats the bytes as untrusted peer input: every header field is checked against the size.
 import * as os from 'node:os';
 
-/** k and v are [heads, length, headDim], row-major float32. */
+/** k and v are [length, heads, headDim], row-major float32 (position-major, as the runner keeps them). */
 export interface KvState {
   layer: number;
   length: number;

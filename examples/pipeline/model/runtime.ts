@@ -46,12 +46,22 @@ function sortedUnique(layers: number[], cfg: ModelConfig): number[] {
 }
 
 /**
+ * A layer's KV cache where the runner keeps it: room for maxSeq positions, allocated once,
+ * position-major ([maxSeq, heads, headDim]), so a token's keys and values are appended and the
+ * cache so far is a view of its start (the runner's position says how far).
+ */
+interface LayerCache {
+  k: Float32Array;
+  v: Float32Array;
+}
+
+/**
  * The layers one rank runs, each with its ORT session and KV cache. Calls must not overlap:
  * a rank handles one frame at a time, and a layer move happens between frames.
  */
 export class LayerRunner {
   private readonly sessions = new Map<number, ort.InferenceSession>();
-  private readonly caches = new Map<number, KvState>();
+  private readonly caches = new Map<number, LayerCache>();
   private pos = 0;
   private busy = false;
 
@@ -86,21 +96,24 @@ export class LayerRunner {
       const hd = headDim(this.cfg);
       const past = this.pos;
       const mask = new ort.Tensor('float32', causalMask(past, tokens), [tokens, past + tokens]);
-      const updated: KvState[] = [];
+      const added: [LayerCache, Float32Array, Float32Array][] = [];
       let x = hidden;
       for (const layer of this.layers) {
         const cache = this.caches.get(layer)!;
         const out = await this.sessions.get(layer)!.run({
           hidden: new ort.Tensor('float32', x, [tokens, d]),
-          past_k: new ort.Tensor('float32', cache.k, [H, past, hd]),
-          past_v: new ort.Tensor('float32', cache.v, [H, past, hd]),
+          past_k: new ort.Tensor('float32', cache.k.subarray(0, past * d), [past, H, hd]),
+          past_v: new ort.Tensor('float32', cache.v.subarray(0, past * d), [past, H, hd]),
           mask,
         });
         x = floatData(out.out);
-        updated.push({ ...cache, length: past + tokens, k: floatData(out.present_k), v: floatData(out.present_v) });
+        added.push([cache, floatData(out.new_k), floatData(out.new_v)]);
       }
-      // Committed only once every layer succeeded, so a failed call leaves the caches as they were.
-      for (const kv of updated) this.caches.set(kv.layer, kv);
+      // Appended only once every layer succeeded, so a failed call leaves the caches as they were.
+      for (const [cache, k, v] of added) {
+        cache.k.set(k, past * d);
+        cache.v.set(v, past * d);
+      }
       this.pos = past + tokens;
       return x;
     });
@@ -145,7 +158,9 @@ export class LayerRunner {
       this.sessions.delete(l);
       // Freeing native memory needs no waiting for: nothing else refers to the session.
       session.release().catch(() => undefined);
-      out.set(l, this.caches.get(l)!);
+      const { k, v } = this.caches.get(l)!;
+      const n = this.pos * this.cfg.dModel;
+      out.set(l, { layer: l, length: this.pos, heads: this.cfg.heads, headDim: headDim(this.cfg), k: k.slice(0, n), v: v.slice(0, n) });
       this.caches.delete(l);
     }
     return out;
@@ -158,13 +173,15 @@ export class LayerRunner {
     await Promise.all(sessions.map((s) => s.release()));
   }
 
-  private checkedCache(layer: number, state: KvState | undefined, position: number): KvState {
+  private checkedCache(layer: number, state: KvState | undefined, position: number): LayerCache {
     const H = this.cfg.heads;
     const hd = headDim(this.cfg);
+    const room = this.cfg.maxSeq * this.cfg.dModel;
+    const cache = { k: new Float32Array(room), v: new Float32Array(room) };
     if (!state) {
       // A layer without its history would silently compute a different model.
       if (position !== 0) throw new Error(`layer ${layer} needs its KV cache: this runner is at position ${position}`);
-      return { layer, length: 0, heads: H, headDim: hd, k: new Float32Array(0), v: new Float32Array(0) };
+      return cache;
     }
     if (state.layer !== layer) throw new Error(`KV for layer ${state.layer} given as layer ${layer}`);
     if (state.heads !== H || state.headDim !== hd) throw new Error(`KV of layer ${layer} is ${state.heads}x${state.headDim}, model is ${H}x${hd}`);
@@ -172,7 +189,9 @@ export class LayerRunner {
     if (state.length > this.cfg.maxSeq) throw new Error(`KV of layer ${layer} is longer than maxSeq ${this.cfg.maxSeq}`);
     const n = kvElements(H, state.length, hd);
     if (state.k.length !== n || state.v.length !== n) throw new Error(`KV of layer ${layer} has the wrong number of values`);
-    return state;
+    cache.k.set(state.k);
+    cache.v.set(state.v);
+    return cache;
   }
 
   private async exclusive<T>(fn: () => Promise<T>): Promise<T> {
