@@ -71,4 +71,21 @@ describe('ring inbound: a neighbour that breaks the frame order', () => {
       f.release();
     }
   });
+
+  test('a frame released twice gives its buffer back once: one re-post, one credit', async () => {
+    const { sender, to, inbound, grants } = await setup();
+    const mailbox = (inbound as unknown as { mailbox: { postedCount: number } }).mailbox;
+    for (let seq = 0; seq < SLOTS; seq++) await sender.put(to, VADDR, frame(seq, 0x20 + seq));
+    const frames = [];
+    for (let seq = 0; seq < SLOTS; seq++) frames.push(await inbound.recv({ timeout: 1000 }));
+    expect(mailbox.postedCount).toBe(0);
+    const [first] = frames;
+    first.release();
+    first.release();
+    expect(mailbox.postedCount).toBe(1);
+    // Every credit used: the one buffer back is granted at once, and only once.
+    expect(grants).toEqual([SLOTS, SLOTS + 1]);
+    for (const f of frames.slice(1)) f.release();
+    expect(mailbox.postedCount).toBe(SLOTS);
+  });
 });
