@@ -112,6 +112,7 @@ class JsWake final : public ExternalPoller {
       if (!e || !e->beforeSleep()) return;
       deliver();
     }
+    if (engine.expired()) return;  // JS closed the endpoint (and these handles) in deliver()
     spinUntil = 0;  // onIdle: one round, then the prepare phase settles again
     if (!spinning) {
       spinning = true;

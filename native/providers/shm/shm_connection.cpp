@@ -387,8 +387,9 @@ bool ShmConnection::pump() {
   return transmit(&work);
 }
 
-// A turn takes only the records published when it began: what the sender adds meanwhile (it may, having its answers early) waits for the
-// next turn, after the application has seen the completions (and re-posted buffers).
+// A turn takes only the records published when it began: what the sender adds meanwhile (it
+// may, having its answers early) waits for the next turn, after the application has seen the
+// completions (and re-posted buffers).
 void ShmConnection::receive(int* work) {
   for (int i = 0; i < kReceiveBudget; i++) {
     if (controls_.size() >= kMaxQueuedAcks) {
