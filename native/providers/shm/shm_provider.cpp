@@ -63,19 +63,21 @@ void ShmProvider::start() {
   }
 }
 
+const std::vector<ShmConnection*>& ShmProvider::snapshot() {
+  polling_.clear();
+  for (auto& c : conns_) polling_.push_back(c.get());
+  return polling_;
+}
+
 int ShmProvider::pollAll() {
   int work = 0;
-  polling_.clear();  // poll() may kill a connection, which leaves conns_
-  for (auto& c : conns_) polling_.push_back(c.get());
-  for (ShmConnection* c : polling_) work += c->poll();
+  for (ShmConnection* c : snapshot()) work += c->poll();
   return work;
 }
 
 bool ShmProvider::beforeSleepAll() {
   bool worked = false;
-  polling_.clear();  // a pump may kill a connection, which leaves conns_
-  for (auto& c : conns_) polling_.push_back(c.get());
-  for (ShmConnection* c : polling_) worked |= c->beforeSleep();
+  for (ShmConnection* c : snapshot()) worked |= c->beforeSleep();
   return worked;
 }
 

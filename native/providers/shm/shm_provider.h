@@ -67,6 +67,8 @@ class ShmProvider final : public Provider {
   ShmConnection* route(const std::string& peer, Status* status);
   // The nodes last reached at address are not dialed there again (it failed authentication).
   void forgetAddress(const std::string& address);
+  // The connections as a list to walk while calls on them may kill one (which leaves conns_).
+  const std::vector<ShmConnection*>& snapshot();
   int pollAll();
   bool beforeSleepAll();
 
@@ -80,7 +82,7 @@ class ShmProvider final : public Provider {
   bool closing_ = false;
   std::vector<std::unique_ptr<ShmConnection>> conns_;
   std::vector<std::unique_ptr<ShmConnection>> dead_;  // freed on the next tick
-  std::vector<ShmConnection*> polling_;               // pollAll's list, kept to spare an allocation per round
+  std::vector<ShmConnection*> polling_;               // snapshot()'s list, kept to spare an allocation per round
   std::vector<ShmConnection*> kicksDeferred_;         // may have died since: checked against conns_
   OneShotTimer lazyAckTimer_;
   std::unordered_map<std::string, std::vector<ShmConnection*>> byNode_;  // ready ones
