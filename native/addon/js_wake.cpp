@@ -4,6 +4,7 @@
 #include <sys/epoll.h>
 #include <uv.h>
 
+#include <thread>
 #include <unordered_map>
 
 #include "event_batch_js.h"
@@ -47,9 +48,15 @@ class JsWake final : public ExternalPoller {
   uv_idle_t idle;
   bool spinning = false;
   uint64_t spinUntil = 0;
-  // Runs the providers' beforeSleep() before the loop blocks (when they have one and the loop is
-  // not spinning): an shm peer kicks our eventfd only while we sleep. Never keeps the loop alive.
+  // Runs before the loop blocks, in loop mode: delivers the events the JS thread made in its own
+  // calls (deliverDue), and runs the providers' beforeSleep() when they have one and the loop is
+  // not spinning (an shm peer kicks our eventfd only while we sleep). Never keeps the loop alive.
   uv_prepare_t sleepPrepare;
+  bool sleepHooks = false;
+  // Set instead of signalling the async handle when the JS thread itself made events (e.g. a
+  // put that read its peer's acknowledgements): no eventfd write and read, no extra loop turn.
+  bool deliverDue = false;
+  std::thread::id loopThread;
 
   bool watch(uint64_t token, int fd, uint32_t epollEvents) override {
     auto* w = new FdWatch{{}, token, this};
@@ -100,16 +107,30 @@ class JsWake final : public ExternalPoller {
 
   static void onSleepPrepare(uv_prepare_t* h) {
     JsWake* self = static_cast<JsWake*>(h->data);
-    if (!self->spinning) self->settle();  // a spin ends in onIdle, just before this runs
+    if (self->spinning) {  // a spin ends in onIdle, just before this runs; it never blocks meanwhile
+      if (self->deliverDue) self->deliverOwn();
+      return;
+    }
+    self->settle();
+  }
+
+  // Events the JS thread made in its own calls since the last delivery.
+  void deliverOwn() {
+    deliverDue = false;
+    deliver();
   }
 
   // Before the loop sleeps, the providers finish what came in meanwhile (shm: records that a
-  // peer wrote without a kick), and JS sees its events, until nothing is left. Bounded: then
-  // the loop takes one more turn without sleeping, so timers and other fds are not starved.
+  // peer wrote without a kick), and JS sees its events (also those its own calls made), until
+  // nothing is left. Bounded: then the loop takes one more turn without sleeping, so timers and
+  // other fds are not starved.
   void settle() {
     for (int round = 0; round < Progress::kSettleRounds; round++) {
+      const bool due = deliverDue;
+      deliverDue = false;
       auto e = engine.lock();  // looked up each round: JS may close the endpoint in deliver()
-      if (!e || !e->beforeSleep()) return;
+      if (!e) return;
+      if (!(sleepHooks && e->beforeSleep()) && !due) return;
       deliver();
     }
     if (engine.expired()) return;  // JS closed the endpoint (and these handles) in deliver()
@@ -117,6 +138,15 @@ class JsWake final : public ExternalPoller {
     if (!spinning) {
       spinning = true;
       uv_idle_start(&idle, onIdle);
+    }
+  }
+
+  // Any thread: JS is to see the engine's new events.
+  void signal() {
+    if (loopProgress && std::this_thread::get_id() == loopThread) {
+      deliverDue = true;  // the prepare phase delivers before the loop next blocks
+    } else {
+      uv_async_send(&async);
     }
   }
 
@@ -182,6 +212,7 @@ JsWake* startJsWake(Napi::Env env, Napi::Function onEvents, bool loopProgress) {
   w->loop = loop;
   w->env = env;
   w->loopProgress = loopProgress;
+  w->loopThread = std::this_thread::get_id();
   if (uv_async_init(loop, &w->async, [](uv_async_t* a) { static_cast<JsWake*>(a->data)->deliver(); }) != 0) {
     delete w;
     return nullptr;
@@ -206,10 +237,11 @@ ExternalPoller* pollerOf(JsWake* w) { return w->loopProgress ? w : nullptr; }
 
 void attachJsWake(JsWake* w, const std::shared_ptr<Engine>& engine) {
   w->engine = engine;
-  if (w->loopProgress && engine->hasSleepHooks()) uv_prepare_start(&w->sleepPrepare, JsWake::onSleepPrepare);
+  w->sleepHooks = engine->hasSleepHooks();
+  if (w->loopProgress) uv_prepare_start(&w->sleepPrepare, JsWake::onSleepPrepare);
 }
 
-void signalJsWake(JsWake* w) { uv_async_send(&w->async); }
+void signalJsWake(JsWake* w) { w->signal(); }
 
 void refJsWake(JsWake* w, bool on) { w->ref(on); }
 
