@@ -193,6 +193,10 @@ export class RendezvousMgr {
       if (pending) this.answer(pending, error);
     });
     endpoint.on('peerLost', this.onPeerLost);
+    // The control loop ends when its mailbox closes: by close(), or with the endpoint. Then
+    // nothing more can arrive, so what still waits fails now instead of at its timeout.
+    const ended = (): Promise<void> => this.shutdown('the endpoint under the rendezvous manager closed');
+    this.channel.done.then(ended, ended).catch(() => undefined); // a loop that failed: close() has nothing to add
   }
 
   /** The rendezvous of a step, created on first use. */
@@ -229,10 +233,14 @@ export class RendezvousMgr {
   }
 
   async close(): Promise<void> {
+    await this.shutdown('the rendezvous manager closed');
+  }
+
+  private async shutdown(why: string): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.endpoint.off('peerLost', this.onPeerLost);
-    const error = new RvmaError('ERR_RVMA_CLOSED', 'the rendezvous manager closed');
+    const error = new RvmaError('ERR_RVMA_CLOSED', why);
     for (const step of [...this.steps.keys()]) this.steps.get(step)!.startAbort(error);
     this.steps.clear();
     this.pool.clear();
