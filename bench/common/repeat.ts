@@ -17,10 +17,18 @@ export async function repeat(
   scenarios: Scenario[],
   variants: Variant[],
   measure: (v: Variant, s: Scenario) => Promise<Measurement>,
+  options: { warmUpPass?: boolean } = {},
 ): Promise<{ samples: Samples; errors: Failure[] }> {
   const samples: Samples = {};
   const errors: Failure[] = [];
   const runs = (s: Scenario, v: Variant): boolean => !v.only || v.only.includes(s.id);
+  if (options.warmUpPass) {
+    // Processes that live across repetitions measure their JIT compiling in the first one:
+    // a pass that is not kept puts every row's first repetition in the steady state too.
+    const t0 = Date.now();
+    for (const s of scenarios) for (const v of variants) if (runs(s, v)) await measure(v, s).catch(() => undefined);
+    console.log(`warm-up pass (not kept) done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
   const total = reps * scenarios.reduce((n, s) => n + variants.filter((v) => runs(s, v)).length, 0);
   let done = 0;
   for (let rep = 0; rep < reps; rep++) {

@@ -54,7 +54,7 @@ async function main(): Promise<void> {
       ring.pin(rankCpus(placed.placement, RANKS));
       return ring.measure(s);
     };
-    const measured = await repeat(reps, scenarios, variants, measure);
+    const measured = await repeat(reps, scenarios, variants, measure, { warmUpPass: true });
     const report = buildRingReport(scenarios, variants, measured.samples);
     console.log('');
     console.log(formatRingReport(scenarios, variants, measured.samples, report, reps));
