@@ -107,17 +107,11 @@ class JsWake final : public ExternalPoller {
 
   static void onSleepPrepare(uv_prepare_t* h) {
     JsWake* self = static_cast<JsWake*>(h->data);
-    if (self->spinning) {  // a spin ends in onIdle, just before this runs; it never blocks meanwhile
-      if (self->deliverDue) self->deliverOwn();
-      return;
-    }
-    self->settle();
-  }
-
-  // Events the JS thread made in its own calls since the last delivery.
-  void deliverOwn() {
-    deliverDue = false;
-    deliver();
+    if (!self->spinning) return self->settle();
+    // A spin ends in onIdle, just before this runs; the loop does not block meanwhile.
+    if (!self->deliverDue) return;
+    self->deliverDue = false;
+    self->deliver();
   }
 
   // Before the loop sleeps, the providers finish what came in meanwhile (shm: records that a
