@@ -45,8 +45,8 @@ async function netRank(spec: RankSpec, url: string): Promise<Rank> {
 }
 
 async function rvmaRank(spec: RankSpec, url: string): Promise<Rank> {
-  const { provider, progress, group, cluster, rank } = spec;
-  const r = await RvmaRank.join({ provider: provider ?? 'tcp', progress: progress ?? 'loop', url, cluster, group, rank });
+  const { provider, progress, shm, group, cluster, rank } = spec;
+  const r = await RvmaRank.join({ provider: provider ?? 'tcp', progress: progress ?? 'loop', shm, url, cluster, group, rank });
   return {
     link: r,
     forward(tally) {

@@ -50,12 +50,18 @@ export const TRANSPORTS: Variant<RingTransport>[] = [
   { id: 'rvma-shm', label: 'rvma ring, shm (loop)', transport: 'rvma', provider: 'shm', progress: 'loop' },
   { id: 'rvma-tcp-thread', label: 'rvma ring, tcp (thread)', transport: 'rvma', provider: 'tcp', progress: 'thread' },
   { id: 'rvma-shm-thread', label: 'rvma ring, shm (thread)', transport: 'rvma', provider: 'shm', progress: 'thread' },
+  // A rank waits about two hops between frames: a 1 ms window polls through that and a scheduler hiccup.
+  { id: 'rvma-shm-busy', label: 'rvma ring, shm (loop, busy poll 1 ms)', transport: 'rvma', provider: 'shm', progress: 'loop', shm: { busyPollUs: 1000 } },
 ];
 
-/** The rings whose ratios are judged; the thread rows are shown next to them for information. */
-export const SUBJECTS: { id: string; thread: string }[] = [
-  { id: 'rvma-tcp', thread: 'rvma-tcp-thread' },
-  { id: 'rvma-shm', thread: 'rvma-shm-thread' },
+/**
+ * The rings whose ratios are judged (the defaults: loop progress, no busy polling); the same ring
+ * under thread progress and with busy polling (which keeps a CPU busy while waiting) is shown next
+ * to them for information.
+ */
+export const SUBJECTS: { id: string; others: Record<'thread' | 'busy', string | undefined> }[] = [
+  { id: 'rvma-tcp', others: { thread: 'rvma-tcp-thread', busy: undefined } },
+  { id: 'rvma-shm', others: { thread: 'rvma-shm-thread', busy: 'rvma-shm-busy' } },
 ];
 
 export const TARGETS = {

@@ -36,6 +36,9 @@ function figure(f: Figure, s: Scenario, m: Measurement): number {
 
 const SCENARIO_OF: Record<Figure, string> = { hop: 'hop', hopP99: 'hop', frames: 'frames', around: 'around', cpuHop: 'hop', cpuFrames: 'frames' };
 
+/** The columns beside a judged ratio: the same ring under thread progress, and busy polling. */
+const OTHER_COLUMNS = ['thread', 'busy'] as const;
+
 export interface RingRatio extends RatioRow {
   name: string;
   placement: PlacementMode;
@@ -74,12 +77,14 @@ export function buildRingReport(scenarios: Scenario[], variants: PlacedVariant[]
   for (const p of placements) {
     const net = placedId('net', p);
     const leapFrames = p === 'same' ? LEAP_CPP.framesPerSecond.pinned : LEAP_CPP.framesPerSecond.spread;
-    for (const { id: ring, thread } of SUBJECTS) {
+    for (const { id: ring, others } of SUBJECTS) {
       const of = placedId(ring, p);
-      const th = placedId(thread, p);
       if (!variants.some((v) => v.id === of)) continue;
       const label = ring.replace(/^rvma-/, 'rvma ');
-      const both = (value: (id: string) => number): { value: number; extra: Record<string, number> } => ({ value: value(of), extra: { thread: value(th) } });
+      const both = (value: (id: string) => number): { value: number; extra: Record<string, number> } => ({
+        value: value(of),
+        extra: Object.fromEntries(OTHER_COLUMNS.map((c) => [c, others[c] ? value(placedId(others[c], p)) : NaN])),
+      });
       add({ name: `${label} / net.Socket ring, hop time`, placement: p, of, versus: net, scenario: 'hop', ...both((id) => at(id, 'hop') / at(net, 'hop')) }, { max: TARGETS.hopVersusNet });
       add({ name: `${label} / net.Socket ring, frames/s`, placement: p, of, versus: net, scenario: 'frames', ...both((id) => at(id, 'frames') / at(net, 'frames')) }, { min: TARGETS.framesVersusNet });
       add({ name: `${label} around() / its hop time`, placement: p, of, versus: of, scenario: 'around', ...both((id) => at(id, 'around') / at(id, 'hop')) }, { max: TARGETS.aroundInHops });
@@ -137,17 +142,17 @@ export function formatRingReport(scenarios: Scenario[], variants: PlacedVariant[
     'around(): ring.around() of a RESIZE_CHAIN of 3 ranges; ranks 1 and 2 take it with ring.control() and pass() it on.',
     `CPU: user + system time of all ${RANKS} ranks (all threads) over warm-up and timed frames, per frame.`,
     '',
-    'Targets (ratios of medians; the loop rows are judged, the thread column is for information):',
+    'Targets (ratios of medians; the loop column, the defaults, is judged; thread progress and busy polling, which keeps a CPU busy while waiting, are for information):',
   );
   const rows = report.ratios.map((r) => [
     r.name,
     placementName(r.placement),
     ratioText(r.value, r.target),
-    ratioText(r.extra.thread, r.target),
+    ...OTHER_COLUMNS.map((c) => ratioText(r.extra[c], r.target)),
     r.target ?? '-',
     r.met === undefined ? '-' : r.met ? 'pass' : 'MISS',
   ]);
-  out.push(table([['ratio', 'placement', 'loop', 'thread', 'target', 'met'], ...rows]), '', verdict(report));
+  out.push(table([['ratio', 'placement', 'loop', 'thread', 'busy poll', 'target', 'met'], ...rows]), '', verdict(report));
   return out.join('\n');
 }
 

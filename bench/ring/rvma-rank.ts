@@ -1,12 +1,13 @@
 // One rank of the rvma ring as an application sets it up: an Endpoint over tcp or shm with the
 // Redis directory and Ring.join; forwarders send each frame on in place and pass around() records.
-import { Endpoint, ProgressMode, RedisDirectory, Ring, RvmaError } from '../../src';
+import { Endpoint, ProgressMode, RedisDirectory, Ring, RvmaError, ShmOptions } from '../../src';
 import { FRAME_BYTES, RANKS, RESIZE_CHAIN } from './config';
 import { LinkFrame, OriginLink } from './origin';
 
 export interface RvmaRankOptions {
   provider: 'tcp' | 'shm';
   progress: ProgressMode;
+  shm?: ShmOptions;
   url: string;
   cluster: string;
   group: string;
@@ -25,7 +26,7 @@ export class RvmaRank implements OriginLink {
   static async join(o: RvmaRankOptions): Promise<RvmaRank> {
     const directory = await RedisDirectory.connect({ url: o.url, cluster: o.cluster });
     const listen = o.provider === 'tcp' ? 'tcp://127.0.0.1:0' : `shm://rvma-bench-ring-${process.pid}`;
-    const endpoint = await Endpoint.create({ listen, provider: o.provider, progress: o.progress, directory });
+    const endpoint = await Endpoint.create({ listen, provider: o.provider, progress: o.progress, shm: o.shm, directory });
     const ring = await Ring.join(endpoint, { group: o.group, size: RANKS, rank: o.rank, frameBytes: FRAME_BYTES, timeout: JOIN_TIMEOUT_MS });
     return new RvmaRank(ring, endpoint, directory);
   }
