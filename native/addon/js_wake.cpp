@@ -28,6 +28,10 @@ struct FdWatch {
   JsWake* owner;
 };
 
+// The JsWake whose prepare callback is running on this thread, if any: JS it delivers may make
+// events for another endpoint of the process (a loopback put), whose own callback may have run.
+thread_local JsWake* preparing = nullptr;
+
 }  // namespace
 
 class JsWake final : public ExternalPoller {
@@ -107,11 +111,17 @@ class JsWake final : public ExternalPoller {
 
   static void onSleepPrepare(uv_prepare_t* h) {
     JsWake* self = static_cast<JsWake*>(h->data);
-    if (!self->spinning) return self->settle();
+    preparing = self;
+    self->prepare();
+    preparing = nullptr;
+  }
+
+  void prepare() {
+    if (!spinning) return settle();
     // A spin ends in onIdle, just before this runs; the loop does not block meanwhile.
-    if (!self->deliverDue) return;
-    self->deliverDue = false;
-    self->deliver();
+    if (!deliverDue) return;
+    deliverDue = false;
+    deliver();
   }
 
   // Before the loop sleeps, the providers finish what came in meanwhile (shm: records that a
@@ -137,8 +147,10 @@ class JsWake final : public ExternalPoller {
 
   // Any thread: JS is to see the engine's new events.
   void signal() {
-    if (loopProgress && std::this_thread::get_id() == loopThread) {
-      deliverDue = true;  // the prepare phase delivers before the loop next blocks
+    // Our prepare callback delivers before the loop next blocks, unless another endpoint's is
+    // running now: ours may have run already in this turn.
+    if (loopProgress && std::this_thread::get_id() == loopThread && (preparing == nullptr || preparing == this)) {
+      deliverDue = true;
     } else {
       uv_async_send(&async);
     }

@@ -48,7 +48,7 @@ import {
   checkU64,
   invalid,
 } from './validate';
-import { Wait, WaitOptions, parseWaitOptions } from './wait';
+import { LoopHold, Wait, WaitOptions, parseWaitOptions } from './wait';
 
 export { DYNAMIC_VADDR_BASE, RESERVED_VADDR_MAX } from './endpoint-options';
 export type {
@@ -438,6 +438,12 @@ export class Endpoint extends EventEmitter {
       }
     }
   }
+
+  /**
+   * @internal For the waits of the library's own protocols (a ring's recv, control, around):
+   * holds the event loop while they are pending, as the endpoint's own waits do.
+   */
+  readonly holdLoop: LoopHold = (delta) => this.waiting(delta);
 
   /** @internal Opens any vaddr, reserved ones included (used by the library's own protocols). */
   openAt(call: string, vaddr: bigint, options?: MailboxOptions): Mailbox {

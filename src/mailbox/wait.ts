@@ -65,6 +65,9 @@ function onAbort(signal: AbortSignal, fn: () => void): () => void {
   };
 }
 
+/** Holds the event loop while something waits (an endpoint's own waits do: see Endpoint). */
+export type LoopHold = (delta: 1 | -1) => void;
+
 export class Wait<T> {
   readonly promise: Promise<T>;
   private resolveFn!: (value: T) => void;
@@ -76,12 +79,14 @@ export class Wait<T> {
   /**
    * what names the wait in its timeout and abort errors. onSettle runs once when a
    * registered wait ends, whichever way (to unlink it from its queue). A wait whose signal
-   * was already aborted is born done and never calls it.
+   * was already aborted is born done and never calls it. hold, if given, holds the event loop
+   * from then until the wait ends.
    */
   constructor(
     what: string,
     options: WaitOptions,
     private readonly onSettle: (wait: Wait<T>) => void,
+    private readonly hold?: LoopHold,
   ) {
     this.promise = new Promise<T>((resolve, reject) => {
       this.resolveFn = resolve;
@@ -97,6 +102,7 @@ export class Wait<T> {
       }
       this.unlisten = onAbort(signal, () => this.reject(abortError(what, signal)));
     }
+    hold?.(1);
     if (timeout !== undefined && timeout !== Infinity) {
       this.timer = setTimeout(
         () => this.reject(new RvmaError('ERR_RVMA_TIMEOUT', `${what} timed out after ${timeout} ms`)),
@@ -122,6 +128,7 @@ export class Wait<T> {
     this.settled = true;
     if (this.timer) clearTimeout(this.timer);
     this.unlisten?.();
+    this.hold?.(-1);
     this.onSettle(this);
     return true;
   }

@@ -69,7 +69,7 @@ export class Generation {
     try {
       // Frames from prev are prev's sendNext: the credits for them are for direction 'next'.
       const inbound = (vaddr: bigint, what: string, dir: Direction): Inbound => {
-        const events = { grant: (total: number) => this.grant(dir, total), broken: (e: RvmaError) => this.fail(e, undefined) };
+        const events = { grant: (total: number) => this.grant(dir, total), broken: (e: RvmaError) => this.fail(e, undefined), hold: endpoint.holdLoop };
         return new Inbound(open(vaddr, options.slots), options.slots, options.frameBytes, what, events);
       };
       this.fromPrev = inbound(base + 1n, 'Ring.recvPrev', 'next');
@@ -155,7 +155,7 @@ export class Generation {
     if (this.failure) return Promise.reject(this.failure);
     if (this.size === 1) return Promise.resolve(); // nobody else to apply it
     const id = this.nextAroundId++;
-    const wait = new Wait<void>('Ring.around', options, () => this.arounds.delete(id));
+    const wait = new Wait<void>('Ring.around', options, () => this.arounds.delete(id), this.host.endpoint.holdLoop);
     if (wait.done) return wait.promise;
     this.arounds.set(id, wait);
     // What is waited for is the ACK record, not this put's acknowledgement.

@@ -3,7 +3,7 @@
 // a buffer again once the application released its frame.
 import { RvmaError } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
-import { Wait, WaitOptions } from '../mailbox/wait';
+import { LoopHold, Wait, WaitOptions } from '../mailbox/wait';
 import { FRAME_HEADER_BYTES, readFrameHeader } from './frame';
 
 /** A received frame: header and data are views of the posted buffer, valid until release(). */
@@ -22,6 +22,8 @@ export interface InboundEvents {
   grant(total: number): void;
   /** The sender broke the frame format: the generation is over. */
   broken(error: RvmaError): void;
+  /** Holds the event loop while a recv waits (the endpoint's holdLoop). */
+  hold: LoopHold;
 }
 
 export class Inbound {
@@ -56,10 +58,15 @@ export class Inbound {
     if (this.failure) return Promise.reject(this.failure);
     const ready = this.waiters.length === 0 ? this.take() : undefined;
     if (ready) return Promise.resolve(into ? this.copyOut(ready, into) : ready);
-    const wait: Wait<RingFrame> = new Wait<RingFrame>(this.what, options, (w) => {
-      const at = this.waiters.indexOf(w);
-      if (at >= 0) this.waiters.splice(at, 1);
-    });
+    const wait: Wait<RingFrame> = new Wait<RingFrame>(
+      this.what,
+      options,
+      (w) => {
+        const at = this.waiters.indexOf(w);
+        if (at >= 0) this.waiters.splice(at, 1);
+      },
+      this.events.hold,
+    );
     if (wait.done) return wait.promise;
     this.waiters.push(wait);
     return into ? wait.promise.then((f) => this.copyOut(f, into)) : wait.promise;

@@ -94,10 +94,15 @@ export class Outbound {
   }
 
   private creditFor(size: number, options: WaitOptions): Promise<number> {
-    const wait: Wait<number> = new Wait<number>(`${this.what} (waiting for a free buffer at the neighbour)`, options, (w) => {
-      const at = this.waiters.findIndex((x) => x.wait === w);
-      if (at >= 0) this.waiters.splice(at, 1);
-    });
+    const wait: Wait<number> = new Wait<number>(
+      `${this.what} (waiting for a free buffer at the neighbour)`,
+      options,
+      (w) => {
+        const at = this.waiters.findIndex((x) => x.wait === w);
+        if (at >= 0) this.waiters.splice(at, 1);
+      },
+      this.endpoint.holdLoop,
+    );
     if (!wait.done) this.waiters.push({ wait, size });
     return wait.promise;
   }

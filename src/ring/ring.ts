@@ -156,10 +156,15 @@ export class Ring extends EventEmitter {
       if (this.isClosed) throw new RvmaError('ERR_RVMA_CLOSED', 'Ring.control: the ring is closed');
       const ready = this.messages.shift();
       if (ready) return Promise.resolve(ready);
-      const wait: Wait<RingControlMessage> = new Wait<RingControlMessage>('Ring.control', o, (w) => {
-        const at = this.controlWaits.indexOf(w);
-        if (at >= 0) this.controlWaits.splice(at, 1);
-      });
+      const wait: Wait<RingControlMessage> = new Wait<RingControlMessage>(
+        'Ring.control',
+        o,
+        (w) => {
+          const at = this.controlWaits.indexOf(w);
+          if (at >= 0) this.controlWaits.splice(at, 1);
+        },
+        this.endpoint.holdLoop,
+      );
       if (!wait.done) this.controlWaits.push(wait);
       return wait.promise;
     } catch (error) {

@@ -29,6 +29,7 @@ async function setup(): Promise<Setup> {
       reportBroken(e);
       inbound.fail(e);
     },
+    hold: to.holdLoop,
   });
   inbound.start();
   return { sender, to, inbound, broken, grants };
