@@ -278,13 +278,13 @@ export class Endpoint extends EventEmitter {
     this.host = {
       handle: this.handle,
       nodeId,
-      waiting: (delta) => this.waiting(delta),
+      waiting: this.holdLoop,
       released: (id) => this.mailboxes.delete(id),
       memoryOf: (buffer) => this.memory?.of(buffer) ?? 0,
     };
     this.regionHost = {
       handle: this.handle,
-      waiting: (delta) => this.waiting(delta),
+      waiting: this.holdLoop,
       released: (id) => this.regions.delete(id),
     };
     this.routes = new NativeRoutes(this.handle);
@@ -300,7 +300,7 @@ export class Endpoint extends EventEmitter {
       skipCountedPut: (slot, index) => {
         if (!this.isClosed) this.handle.skipCountedPut(slot, index);
       },
-      waiting: (delta) => this.waiting(delta),
+      waiting: this.holdLoop,
     };
   }
 
@@ -440,8 +440,8 @@ export class Endpoint extends EventEmitter {
   }
 
   /**
-   * @internal For the waits of the library's own protocols (a ring's recv, control, around):
-   * holds the event loop while they are pending, as the endpoint's own waits do.
+   * @internal Holds the event loop while a wait is pending (Wait's hold): the endpoint's own
+   * waits and those of the library's protocols built on it (a ring's recv, control, around).
    */
   readonly holdLoop: LoopHold = (delta) => this.waiting(delta);
 
@@ -608,14 +608,17 @@ export class Endpoint extends EventEmitter {
       retryUntil: o.noBufferRetryMs ? Date.now() + o.noBufferRetryMs : 0,
       retries: 0,
       call,
-      wait: new Wait<void>(this.putLabel(call, target), o, () => {
-        this.waiting(-1);
-        // Settled early (timeout/abort): the native side may still read the bytes.
-        if (pending.data === undefined || !pending.destination) this.puts.delete(id);
-      }),
+      wait: new Wait<void>(
+        this.putLabel(call, target),
+        o,
+        () => {
+          // Settled early (timeout/abort): the native side may still read the bytes.
+          if (pending.data === undefined || !pending.destination) this.puts.delete(id);
+        },
+        this.holdLoop,
+      ),
     };
     if (pending.wait.done) return pending.wait.promise;
-    this.waiting(1);
     this.puts.add(pending);
     if (destination instanceof Promise) {
       destination.then(
@@ -750,12 +753,8 @@ export class Endpoint extends EventEmitter {
       const o = parseWaitOptions(call, options);
       this.assertOpen(call);
       const id = this.nextRequestId++;
-      const wait = new Wait<string>(`${call} to ${address}`, o, () => {
-        this.connects.delete(id);
-        this.waiting(-1);
-      });
+      const wait = new Wait<string>(`${call} to ${address}`, o, () => this.connects.delete(id), this.holdLoop);
       if (wait.done) return wait.promise;
-      this.waiting(1);
       this.connects.set(id, wait);
       const status = this.handle.connect(id, address);
       if (status !== 0) wait.reject(statusError(status, { op: call, vaddr: 0n, node: address }));

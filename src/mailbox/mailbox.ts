@@ -4,7 +4,7 @@ import { Completion } from './completion';
 import { CompletionWordsSnapshot, CompletionWordsView } from './completion-words';
 import { RvmaError, hex, statusError } from './errors';
 import { checkBytes, checkInteger, checkOptions, checkU64, invalid } from './validate';
-import { Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from './wait';
+import { LoopHold, Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from './wait';
 
 export type EpochType = 'bytes' | 'ops';
 
@@ -18,7 +18,7 @@ export interface MailboxHost {
   readonly handle: NativeEndpoint;
   readonly nodeId: string;
   /** +1 when something starts waiting, -1 when it stops (keeps the process alive meanwhile). */
-  waiting(delta: 1 | -1): void;
+  readonly waiting: LoopHold;
   /** The mailbox's native half is gone; stop routing events to it. */
   released(id: number): void;
   /** The name of the memory under a buffer (see MemoryIds), 0 if unnamed. */
@@ -118,15 +118,16 @@ export class Mailbox {
     if (this.ready?.length) return Promise.resolve(this.ready.shift()!);
     if (this.closed) return Promise.reject(this.closedError(call));
     const waiters = (this.waiters ??= []);
-    const wait = new Wait<Completion>((this.nextLabel ??= `${call} on mailbox ${hex(this.vaddr)}`), o, (w) => {
-      const i = waiters.indexOf(w);
-      if (i >= 0) waiters.splice(i, 1);
-      this.host.waiting(-1);
-    });
-    if (!wait.done) {
-      this.host.waiting(1);
-      waiters.push(wait);
-    }
+    const wait = new Wait<Completion>(
+      (this.nextLabel ??= `${call} on mailbox ${hex(this.vaddr)}`),
+      o,
+      (w) => {
+        const i = waiters.indexOf(w);
+        if (i >= 0) waiters.splice(i, 1);
+      },
+      this.host.waiting,
+    );
+    if (!wait.done) waiters.push(wait);
     return wait.promise;
   }
 

@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events';
 import { RvmaError, RvmaErrorCode, StatusContext, statusError } from './errors';
 import { checkInteger } from './validate';
-import { Wait, WaitOptions, parseWaitOptions } from './wait';
+import { LoopHold, Wait, WaitOptions, parseWaitOptions } from './wait';
 
 // Slot layout in 32-bit words (native/core/put_counters.h), in pages of completion words.
 export { SLOT_WORDS as COUNTER_SLOT_WORDS, SLOTS_PER_PAGE as COUNTER_SLOTS_PER_PAGE } from './completion-words';
@@ -54,7 +54,7 @@ export interface PutCounterHost {
   /** A put that never reached the native side is settled (its index, mod 2^32). */
   skipCountedPut(slot: number, index: number): void;
   /** Keeps the endpoint's wake-up referenced while a reach() waits. */
-  waiting(delta: 1 | -1): void;
+  readonly waiting: LoopHold;
 }
 
 interface Reach {
@@ -161,13 +161,16 @@ export class PutCounter extends EventEmitter {
       if (this.settled >= level) return Promise.resolve(this.state());
       const reach: Reach = {
         level,
-        wait: new Wait<PutCounterState>(`${call}(${level})`, o, () => {
-          this.reaches = this.reaches.filter((r) => r !== reach);
-          this.host.waiting(-1);
-        }),
+        wait: new Wait<PutCounterState>(
+          `${call}(${level})`,
+          o,
+          () => {
+            this.reaches = this.reaches.filter((r) => r !== reach);
+          },
+          this.host.waiting,
+        ),
       };
       if (reach.wait.done) return reach.wait.promise;
-      this.host.waiting(1);
       this.reaches.push(reach);
       this.arm();
       return reach.wait.promise;

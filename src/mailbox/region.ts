@@ -2,7 +2,7 @@
 // sides learn when the bytes landed. The baseline for measuring mailbox puts.
 import { NativeEndpoint } from '../native';
 import { RvmaError, hex, statusError } from './errors';
-import { Wait, WaitOptions, parseWaitOptions } from './wait';
+import { LoopHold, Wait, WaitOptions, parseWaitOptions } from './wait';
 
 /** A raw write that landed: where and how many bytes. */
 export interface RawWrite {
@@ -13,7 +13,7 @@ export interface RawWrite {
 /** What a Region needs from its Endpoint (internal). */
 export interface RegionHost {
   readonly handle: NativeEndpoint;
-  waiting(delta: 1 | -1): void;
+  readonly waiting: LoopHold;
   released(id: number): void;
 }
 
@@ -44,14 +44,13 @@ export class Region {
       const o = parseWaitOptions(call, options);
       if (this.ready.length) return Promise.resolve(this.ready.shift()!);
       if (this.isClosed) throw this.closedError(call);
-      const wait = new Wait<RawWrite>((this.nextLabel ??= `${call} on region ${hex(this.key)}`), o, (w) => {
-        this.waiters.splice(this.waiters.indexOf(w), 1);
-        this.host.waiting(-1);
-      });
-      if (!wait.done) {
-        this.host.waiting(1);
-        this.waiters.push(wait);
-      }
+      const wait = new Wait<RawWrite>(
+        (this.nextLabel ??= `${call} on region ${hex(this.key)}`),
+        o,
+        (w) => this.waiters.splice(this.waiters.indexOf(w), 1),
+        this.host.waiting,
+      );
+      if (!wait.done) this.waiters.push(wait);
       return wait.promise;
     } catch (error) {
       return Promise.reject(error);
