@@ -161,10 +161,10 @@ describeRedis('RedisDirectory with Redis authentication and TLS', () => {
   tlsTest('rvma directory ls over TLS with --tls-ca, credentials in the URL', async () => {
     const directory = await connect({ url: tlsUrl(), tls: { caFile: certs!.ca }, cluster: 'cli' });
     await directory.register(nodeRecord('cli-node'));
-    const result = await rvma(['directory', 'ls', '--redis', tlsUrl(), '--tls-ca', certs!.ca, '--cluster', 'cli', '--json']);
+    const result = await rvma(['directory', 'ls', '--redis', tlsUrl(), '--tls-ca', certs!.ca, '--connect-timeout', `${TEST_CONNECT_TIMEOUT_MS}`, '--cluster', 'cli', '--json']);
     expect(result.stderr).toBe('');
     expect(JSON.parse(result.stdout).map((n: { nodeId: string }) => n.nodeId)).toEqual(['cli-node']);
-    const refused = await rvma(['directory', 'ls', '--redis', plain(':wrong@'), '--cluster', 'cli']);
+    const refused = await rvma(['directory', 'ls', '--redis', plain(':wrong@'), '--connect-timeout', `${TEST_CONNECT_TIMEOUT_MS}`, '--cluster', 'cli']);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/^rvma directory ls: ERR_RVMA_AUTH: RedisDirectory.connect: Redis at redis:\/\/:\*\*\*@127.0.0.1:\d+: Redis refused this client: WRONGPASS/);
   });

@@ -134,6 +134,7 @@ describeRedis('RedisDirectory across processes', () => {
 
   const nodeConfig = (nodeId: string, labels: string[], names: Record<string, string>, ttlMs = TTL_MS) => ({
     url: server.url,
+    connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS,
     cluster,
     ttlMs,
     record: {
@@ -213,6 +214,7 @@ describeRedis('RedisDirectory across processes', () => {
       const name = uniqueId('inbox');
       const config = {
         url: server.url,
+        connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS,
         cluster,
         ttlMs: TTL_MS,
         nodeId,
@@ -271,6 +273,7 @@ describeRedis('RedisDirectory across processes', () => {
       const label = '/job:worker/replica:0/task:2';
       const config = {
         url: server.url,
+        connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS,
         cluster,
         ttlMs: TTL_MS,
         nodeId,
@@ -304,6 +307,7 @@ describeRedis('RedisDirectory across processes', () => {
       const name = uniqueId('inbox');
       const config = {
         url: server.url,
+        connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS,
         cluster,
         ttlMs: TTL_MS,
         nodeId,

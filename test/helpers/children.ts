@@ -225,7 +225,7 @@ export interface AgentOptions {
   /** Peer authentication (Endpoint.create's auth). */
   auth?: { secret: string };
   /** Register in a RedisDirectory (RedisDirectory.connect's options) instead of a private MemoryDirectory. */
-  redis?: { url: string; cluster: string; ttlMs?: number };
+  redis?: { url: string; cluster: string; ttlMs?: number; connectTimeoutMs?: number };
 }
 
 export interface Agent {

@@ -4,7 +4,7 @@
 // newcomer, and traffic again.
 import { Child, trackChildren } from '../helpers/children';
 import { uniqueNodeId } from '../helpers/endpoints';
-import { RedisServer, describeRedis, startRedis } from '../helpers/redis';
+import { RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { SANITIZED, TRANSPORTS, Transport } from '../helpers/transports';
 
 const FRAMES = SANITIZED ? 5_000 : 50_000; // per direction: 100,000 in all
@@ -32,7 +32,7 @@ describeRedis('rings of processes', () => {
 
   async function start(transport: Transport, cluster: string, label: string, progress: 'loop' | 'thread'): Promise<Member> {
     const endpoint = { nodeId: uniqueNodeId(label), listen: transport.listen(label), progress, ...transport.options };
-    const child = children.spawn(label, 'ring-member.js', [JSON.stringify({ endpoint, redis: { url: server.url, cluster, ttlMs: LEASE_MS } })]);
+    const child = children.spawn(label, 'ring-member.js', [JSON.stringify({ endpoint, redis: { url: server.url, cluster, ttlMs: LEASE_MS, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS } })]);
     const ready = await child.next('ready', 30_000);
     return { child, nodeId: ready.nodeId as string };
   }

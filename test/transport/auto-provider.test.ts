@@ -41,7 +41,7 @@ describeRedis('provider auto across processes sharing a RedisDirectory', () => {
     const agent = await startAgent(children, `child-${there}`, {
       provider: there,
       listen: 'tcp://127.0.0.1:0',
-      redis: { url: server.url, cluster, ttlMs: TTL_MS },
+      redis: { url: server.url, cluster, ttlMs: TTL_MS, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS },
     });
     // What the test process finds in the directory is what routes the put.
     const record = await directory.resolveNode(agent.nodeId);
