@@ -66,8 +66,8 @@ describe.each(PROGRESS_MODES)('process exit (%s progress)', (progress) => {
     expect(exit).toMatchObject({ code: 0, signal: null, stdout: 'bytes=1' });
   });
 
-  // Known library bug: with two or more endpoints left open, process teardown aborts
-  // (SIGABRT in napi_release_threadsafe_function called from ~EndpointWrap).
+  // Two endpoints left open once aborted teardown (SIGABRT in napi_release_threadsafe_function
+  // from ~EndpointWrap); this guards against its return.
   exitTest(`exits by itself, cleanly, with a sender and a receiver left open${suffix}`, async () => {
     const exit = await runChild(exchange(progress, ''));
     expect(exit).toMatchObject({ code: 0, signal: null, stdout: 'bytes=4' });
