@@ -142,7 +142,8 @@ bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
          num("keepaliveMs", &tcp->keepaliveMs) && num("peerTimeoutMs", &tcp->peerTimeoutMs) &&
          num("connectTimeoutMs", &tcp->connectTimeoutMs) && num("stripes", &tcp->stripes) &&
          num("stripeMinBytes", &tcp->stripeMinBytes) && flag("stripeReverse", &tcp->stripeReverse) &&
-         num("reconnectMs", &tcp->reconnectMs);
+         num("reconnectMs", &tcp->reconnectMs) && num("maxConnections", &tcp->maxConnections) &&
+         num("maxHandshakes", &tcp->maxHandshakes);
 }
 
 // An ArrayBuffer over a page of completion or counter words; the view keeps the page alive.

@@ -37,6 +37,16 @@ export interface TcpOptions {
    * 0: no reconnecting (puts reject at once). Default 3000 ms.
    */
   reconnectMs?: number;
+  /**
+   * Connections accepted from peers and alive at once (in their handshake or ready); a
+   * connection past it is closed as soon as it is accepted. Default 1024.
+   */
+  maxConnections?: number;
+  /**
+   * Accepted connections still in their handshake; past it the oldest of them is closed, so
+   * idle or slow handshakes cannot keep other peers out. Each lasts connectTimeoutMs at most. Default 64.
+   */
+  maxHandshakes?: number;
 }
 
 /** A connection to a peer broke (the peer died, or the network between us failed). */
@@ -240,6 +250,8 @@ const TCP_KEYS = [
   'stripeMinBytes',
   'stripeReverse',
   'reconnectMs',
+  'maxConnections',
+  'maxHandshakes',
 ] as const;
 
 export interface CreateSettings {

@@ -37,6 +37,7 @@ import {
 } from './endpoint-options';
 import { hostIdentity } from './host-identity';
 import { Resolver, Route, RoutePolicy, routeOf } from './resolver';
+import { lend } from './lent-memory';
 import {
   U64_MAX,
   checkBoolean,
@@ -564,7 +565,7 @@ export class Endpoint extends EventEmitter {
     const buffer =
       typeof sizeOrBuffer === 'number'
         ? new Uint8Array(native().allocBuffer(checkInteger(call, 'size', sizeOrBuffer, 1, 2 ** 40)))
-        : checkBytes(call, 'buffer', sizeOrBuffer);
+        : lend(call, 'buffer', checkBytes(call, 'buffer', sizeOrBuffer));
     const [key, id] = this.handle.registerRegion(buffer, allow);
     const region = new Region(this.regionHost, key, id, buffer);
     this.regions.set(id, region);

@@ -4,6 +4,7 @@ import { Completion } from './completion';
 import { CompletionWordsSnapshot, CompletionWordsView } from './completion-words';
 import { RvmaError, hex, statusError } from './errors';
 import { checkBytes, checkInteger, checkOptions, checkU64, invalid } from './validate';
+import { lend } from './lent-memory';
 import { LoopHold, Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from './wait';
 
 export type EpochType = 'bytes' | 'ops';
@@ -83,7 +84,7 @@ export class Mailbox {
     const buffer =
       typeof sizeOrBuffer === 'number'
         ? new Uint8Array(native().allocBuffer(checkInteger(call, 'size', sizeOrBuffer, 0, MAX_BUFFER_BYTES)))
-        : checkBytes(call, 'buffer', sizeOrBuffer);
+        : lend(call, 'buffer', checkBytes(call, 'buffer', sizeOrBuffer));
     const threshold = given === undefined ? this.threshold : checkU64(call, 'threshold', given, 1n);
     if (this.epochType === 'bytes') {
       if (buffer.byteLength === 0) throw invalid(call, 'a bytes-epoch buffer must hold at least 1 byte');

@@ -147,6 +147,11 @@ bool ShmConnection::adoptPeer() {
     fail(Status::NoPeer, "shm: node \"" + peer_.nodeId + "\" answers where \"" + expectedNode_ + "\" was", false);
     return false;
   }
+  std::string why;
+  if (!owner_.admits(peer_.nodeId, peer_.incarnation, &why)) {
+    fail(Status::NoPeer, "shm: " + why, true);
+    return false;
+  }
   weCanPull_ = probe(peer_);
   return true;
 }

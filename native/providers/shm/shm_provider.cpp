@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <random>
 
@@ -50,6 +51,10 @@ void ShmProvider::start() {
   if (listenFd_ >= 0) listenToken_ = ctx_.progress.add(listenFd_, EPOLLIN, [this](uint32_t) { onAccept(); });
   ctx_.progress.every(100, [this] {
     dead_.clear();
+    if (acceptPaused_ && listenFd_ >= 0) {
+      acceptPaused_ = false;
+      ctx_.progress.modify(listenToken_, listenFd_, EPOLLIN);
+    }
     uint64_t now = nowMs();
     std::vector<ShmConnection*> live;  // tick() may kill one, which leaves conns_
     for (auto& c : conns_) live.push_back(c.get());
@@ -88,10 +93,30 @@ void ShmProvider::awake() {
 void ShmProvider::onAccept() {
   for (;;) {
     int fd = accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN, or a transient error: the next readiness retries
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) pauseAccepting();
+      return;  // EAGAIN, or a transient error: the next readiness retries
+    }
     conns_.push_back(std::make_unique<ShmConnection>(*this, fd, false, std::string(), nextSerial_++));
     conns_.back()->start(nowMs());
   }
+}
+
+void ShmProvider::pauseAccepting() {
+  acceptPaused_ = true;
+  ctx_.progress.modify(listenToken_, listenFd_, 0);
+}
+
+bool ShmProvider::admits(const std::string& node, uint64_t incarnation, std::string* why) const {
+  auto it = byNode_.find(node);
+  if (it == byNode_.end()) return true;
+  for (ShmConnection* c : it->second) {
+    if (c->peerIncarnation() != incarnation) {
+      *why = "node \"" + node + "\" is connected already as another incarnation; a second one is refused while the first lives";
+      return false;
+    }
+  }
+  return true;
 }
 
 bool ShmProvider::reaches(const std::string& peer) {

@@ -51,6 +51,9 @@ class ShmProvider final : public Provider {
   uint64_t probeValue() const { return probe_; }
   shm::RegionLoans& loans() { return loans_; }
   shm::PullHelper& pullHelper() { return pullHelper_; }
+  // Whether a peer claiming (node, incarnation) may connect: not while another incarnation of
+  // that node is connected (*why says so), as on tcp.
+  bool admits(const std::string& node, uint64_t incarnation, std::string* why) const;
   void onReady(ShmConnection* conn);
   // conn died (its puts are reported already): it leaves every route.
   void onDead(ShmConnection* conn, bool wasReady, Status status, const std::string& why);
@@ -63,6 +66,8 @@ class ShmProvider final : public Provider {
  private:
   void onLazyAckTimer();
   void onAccept();
+  // Out of descriptors: the listener rests until the next tick instead of spinning (see TcpProvider).
+  void pauseAccepting();
   ShmConnection* dial(const std::string& address, Status* status);
   ShmConnection* route(const std::string& peer, Status* status);
   // The nodes last reached at address are not dialed there again (it failed authentication).
@@ -80,6 +85,7 @@ class ShmProvider final : public Provider {
   uint64_t listenToken_ = 0;
   std::string bound_;
   bool closing_ = false;
+  bool acceptPaused_ = false;
   std::vector<std::unique_ptr<ShmConnection>> conns_;
   std::vector<std::unique_ptr<ShmConnection>> dead_;  // freed on the next tick
   std::vector<ShmConnection*> polling_;               // snapshot()'s list, kept to spare an allocation per round

@@ -18,6 +18,16 @@ namespace {
 // about 10% more frames/s (bench:ring, same CPU). A payload's bytes past what this holds are
 // read straight into its mailbox buffer.
 constexpr size_t kRxBuffer = 64 * 1024;
+// Until the handshake is done a connection holds only what its hello and proof can take: a
+// thousand idle connections that never say hello cost a thousand of these, not of kRxBuffer.
+constexpr size_t kHandshakeBuffer = 1024;
+static_assert(kHandshakeBuffer >= wire::kHelloBytes + wire::kNonceBytes + wire::kMaxNodeIdBytes +
+                                      wire::kMaxAddressBytes + wire::kProofBytes,
+              "a hello and its proof fit the handshake's staging buffer");
+// Frames queued for a peer besides puts: past this many, its input is not read until it reads
+// some (it may be flooding us with Pings or refused puts and never reading the answers). As
+// the shm provider's bound on waiting answers; each is a TxItem of about 150 bytes.
+constexpr size_t kMaxQueuedFrames = 4096;
 constexpr size_t kDirectMin = 32 * 1024;  // payload reads this large skip the staging buffer
 // Bytes read per wake-up, so one busy peer cannot starve others. On the JS thread (loop
 // progress) the budget is small: completions reach JS, and buffers get re-posted, after
@@ -37,7 +47,7 @@ static_assert(wire::kNonceBytes == auth::kNonceBytes && wire::kProofBytes == aut
 
 TcpConnection::TcpConnection(TcpProvider& owner, int fd, bool outgoing, std::string dialAddress, uint64_t serial)
     : owner_(owner), fd_(fd), outgoing_(outgoing), dialAddress_(std::move(dialAddress)), serial_(serial),
-      state_(outgoing ? State::Connecting : State::Handshake), rxBuf_(kRxBuffer) {}
+      state_(outgoing ? State::Connecting : State::Handshake), rxBuf_(kHandshakeBuffer) {}
 
 TcpConnection::~TcpConnection() {
   if (fd_ >= 0) ::close(fd_);
@@ -45,9 +55,8 @@ TcpConnection::~TcpConnection() {
 
 void TcpConnection::start(uint64_t nowMs) {
   startedMs_ = lastRxMs_ = lastTxMs_ = nowMs;
-  token_ = owner_.ctx().progress.add(fd_, EPOLLIN | (outgoing_ ? uint32_t(EPOLLOUT) : 0u),
-                                     [this](uint32_t events) { onIo(events); });
-  wantWrite_ = outgoing_;
+  interest_ = EPOLLIN | (outgoing_ ? uint32_t(EPOLLOUT) : 0u);
+  token_ = owner_.ctx().progress.add(fd_, interest_, [this](uint32_t events) { onIo(events); });
   if (!outgoing_) onConnected();
 }
 
@@ -56,7 +65,7 @@ void TcpConnection::onConnected() {
   TxItem item;
   hello_ = owner_.hello(fd_);
   item.owned = wire::encodeHello(hello_);
-  tx_.push_back(std::move(item));
+  enqueue(std::move(item));
   flush();
 }
 
@@ -115,7 +124,7 @@ void TcpConnection::sendPut(OutPut p) {
   item.bodyLen[1] = req.len - req.headLen;
   item.put = true;
   pending_.push_back(PendingPut{std::move(p)});
-  tx_.push_back(std::move(item));
+  enqueue(std::move(item));
   owner_.endOfRound(this);  // with the others of this round, in one write
 }
 
@@ -133,7 +142,7 @@ void TcpConnection::sendControl(wire::FrameType type, uint64_t id) {
   f.id = id;
   wire::encodeHeader(f, item.head);
   item.headLen = wire::kHeaderBytes;
-  tx_.push_back(std::move(item));
+  enqueue(std::move(item));
   flush();
 }
 
@@ -149,12 +158,17 @@ void TcpConnection::startWaiting() {
   }
 }
 
+void TcpConnection::enqueue(TxItem item) {
+  if (!item.put) framesQueued_++;
+  tx_.push_back(std::move(item));
+}
+
 void TcpConnection::sendFrame(const wire::FrameHeader& f, std::string owned) {
   TxItem item;
   wire::encodeHeader(f, item.head);
   item.headLen = wire::kHeaderBytes;
   item.owned = std::move(owned);
-  tx_.push_back(std::move(item));
+  enqueue(std::move(item));
 }
 
 void TcpConnection::flush() {
@@ -196,8 +210,16 @@ void TcpConnection::flush() {
       front.sent += take;
       left -= take;
       if (front.sent < total) break;
-      if (front.put) puts++;
+      if (front.put) {
+        puts++;
+      } else {
+        framesQueued_--;
+      }
       tx_.pop_front();
+    }
+    if (readPaused_ && framesQueued_ <= kMaxQueuedFrames / 2) {  // it reads again: so do we
+      readPaused_ = false;
+      lastRxMs_ = lastTxMs_;  // its silence while unread was ours
     }
     // Reported only once the queue's bookkeeping is done: reporting may send more.
     if (puts) {
@@ -210,10 +232,17 @@ void TcpConnection::flush() {
 
 void TcpConnection::updateInterest() {
   if (state_ == State::Dead) return;
-  bool want = state_ == State::Connecting || !tx_.empty();
-  if (want == wantWrite_) return;
-  wantWrite_ = want;
-  owner_.ctx().progress.modify(token_, fd_, EPOLLIN | (want ? uint32_t(EPOLLOUT) : 0u));
+  bool write = state_ == State::Connecting || !tx_.empty();
+  uint32_t want = (readPaused_ ? 0u : uint32_t(EPOLLIN)) | (write ? uint32_t(EPOLLOUT) : 0u);
+  if (want == interest_) return;
+  interest_ = want;
+  owner_.ctx().progress.modify(token_, fd_, want);
+}
+
+void TcpConnection::pauseReading(uint64_t nowMs) {
+  readPaused_ = true;
+  pausedMs_ = nowMs;
+  updateInterest();
 }
 
 void TcpConnection::onIo(uint32_t events) {
@@ -233,6 +262,11 @@ void TcpConnection::onIo(uint32_t events) {
   if (events & EPOLLOUT) {
     flush();
     if (state_ == State::Dead) return;
+  }
+  if (readPaused_) {
+    // Not reading, the socket's hang-up or error would be reported again at once, forever.
+    if (events & (EPOLLERR | EPOLLHUP)) fail(Status::PeerLost, "the connection broke while its peer read nothing", false);
+    return;
   }
   if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
     if (!readSome()) return;
@@ -280,6 +314,10 @@ bool TcpConnection::readSome() {
     lastRxMs_ = TcpProvider::nowMs();
     budget -= std::min<uint64_t>(budget, uint64_t(n));
     if (!process()) return false;
+    if (framesQueued_ >= kMaxQueuedFrames) {
+      pauseReading(lastRxMs_);
+      break;
+    }
     if (size_t(n) < asked) break;  // drained: skip the read that would only say EAGAIN
   }
   return state_ != State::Dead;
@@ -395,7 +433,7 @@ bool TcpConnection::onHello() {
   TxItem item;
   auth::Proof proof = auth.prove(kAuthContext, self(), peer());
   item.owned.assign(reinterpret_cast<const char*>(proof.data()), proof.size());
-  tx_.push_back(std::move(item));
+  enqueue(std::move(item));
   flush();
   rx_ = Rx::Proof;
   return state_ != State::Dead;
@@ -420,6 +458,12 @@ bool TcpConnection::onProof(const uint8_t* proof) {
 }
 
 bool TcpConnection::becomeReady() {
+  std::string why;
+  if (!owner_.admit(this, &why)) {
+    protocolFail(why);
+    return false;
+  }
+  rxBuf_.resize(kRxBuffer);  // what came behind the hello stays where it is
   rx_ = Rx::Header;
   state_ = State::Ready;
   window_ = owner_.attachSender(peer_.nodeId, peer_.incarnation);
@@ -463,6 +507,10 @@ bool TcpConnection::onHeader() {
         return false;
       }
       peerWindow_ = hdr_.id;
+      // Connected once the peer took us: it names a window only after its own checks (it
+      // may refuse a node id that another incarnation holds).
+      for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, Status::Ok, peer_.nodeId);
+      connectRequests_.clear();
       startWaiting();
       return state_ != State::Dead;
     case wire::FrameType::Ping: {
@@ -625,13 +673,28 @@ void TcpConnection::sendAnswer(uint64_t putId, Status s) {
 
 void TcpConnection::emitAcks() {
   if (acksRun_ == 0) return;
-  wire::FrameHeader f{acksRun_ == 1 ? wire::FrameType::Ack : wire::FrameType::Acks};
-  f.id = acksLast_;
-  if (acksRun_ > 1) f.offset = acksRun_;
+  uint64_t run = acksRun_;
   acksRun_ = 0;
   lazyAcks_ = 0;
   lazyBytes_ = 0;
-  sendFrame(f);
+  // Acks still queued, not started, answer the puts just before these: one frame says both.
+  // A peer slow to read then costs one frame per refusal, not one per read of its puts.
+  TxItem* last = tx_.empty() ? nullptr : &tx_.back();
+  bool joins = last && last->acks > 0 && last->sent == 0 && last->acks + run <= wire::kMaxAcksRun;
+  if (joins) run += last->acks;
+  wire::FrameHeader f{run == 1 ? wire::FrameType::Ack : wire::FrameType::Acks};
+  f.id = acksLast_;
+  if (run > 1) f.offset = run;
+  if (joins) {
+    wire::encodeHeader(f, last->head);
+    last->acks = run;
+    return;
+  }
+  TxItem item;
+  wire::encodeHeader(f, item.head);
+  item.headLen = wire::kHeaderBytes;
+  item.acks = run;
+  enqueue(std::move(item));
 }
 
 // Acks: the next `offset` unanswered puts are placed, the last of them put `id`.
@@ -772,6 +835,7 @@ void TcpConnection::fail(Status status, const std::string& why, bool protocolErr
   rxStart_ = rxEnd_ = 0;  // input staged behind the failure is never processed
   remaining_ = 0;
   tx_.clear();
+  framesQueued_ = 0;
   // Answered puts are settled whatever happens now; the others go back to the provider.
   auto pending = std::move(pending_);
   pending_.clear();
@@ -808,6 +872,14 @@ void TcpConnection::tick(uint64_t nowMs, uint64_t missedMs) {
     return;
   }
   if (state_ != State::Ready) return;
+  if (readPaused_) {
+    TickGap::credit(&pausedMs_, missedMs, nowMs);
+    if (since(pausedMs_) > o.peerTimeoutMs) {
+      protocolFail("the peer read none of its answers for " + std::to_string(since(pausedMs_)) + " ms (" +
+                   std::to_string(framesQueued_) + " frames waiting for it)");
+    }
+    return;  // silent because it is not read: not lost for that
+  }
   if (peerWindow_ == 0 && since(startedMs_) > o.connectTimeoutMs) {
     protocolFail("the peer named no window for our puts within " + std::to_string(o.connectTimeoutMs) + " ms");
     return;

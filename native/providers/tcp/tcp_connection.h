@@ -74,6 +74,7 @@ class TcpConnection {
     uint64_t bodyLen[2] = {};
     uint64_t sent = 0;        // of total()
     bool put = false;         // a put's frame: the next pending put is written when it is done
+    uint64_t acks = 0;        // an Ack or Acks frame: the puts it answers (more may join it until it starts)
 
     // What goes on the wire, in order (empty pieces included): up to three.
     int pieces(const uint8_t* p[3], uint64_t l[3]) const {
@@ -102,12 +103,15 @@ class TcpConnection {
 
   void onIo(uint32_t events);
   void onConnected();
+  void enqueue(TxItem item);
   void sendFrame(const wire::FrameHeader& f, std::string owned = {});
   void sendControl(wire::FrameType type, uint64_t id);
   void sendPut(OutPut p);
   void startWaiting();
   void flush();
   void updateInterest();
+  // A peer that does not read what it makes us answer: reading from it stops until it does.
+  void pauseReading(uint64_t nowMs);
   bool readSome();
   bool process();
   bool onHello();
@@ -148,7 +152,12 @@ class TcpConnection {
   std::string expectedNode_;
   bool refused_ = false, wrongNode_ = false, authRefused_ = false;
   uint64_t startedMs_ = 0, lastRxMs_ = 0, lastTxMs_ = 0;
-  bool wantWrite_ = false;
+  uint32_t interest_ = 0;  // the epoll events asked for
+  // Frames other than puts waiting in tx_ (answers, pongs, control): they grow with what the
+  // peer sends, so they are bounded (kMaxQueuedFrames), by not reading while they are many.
+  size_t framesQueued_ = 0;
+  bool readPaused_ = false;
+  uint64_t pausedMs_ = 0;
 
   // Placed puts not answered yet: a run of acks that goes out as one Ack or Acks frame.
   uint64_t acksRun_ = 0, acksLast_ = 0;

@@ -20,6 +20,12 @@ struct TcpOptions {
   // incarnation of the peer, which gets them again; a receiver keeps what it knows of a
   // sender's puts as long once the sender has no connection left. 0: puts fail at once.
   uint32_t reconnectMs = 3000;
+  // Accepted connections alive at once (handshaking or ready); past it a new one is closed at
+  // once. Bounds what peers without the secret can hold of this process (fds, memory).
+  uint32_t maxConnections = 1024;
+  // Accepted connections still in their handshake; past it the oldest of them is closed, so
+  // that idle or slow handshakes cannot keep peers out for longer than connectTimeoutMs.
+  uint32_t maxHandshakes = 64;
 };
 
 // "tcp://HOST:PORT" -> host, port. False when the form is wrong.

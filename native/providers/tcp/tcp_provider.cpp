@@ -104,6 +104,10 @@ void TcpProvider::start() {
   tickGap_ = TickGap(interval, nowMs());
   ctx_.progress.every(interval, [this] {
     dead_.clear();
+    if (acceptPaused_ && listenFd_ >= 0) {
+      acceptPaused_ = false;
+      ctx_.progress.modify(listenToken_, listenFd_, EPOLLIN);
+    }
     uint64_t now = nowMs();
     uint64_t missed = tickGap_.missed(now);
     // tick() may kill a connection, which removes it from conns_: iterate over a copy.
@@ -141,15 +145,43 @@ void TcpProvider::onAccept() {
     sockaddr_storage from{};
     socklen_t len = sizeof from;
     int fd = accept4(listenFd_, reinterpret_cast<sockaddr*>(&from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN, or a transient error: the next readiness retries
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) pauseAccepting();
+      return;  // EAGAIN, or a transient error: the next readiness retries
+    }
+    if (!roomToAccept()) {
+      ::close(fd);  // at maxConnections: a peer over it learns at once, and holds nothing
+      continue;
+    }
     tuneSocket(fd);
     // The remote address names the peer until its hello does (e.g. in protocol errors).
     adopt(fd, formatAddress(from));
   }
 }
 
+void TcpProvider::pauseAccepting() {
+  acceptPaused_ = true;
+  ctx_.progress.modify(listenToken_, listenFd_, 0);
+}
+
+bool TcpProvider::roomToAccept() {
+  if (accepted_ >= options_.maxConnections) return false;
+  if (handshaking_ < options_.maxHandshakes) return true;
+  // The oldest handshake makes room: slow or idle ones cannot keep every newcomer out.
+  for (auto& c : conns_) {
+    if (!c->outgoing() && c->state() == TcpConnection::State::Handshake) {
+      c->fail(Status::NoPeer, "more than " + std::to_string(options_.maxHandshakes) +
+                                  " connections were in their handshake; this was the oldest", false);
+      return true;
+    }
+  }
+  return true;
+}
+
 void TcpProvider::adopt(int fd, const std::string& from) {
   conns_.push_back(std::make_unique<TcpConnection>(*this, fd, false, from, nextSerial_++));
+  accepted_++;
+  handshaking_++;
   conns_.back()->start(nowMs());
 }
 
@@ -443,12 +475,27 @@ void TcpProvider::connect(uint64_t requestId, const std::string& address) {
     return;
   }
   for (TcpConnection* conn : group) {
-    if (conn->state() == TcpConnection::State::Ready) {
+    if (conn->state() == TcpConnection::State::Ready && conn->peerWindow() != 0) {
       ctx_.events.connected(requestId, Status::Ok, conn->peerNodeId());
       return;
     }
   }
   group.front()->connectRequests().push_back(requestId);
+}
+
+bool TcpProvider::admit(TcpConnection* conn, std::string* why) {
+  auto it = byNode_.find(conn->peerNodeId());
+  if (it != byNode_.end()) {
+    for (TcpConnection* c : it->second) {
+      if (c->peerIncarnation() != conn->peerIncarnation()) {
+        *why = "node \"" + conn->peerNodeId() +
+               "\" is connected already as another incarnation; a second one is refused while the first lives";
+        return false;
+      }
+    }
+  }
+  if (!conn->outgoing()) handshaking_--;  // it is ready from here on
+  return true;
 }
 
 void TcpProvider::onHandshake(TcpConnection* conn) {
@@ -461,8 +508,6 @@ void TcpProvider::onHandshake(TcpConnection* conn) {
     std::lock_guard<std::mutex> lock(knownMu_);
     known_.insert(node);
   }
-  for (uint64_t request : conn->connectRequests()) ctx_.events.connected(request, Status::Ok, node);
-  conn->connectRequests().clear();
   auto r = reconnecting_.find(node);
   if (r == reconnecting_.end()) return;
   if (r->second.incarnation == conn->peerIncarnation()) {
@@ -528,6 +573,10 @@ void TcpProvider::unlink(TcpConnection* conn, bool wasReady, bool transient) {
   };
   drop(byNode_, conn->peerNodeId());
   drop(byAddress_, conn->dialAddress());
+  if (!conn->outgoing()) {
+    accepted_--;
+    if (!wasReady) handshaking_--;
+  }
   if (wasReady) inbound_.detach(conn->peerNodeId(), conn->peerIncarnation(), nowMs(), !transient);
   auto it = std::find_if(conns_.begin(), conns_.end(), [conn](auto& c) { return c.get() == conn; });
   if (it != conns_.end()) {

@@ -55,6 +55,10 @@ class TcpProvider final : public Provider {
   // Our hello on connection fd: a wildcard listen address is advertised as the local
   // address the peer reached us on.
   wire::Hello hello(int fd) const;
+  // Whether conn, its handshake done, may become ready as the (node, incarnation) it claims:
+  // not while another incarnation of that node is connected (*why says so). Without auth an
+  // id is only a claim, but the first claimant keeps it while it lives.
+  bool admit(TcpConnection* conn, std::string* why);
   void onHandshake(TcpConnection* conn);
   // conn has frames or answers to send at the end of this progress round.
   void endOfRound(TcpConnection* conn);
@@ -100,6 +104,12 @@ class TcpProvider final : public Provider {
   };
 
   void onAccept();
+  // Out of descriptors: the listener is not watched until the next tick, instead of reporting
+  // the same pending connection at once, forever (libuv's and nginx's answer to EMFILE). The
+  // tick's timer exists already: a timer made now would need a descriptor too.
+  void pauseAccepting();
+  // Room for one more accepted connection, under maxConnections and maxHandshakes.
+  bool roomToAccept();
   // Connections that reach peer (a node id or a tcp:// address), dialing if needed.
   std::vector<TcpConnection*> route(const std::string& peer, Status* status);
   // The address's connections, dialing as many as it lacks of `stripes`. *refused: the first
@@ -142,6 +152,8 @@ class TcpProvider final : public Provider {
   uint64_t nextSerial_ = 1;
   std::vector<std::unique_ptr<TcpConnection>> conns_;
   std::vector<std::unique_ptr<TcpConnection>> dead_;  // freed on the next tick
+  size_t accepted_ = 0, handshaking_ = 0;  // of conns_: accepted ones, and those of them not ready
+  bool acceptPaused_ = false;
   TickGap tickGap_{0, 0};
   std::vector<TcpConnection*> roundPending_;  // live ones with TcpConnection::roundPending
   std::vector<TcpConnection*> acksDeferred_;  // live ones with TcpConnection::acksDeferred
