@@ -1,6 +1,8 @@
 #include "address.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
 
 #include <algorithm>
 #include <cctype>
@@ -40,6 +42,19 @@ bool resolveAddress(const std::string& host, uint16_t port, sockaddr_storage* ou
   *len = result->ai_addrlen;
   freeaddrinfo(result);
   return true;
+}
+
+std::string peerHost(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  char host[INET6_ADDRSTRLEN] = {};
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return std::string();
+  if (addr.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_addr, host, sizeof host);
+  } else if (addr.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&addr)->sin_addr, host, sizeof host);
+  }
+  return host;
 }
 
 }  // namespace rvma

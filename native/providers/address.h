@@ -14,4 +14,7 @@ bool parseAddress(const std::string& scheme, const std::string& address, std::st
 // Resolves host:port to the first usable socket address; *error says why not.
 bool resolveAddress(const std::string& host, uint16_t port, sockaddr_storage* out, socklen_t* len, std::string* error);
 
+// The numeric address of a connected socket's peer, without its port ("" when not connected).
+std::string peerHost(int fd);
+
 }  // namespace rvma

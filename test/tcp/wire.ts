@@ -297,9 +297,10 @@ export class RawPeer {
     socket.on('data', (chunk: Buffer) => this.received.push(chunk));
   }
 
-  static async connect(address: string, timeoutMs = 15_000): Promise<{ peer: RawPeer; hello: ParsedHello }> {
+  /** localAddress: where the connection comes from (another loopback address stands in for another host). */
+  static async connect(address: string, timeoutMs = 15_000, localAddress?: string): Promise<{ peer: RawPeer; hello: ParsedHello }> {
     const { host, port } = splitAddress(address);
-    const socket = net.connect({ host, port });
+    const socket = net.connect({ host, port, localAddress });
     const peer = new RawPeer(socket);
     const hello = await peer.until((all) => parseHello(all), timeoutMs);
     if (!hello) throw new Error(`no hello from ${address} within ${timeoutMs} ms`);

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { Endpoint, ProtocolErrorInfo } from '../../src';
 import { ChildCommandError, startAgent, trackChildren } from '../helpers/children';
 import { expectRejects } from '../helpers/errors';
+import { FrameType, RawPeer, encodeHello, parseFrames } from '../tcp/wire';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 
 jest.setTimeout(60_000);
@@ -70,3 +71,21 @@ async function expectEventually(check: () => boolean, timeoutMs = 10_000): Promi
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+// The incarnation is in every hello, so an impostor may claim it too: over tcp it must then
+// come from the node's host. 127.0.0.2 stands in for another host.
+test.each(PROGRESS_MODES)('over tcp, a connection claiming a connected node and its incarnation from another host is refused (%s progress)', async (progress) => {
+  const victim = await endpoints.create({ progress, provider: 'tcp', listen: 'tcp://127.0.0.1:0' });
+  const real = await endpoints.create({ progress, provider: 'tcp' });
+  await real.connect(victim.address, { timeout: 10_000 });
+  const { peer, hello } = await RawPeer.connect(victim.address, 15_000, '127.0.0.2');
+  await peer.write(encodeHello({ nodeId: real.nodeId, incarnation: BigInt(`0x${real.incarnation}`) }));
+  const error = await peer.until((all) => parseFrames(all, hello.size).frames.find((f) => f.type === FrameType.Error));
+  expect(error?.text).toMatch(/connected already from 127\.0\.0\.1/);
+  expect(await peer.end()).not.toBe('timeout');
+  // The real node is untouched.
+  const mailbox = real.openMailbox(VADDR, { epoch: 'bytes', threshold: 2n });
+  mailbox.post(2);
+  await victim.put(real.nodeId, VADDR, Buffer.from('ok'), { timeout: 10_000 });
+  expect(Buffer.from((await mailbox.next({ timeout: 10_000 })).buffer).toString()).toBe('ok');
+});

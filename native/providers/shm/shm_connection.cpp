@@ -148,7 +148,7 @@ bool ShmConnection::adoptPeer() {
     return false;
   }
   std::string why;
-  if (!owner_.admits(peer_.nodeId, peer_.incarnation, &why)) {
+  if (!owner_.admits(peer_.nodeId, peer_.incarnation, peerPid_, &why)) {
     fail(Status::NoPeer, "shm: " + why, true);
     return false;
   }

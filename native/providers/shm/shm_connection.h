@@ -60,6 +60,7 @@ class ShmConnection {
   bool dialer() const { return dialer_; }
   const std::string& peerNodeId() const { return peer_.nodeId; }
   uint64_t peerIncarnation() const { return peer_.incarnation; }
+  pid_t peerPid() const { return peerPid_; }
   const std::string& address() const { return address_; }
   // Large puts to this peer are pulled by it (else chunked through the ring).
   bool peerPulls() const { return peerPulls_; }

@@ -107,12 +107,18 @@ void ShmProvider::pauseAccepting() {
   ctx_.progress.modify(listenToken_, listenFd_, 0);
 }
 
-bool ShmProvider::admits(const std::string& node, uint64_t incarnation, std::string* why) const {
+bool ShmProvider::admits(const std::string& node, uint64_t incarnation, pid_t pid, std::string* why) const {
   auto it = byNode_.find(node);
   if (it == byNode_.end()) return true;
   for (ShmConnection* c : it->second) {
     if (c->peerIncarnation() != incarnation) {
       *why = "node \"" + node + "\" is connected already as another incarnation; a second one is refused while the first lives";
+      return false;
+    }
+    // Its incarnation is no secret, but the kernel names the process at the other end.
+    if (c->peerPid() != pid) {
+      *why = "node \"" + node + "\" is connected already as process " + std::to_string(c->peerPid()) +
+             "; process " + std::to_string(pid) + " claiming it is refused";
       return false;
     }
   }

@@ -51,9 +51,9 @@ class ShmProvider final : public Provider {
   uint64_t probeValue() const { return probe_; }
   shm::RegionLoans& loans() { return loans_; }
   shm::PullHelper& pullHelper() { return pullHelper_; }
-  // Whether a peer claiming (node, incarnation) may connect: not while another incarnation of
-  // that node is connected (*why says so), as on tcp.
-  bool admits(const std::string& node, uint64_t incarnation, std::string* why) const;
+  // Whether process pid claiming (node, incarnation) may connect: not while another
+  // incarnation of that node, or another process, is connected as it (*why says so), as on tcp.
+  bool admits(const std::string& node, uint64_t incarnation, pid_t pid, std::string* why) const;
   void onReady(ShmConnection* conn);
   // conn died (its puts are reported already): it leaves every route.
   void onDead(ShmConnection* conn, bool wasReady, Status status, const std::string& why);

@@ -62,6 +62,7 @@ void TcpConnection::start(uint64_t nowMs) {
 
 void TcpConnection::onConnected() {
   state_ = State::Handshake;
+  remoteHost_ = peerHost(fd_);
   TxItem item;
   hello_ = owner_.hello(fd_);
   item.owned = wire::encodeHello(hello_);

@@ -51,6 +51,9 @@ class TcpConnection {
   uint64_t peerWindow() const { return peerWindow_; }
   const std::string& peerListenAddress() const { return peer_.listenAddress; }
   const std::string& dialAddress() const { return dialAddress_; }
+  // The peer's numeric address (set once connected): another connection claiming the same
+  // node and incarnation must come from there too.
+  const std::string& remoteHost() const { return remoteHost_; }
   bool outgoing() const { return outgoing_; }
   // Where to reach the peer again: the address dialed; an accepted peer's source port is not.
   std::string redialAddress() const { return outgoing_ ? dialAddress_ : std::string(); }
@@ -144,6 +147,7 @@ class TcpConnection {
   uint64_t token_ = 0;
   bool outgoing_;
   std::string dialAddress_;
+  std::string remoteHost_;
   uint64_t serial_;
   State state_;
   wire::Hello peer_;

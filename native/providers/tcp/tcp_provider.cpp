@@ -492,6 +492,13 @@ bool TcpProvider::admit(TcpConnection* conn, std::string* why) {
                "\" is connected already as another incarnation; a second one is refused while the first lives";
         return false;
       }
+      // Its incarnation is no secret (every hello carries it), but a node's own connections
+      // all come from its host.
+      if (c->remoteHost() != conn->remoteHost()) {
+        *why = "node \"" + conn->peerNodeId() + "\" is connected already from " + c->remoteHost() +
+               "; a connection claiming it from " + conn->remoteHost() + " is refused";
+        return false;
+      }
     }
   }
   if (!conn->outgoing()) handshaking_--;  // it is ready from here on
