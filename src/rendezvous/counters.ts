@@ -22,10 +22,14 @@ export interface RendezvousCounters {
   pushesReceived: number;
   /** Sends of a pushed key kept for a request instead (another meta, a full or closed push mailbox; sender side). */
   notPushed: number;
+  /** Requests refused with ERR_RVMA_OVERFLOW: their peer already had maxRequestsPerPeer held here (sender side). */
+  refused: number;
+  /** Answers held by no request (refusals, errors, push acceptances) not sent: maxRequestsPerPeer of them to that peer were not accepted yet. */
+  unsent: number;
   bytesSent: number;
   bytesReceived: number;
 }
 
 export function newCounters(): RendezvousCounters {
-  return { requests: 0, metaResponses: 0, reRequests: 0, directPuts: 0, clonePuts: 0, errors: 0, withdrawn: 0, forged: 0, pushes: 0, pushesReceived: 0, notPushed: 0, bytesSent: 0, bytesReceived: 0 };
+  return { requests: 0, metaResponses: 0, reRequests: 0, directPuts: 0, clonePuts: 0, errors: 0, withdrawn: 0, forged: 0, pushes: 0, pushesReceived: 0, notPushed: 0, refused: 0, unsent: 0, bytesSent: 0, bytesReceived: 0 };
 }

@@ -28,6 +28,7 @@ import {
 } from './messages';
 import { Inbox, Inboxes, PUSH_BUFFERS, PUSH_HEADER_BYTES, PushRoutes, pushBufferBytes, pushHeader, pushedStep } from './push';
 import { Received, Rendezvous, RendezvousHost } from './rendezvous';
+import { Serving, ServingTable } from './serving';
 
 export interface RendezvousOptions {
   /** Tasks this endpoint hosts (e.g. '/job:worker/replica:0/task:1'). Default: the endpoint's labels. */
@@ -59,6 +60,14 @@ export interface RendezvousOptions {
    * the tensor's size posted for the key (within pushBufferBytes).
    */
   pushMaxTensorBytes?: number;
+  /**
+   * Requests of one peer this manager holds at once (parked until their send, or holding a copy
+   * for the re-request); a request past it is refused at once with ERROR_STATUS ERR_RVMA_OVERFLOW.
+   * Also the most answers held by no request (refusals, errors, push acceptances) waiting to be
+   * accepted by one peer; past it they are not sent. Default 1024 (docs/rendezvous.md, What a
+   * peer can make a manager hold).
+   */
+  maxRequestsPerPeer?: number;
 }
 
 const CLEANED_STEPS_KEPT = 4096;
@@ -83,6 +92,7 @@ const OPTION_KEYS = [
   'receivePoolBytes',
   'pushBufferBytes',
   'pushMaxTensorBytes',
+  'maxRequestsPerPeer',
 ] as const;
 
 /** A recv waiting on a remote sender (receiver side). */
@@ -99,18 +109,6 @@ interface PendingRecv {
   asked: boolean;
   /** Settled by the sender's answer, or its loss: nothing to withdraw. */
   answered: boolean;
-}
-
-/** A request being served (sender side): parked until the tensor is sent, or holding a clone. */
-interface Serving {
-  from: string;
-  stepId: bigint;
-  key: string;
-  rendezvous: Rendezvous;
-  parked?: (error: Error | undefined, item?: Received) => void;
-  clone?: Uint8Array;
-  /** The tensor the request took, until it is delivered: it goes back if the receiver gives up. */
-  item?: Received;
 }
 
 export class RendezvousMgr {
@@ -134,15 +132,20 @@ export class RendezvousMgr {
       receivePoolBytes: checkInteger(call, 'receivePoolBytes', o.receivePoolBytes ?? 256 * 2 ** 20, 0, 2 ** 40),
       pushBufferBytes: checkInteger(call, 'pushBufferBytes', o.pushBufferBytes ?? 64 * 2 ** 20, 0, 2 ** 40),
       pushMaxTensorBytes: checkInteger(call, 'pushMaxTensorBytes', o.pushMaxTensorBytes ?? 4 * 2 ** 20, 0, 2 ** 40),
+      maxRequestsPerPeer: checkInteger(call, 'maxRequestsPerPeer', o.maxRequestsPerPeer ?? 1024, 1, 2 ** 24),
     });
   }
 
   readonly counters: RendezvousCounters = newCounters();
   private readonly steps = new Map<bigint, Rendezvous>();
   private readonly requests = new Map<number, PendingRecv>();
-  private readonly serving = new Map<string, Serving>();
-  /** Sender side: the request id serving each (receiver node, step, key), to find a superseded one. */
-  private readonly servingByRecv = new Map<string, string>();
+  /** Sender side: the peers' requests being served (see serving.ts). */
+  private readonly serving = new ServingTable();
+  /**
+   * Steps that only peers' requests made (find() never returned them): one goes with the last
+   * request that holds it, so a peer cannot leave steps behind (it may name any step id).
+   */
+  private readonly peerSteps = new Set<bigint>();
   /** Receiver side: the request index of each remote recv in progress by (step, key) (a second one is refused). */
   private readonly receiving = new Map<string, number>();
   /** Receiver side: the push mailboxes; sender side: where keys are pushed (see push.ts). */
@@ -178,10 +181,12 @@ export class RendezvousMgr {
       receivePoolBytes: number;
       pushBufferBytes: number;
       pushMaxTensorBytes: number;
+      maxRequestsPerPeer: number;
     },
   ) {
     this.inboxes = new Inboxes(options.validate ? 0 : options.pushBufferBytes, Math.min(options.pushMaxTensorBytes, options.maxTensorBytes));
-    this.channel = new ControlChannel(endpoint, options, (m, sender) => this.onMessage(m, sender), (error, sender) => {
+    const control = { ...options, maxWaitingPerPeer: options.maxRequestsPerPeer };
+    this.channel = new ControlChannel(endpoint, control, this.counters, (m, sender) => this.onMessage(m, sender), (error, sender) => {
       // An undecodable message that names its request fails that recv; others are dropped.
       const answering = error instanceof ControlMessageError ? error.answering : undefined;
       if (answering && answering.from !== sender) {
@@ -203,10 +208,19 @@ export class RendezvousMgr {
   find(stepId: number | bigint): Rendezvous {
     const step = checkU64('RendezvousMgr.find', 'stepId', stepId);
     this.assertOpen('find');
+    this.peerSteps.delete(step); // the application's now: it stays until cleanup
+    return this.stepOf(step);
+  }
+
+  /** The step's rendezvous, created if new; `byRequest`: a peer's request asks, not the application. */
+  private stepOf(step: bigint, byRequest = false): Rendezvous {
     let rendezvous = this.steps.get(step);
     if (!rendezvous) {
       rendezvous = new Rendezvous(step, this.host);
       this.steps.set(step, rendezvous);
+      if (byRequest) this.peerSteps.add(step);
+    } else if (!byRequest) {
+      this.peerSteps.delete(step); // it holds what a peer pushed: the application's to take
     }
     return rendezvous;
   }
@@ -219,6 +233,7 @@ export class RendezvousMgr {
     const rendezvous = this.steps.get(step);
     if (!rendezvous) return;
     this.steps.delete(step);
+    this.peerSteps.delete(step);
     const error = (): Error => new RvmaError('ERR_RVMA_ABORTED', `step ${step} was cleaned up`);
     // The usual case, every transfer of the step done: nothing to fail, so no error built yet.
     if (!this.busyIn(step) && rendezvous.retireIdle(error)) return;
@@ -228,8 +243,7 @@ export class RendezvousMgr {
   /** Whether a remote recv or a request being served belongs to the step. */
   private busyIn(step: bigint): boolean {
     for (const pending of this.requests.values()) if (pending.stepId === step) return true;
-    for (const s of this.serving.values()) if (s.stepId === step) return true;
-    return false;
+    return this.serving.inStep(step);
   }
 
   async close(): Promise<void> {
@@ -243,6 +257,7 @@ export class RendezvousMgr {
     const error = new RvmaError('ERR_RVMA_CLOSED', why);
     for (const step of [...this.steps.keys()]) this.steps.get(step)!.startAbort(error);
     this.steps.clear();
+    this.peerSteps.clear();
     this.pool.clear();
     this.pooledBytes = 0;
     this.inboxes.clear();
@@ -266,7 +281,7 @@ export class RendezvousMgr {
   private aborted(rendezvous: Rendezvous, error: Error): void {
     for (const pending of [...this.requests.values()]) if (pending.stepId === rendezvous.stepId) pending.wait.reject(error);
     // Parked requests were answered with the error by their callbacks; held clones just go.
-    for (const [id, s] of [...this.serving]) if (s.stepId === rendezvous.stepId && !s.parked) this.forget(id);
+    for (const [id, s] of this.serving.entries()) if (s.stepId === rendezvous.stepId && !s.parked) this.forget(id);
   }
 
   /** Receiver side: ask the sender's task for the tensor. */
@@ -474,6 +489,19 @@ export class RendezvousMgr {
     return this.metaCache.size;
   }
 
+  /** Steps this manager keeps: the ones find() returned and not cleaned up, and those peers' waiting requests name. */
+  get stepCount(): number {
+    return this.steps.size;
+  }
+
+  /**
+   * Sender side: peers' requests held now (parked until their send, or holding a copy for the
+   * re-request); of one node if given, then at most maxRequestsPerPeer.
+   */
+  heldRequests(nodeId?: string): number {
+    return nodeId === undefined ? this.serving.size : this.serving.heldBy(nodeId);
+  }
+
   // ---- control messages
 
   private onMessage(m: ControlMessage, sender: string): void {
@@ -550,32 +578,41 @@ export class RendezvousMgr {
         throw new RvmaError('ERR_RVMA_PEER_LOST', `the key names incarnation ${parsed.srcIncarnation}, this node is ${this.endpoint.incarnation}`);
       }
     } catch (error) {
-      return this.replyError(m.from, m.requestIndex, error as Error);
+      return this.replyError(m.from, m.requestIndex, error as Error, false);
     }
     if (this.cleaned.has(BigInt(m.stepId))) {
-      return this.replyError(m.from, m.requestIndex, new RvmaError('ERR_RVMA_ABORTED', `step ${m.stepId} was cleaned up`));
+      return this.replyError(m.from, m.requestIndex, new RvmaError('ERR_RVMA_ABORTED', `step ${m.stepId} was cleaned up`), false);
     }
     const key = normal.key; // the sender wrote its keys so: match in that form
     const offer = m.pushVaddr !== 0n && m.cachedMeta ? () => this.acceptPush(m.from, key, m.pushVaddr, m.cachedMeta!) : undefined;
     // Its receiver gave up before the request got here.
     if (this.earlyCancels.delete(id)) return offer?.();
-    const rendezvous = this.find(BigInt(m.stepId));
+    const stepId = BigInt(m.stepId);
     // A receiver has one recv of a key per step at a time: an earlier request of it was given up
-    // (its cancel is still on the way).
-    const recv = `${m.from};${rendezvous.stepId};${key}`;
-    const earlier = this.servingByRecv.get(recv);
+    // (its cancel is still on the way). A request index used again (a receiver that restarted
+    // under the same node id) supersedes the same way. Withdrawn before the step is looked up:
+    // a step only that request held goes with it.
+    const earlier = this.serving.ofRecv(m.from, stepId, key);
     if (earlier) this.withdraw(earlier, false);
-    const serving: Serving = { from: m.from, stepId: rendezvous.stepId, key, rendezvous };
+    if (this.serving.get(id)) this.withdraw(id, false);
+    if (this.serving.heldBy(m.from) >= this.options.maxRequestsPerPeer) {
+      // Refused, not parked: what a peer can make this node hold (and the steps its requests
+      // name) stays bounded, whoever it is. Nothing of anyone else's changes.
+      this.counters.refused++;
+      const why = `${m.from} already has ${this.options.maxRequestsPerPeer} requests waiting here (maxRequestsPerPeer)`;
+      return this.replyError(m.from, m.requestIndex, new RvmaError('ERR_RVMA_OVERFLOW', why), false);
+    }
+    const rendezvous = this.stepOf(stepId, true);
+    const serving: Serving = { from: m.from, stepId, key, rendezvous };
     serving.parked = (error, item) => {
       serving.parked = undefined;
       if (error) {
         this.forget(id);
-        return this.replyError(m.from, m.requestIndex, error);
+        return this.replyError(m.from, m.requestIndex, error, true);
       }
       this.respond(id, serving, m, item!);
     };
-    this.serving.set(id, serving);
-    this.servingByRecv.set(recv, id);
+    this.serving.add(id, serving);
     rendezvous.recvLocal(key, serving.parked);
     offer?.(); // after this request took its own step's tensor
   }
@@ -604,7 +641,7 @@ export class RendezvousMgr {
     const id = `${m.from}/${m.requestIndex}`;
     const serving = this.serving.get(id);
     if (!serving?.clone) {
-      return this.replyError(m.from, m.requestIndex, new RvmaError('ERR_RVMA_PROTOCOL', 'no content is held for that request'));
+      return this.replyError(m.from, m.requestIndex, new RvmaError('ERR_RVMA_PROTOCOL', 'no content is held for that request'), false);
     }
     this.forget(id);
     this.counters.clonePuts++;
@@ -621,7 +658,7 @@ export class RendezvousMgr {
       if (error instanceof RvmaError && error.code === 'ERR_RVMA_NO_MAILBOX' && serving.rendezvous.restore(serving.key, item)) {
         this.counters.withdrawn++;
       }
-      this.replyError(to, requestIndex, error as Error);
+      this.replyError(to, requestIndex, error as Error, true);
     }
   }
 
@@ -645,22 +682,35 @@ export class RendezvousMgr {
   }
 
   private forget(id: string): void {
-    const s = this.serving.get(id);
-    if (!s) return;
-    this.serving.delete(id);
-    const recv = `${s.from};${s.stepId};${s.key}`;
-    if (this.servingByRecv.get(recv) === id) this.servingByRecv.delete(recv);
+    const s = this.serving.delete(id);
+    // A step only peers' requests made holds nothing of the application's: once the last of
+    // them is gone (served, withdrawn, failed, or its peer lost), so is the step.
+    if (s && this.peerSteps.has(s.stepId) && !this.serving.inStep(s.stepId)) {
+      this.peerSteps.delete(s.stepId);
+      this.steps.delete(s.stepId);
+    }
   }
 
   private replyMeta(m: TensorRequest, meta: TensorMeta, checksum: number | null): void {
     const message: MetaDataResponse = { kind: Kind.MetaDataResponse, ...this.from(), requestIndex: m.requestIndex, meta, checksum };
-    this.channel.send(m.from, message).catch(() => this.forget(`${m.from}/${m.requestIndex}`));
+    this.channel.send(m.from, message).catch(() => {
+      // Never told, the receiver cannot ask for the copy: the tensor goes back to its step.
+      const id = `${m.from}/${m.requestIndex}`;
+      const s = this.serving.get(id);
+      this.forget(id);
+      if (s?.item) s.rendezvous.restore(s.key, s.item);
+    });
   }
 
-  private replyError(to: string, requestIndex: number, error: Error): void {
+  /**
+   * held: the answer of a request this node held, so bounded by maxRequestsPerPeer already; it
+   * always goes. Otherwise (a refusal, a malformed or stale request) a peer could provoke any
+   * number: the channel bounds them while they wait to be accepted (see control.ts).
+   */
+  private replyError(to: string, requestIndex: number, error: Error, held: boolean): void {
     const code = error instanceof RvmaError ? error.code : 'ERR_RVMA_ABORTED';
     const message: ErrorStatus = { kind: Kind.ErrorStatus, ...this.from(), requestIndex, code, message: error.message };
-    this.channel.send(to, message).catch(() => {}); // the receiver is gone or its own timeout fires
+    this.channel.send(to, message, !held).catch(() => {}); // the receiver is gone or its own timeout fires
   }
 
   // ---- push (see push.ts)
@@ -710,7 +760,7 @@ export class RendezvousMgr {
       }
       return this.answer(pending, undefined, item);
     }
-    if (!this.find(step).restore(inbox.key, item, false)) {
+    if (!this.stepOf(step).restore(inbox.key, item, false)) {
       this.counters.errors++; // a second push of one step's key, or the step aborted: dropped
       this.giveBack(buffer);
     }
@@ -758,7 +808,8 @@ export class RendezvousMgr {
     if (current && current.peer === peer && current.vaddr === vaddr) return;
     if (!this.pushRoutes.accept(key, { peer, vaddr, meta })) return;
     const message: PushAccepted = { kind: Kind.PushAccepted, ...this.from(), key, pushVaddr: vaddr };
-    this.channel.send(peer, message).catch(() => {}); // unaccepted, the receiver keeps asking
+    // Bounded: a peer may offer again and again (with requests it cancelled first, held nowhere).
+    this.channel.send(peer, message, true).catch(() => {}); // unaccepted, the receiver keeps asking
     for (const rendezvous of this.steps.values()) {
       const parked = rendezvous.takeSent(key);
       if (parked && !this.push(rendezvous, key, parked)) rendezvous.restore(key, parked, false);
@@ -813,8 +864,7 @@ export class RendezvousMgr {
     this.pushRoutes.dropPeer(nodeId);
     const error = new RvmaError('ERR_RVMA_PEER_LOST', `Rendezvous.recv: the sending node ${nodeId} was lost (${reason})`);
     for (const pending of [...this.requests.values()]) if (pending.peer === nodeId) this.answer(pending, error);
-    for (const [id, s] of [...this.serving]) {
-      if (s.from !== nodeId) continue;
+    for (const [id, s] of this.serving.ofPeer(nodeId)) {
       this.forget(id);
       if (s.parked) s.rendezvous.cancelLocal(s.key, s.parked);
     }

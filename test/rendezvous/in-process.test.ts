@@ -70,7 +70,7 @@ describe.each(IN_PROCESS_PROVIDERS)('rendezvous between two endpoints (provider 
       sameBytes(second.tensor, b);
       expect(node.mgr.counters).toEqual({
         requests: 0, metaResponses: 0, reRequests: 0, directPuts: 0, clonePuts: 0, errors: 0, withdrawn: 0, forged: 0,
-        pushes: 0, pushesReceived: 0, notPushed: 0, bytesSent: 0, bytesReceived: 0,
+        pushes: 0, pushesReceived: 0, notPushed: 0, refused: 0, unsent: 0, bytesSent: 0, bytesReceived: 0,
       });
     });
   });
