@@ -17,6 +17,9 @@ using namespace verbs;
 namespace {
 constexpr uint32_t kEagerHeader = sizeof(EagerHeader);
 constexpr auth::Context kAuthContext{"verbs", kVersion};
+// Revokes, their answers, Pings and Pongs waiting for a spare send buffer, at most (as the
+// 4096 answers tcp and shm hold for a peer that does not read).
+constexpr size_t kMaxUnsolicited = 4096;
 static_assert(kNonceBytes == auth::kNonceBytes && kProofBytes == auth::kProofBytes, "one nonce, one proof");
 
 // "rdma://IP:PORT" of a socket address, "" for another family.
@@ -192,8 +195,16 @@ void VerbsConnection::sendCtrl(uint32_t index, uint32_t len) {
   postSend(w);
 }
 
-// Revokes, pings and their answers take no window entry: they wait for a spare buffer.
+// Revokes, pings and their answers take no window entry: they wait for a spare buffer. A
+// peer whose queue takes none of ours (our sends retry forever: rnr_retry_count 7) could make
+// them pile up with its own Pings or Revokes: a Ping or Pong already waiting says all a second
+// one would, and past kMaxUnsolicited waiting the peer is not reading at all.
 void VerbsConnection::sendUnsolicited(MsgType type, uint64_t key) {
+  bool bare = type == MsgType::Ping || type == MsgType::Pong;
+  if (bare && std::find(unsolicited_.begin(), unsolicited_.end(), std::make_pair(type, key)) != unsolicited_.end()) return;
+  if (unsolicited_.size() >= kMaxUnsolicited) {
+    return protocolFail("the peer took none of our last " + std::to_string(kMaxUnsolicited) + " messages");
+  }
   unsolicited_.emplace_back(type, key);
   drainUnsolicited();
 }
