@@ -98,7 +98,7 @@ describe.each(PROGRESS_MODES)('a peer that never reads its answers (%s progress)
     const refused = new Promise<ProtocolErrorInfo | undefined>((resolve) => {
       const timer = setTimeout(() => resolve(undefined), 15_000);
       victim.on('protocolError', (info: ProtocolErrorInfo) => {
-        if (!/read none of its answers/.test(info.message)) return;
+        if (!/has not read its answers/.test(info.message)) return;
         clearTimeout(timer);
         resolve(info);
       });

@@ -876,7 +876,7 @@ void TcpConnection::tick(uint64_t nowMs, uint64_t missedMs) {
   if (readPaused_) {
     TickGap::credit(&pausedMs_, missedMs, nowMs);
     if (since(pausedMs_) > o.peerTimeoutMs) {
-      protocolFail("the peer read none of its answers for " + std::to_string(since(pausedMs_)) + " ms (" +
+      protocolFail("the peer has not read its answers for " + std::to_string(since(pausedMs_)) + " ms (" +
                    std::to_string(framesQueued_) + " frames waiting for it)");
     }
     return;  // silent because it is not read: not lost for that
