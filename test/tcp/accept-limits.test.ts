@@ -4,10 +4,10 @@
 // hold; and an idle connection costs no 64 KiB staging buffer before its hello.
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { PROGRESS_MODES, VADDR, trackEndpoints } from '../helpers/endpoints';
+import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { Agent, startAgent, trackChildren } from '../helpers/children';
 import { expectRejects } from '../helpers/errors';
-import { splitAddress } from './wire';
+import { encodeHello, splitAddress } from './wire';
 
 jest.setTimeout(90_000);
 const endpoints = trackEndpoints();
@@ -148,14 +148,20 @@ describe.each(PROGRESS_MODES)('accepting under pressure (%s progress)', (progres
   });
 });
 
-test('an idle connection holds no 64 KiB staging buffer before its hello', async () => {
+test.each([
+  ['before its hello', false],
+  ['after it, until it carries data', true],
+])('an idle connection holds no 64 KiB staging buffer %s', async (_when, hello) => {
   const victim = await startAgent(children, 'victim', {
     provider: 'tcp',
     listen: 'tcp://127.0.0.1:0',
     tcp: { connectTimeoutMs: 60_000, maxHandshakes: 2000, maxConnections: 2000 },
   });
   const before = usage(victim);
-  for (let i = 0; i < 1000; i++) await openIdle(victim.address);
+  for (let i = 0; i < 1000; i++) {
+    const c = await openIdle(victim.address);
+    if (hello) c.socket.write(encodeHello({ nodeId: uniqueNodeId('idle') }));
+  }
   await until('1000 connections accepted', () => idle.every((c) => !c.closed));
   await new Promise((r) => setTimeout(r, 500));
   const after = usage(victim);

@@ -18,8 +18,9 @@ namespace {
 // about 10% more frames/s (bench:ring, same CPU). A payload's bytes past what this holds are
 // read straight into its mailbox buffer.
 constexpr size_t kRxBuffer = 64 * 1024;
-// Until the handshake is done a connection holds only what its hello and proof can take: a
-// thousand idle connections that never say hello cost a thousand of these, not of kRxBuffer.
+// A connection starts with a staging buffer that holds its hello and proof, and grows it to
+// kRxBuffer once reads fill it: a thousand idle connections, with a hello or without, cost a
+// thousand of these, not of kRxBuffer (64 MiB of heap that the allocator kept once they closed).
 constexpr size_t kHandshakeBuffer = 1024;
 static_assert(kHandshakeBuffer >= wire::kHelloBytes + wire::kNonceBytes + wire::kMaxNodeIdBytes +
                                       wire::kMaxAddressBytes + wire::kProofBytes,
@@ -290,6 +291,8 @@ bool TcpConnection::readSome() {
       }
     } else {
       if (rxStart_ == rxEnd_) rxStart_ = rxEnd_ = 0;
+      // Full: the peer sends more than a handshake's worth, or a staged append needs the room.
+      if (rxEnd_ == rxBuf_.size() && rxBuf_.size() < kRxBuffer && state_ == State::Ready) rxBuf_.resize(kRxBuffer);
       if (rxEnd_ == rxBuf_.size()) {
         std::memmove(rxBuf_.data(), rxBuf_.data() + rxStart_, rxEnd_ - rxStart_);
         rxEnd_ -= rxStart_;
@@ -298,6 +301,7 @@ bool TcpConnection::readSome() {
       asked = rxBuf_.size() - rxEnd_;
       n = recv(fd_, rxBuf_.data() + rxEnd_, asked, 0);
       if (n > 0) rxEnd_ += size_t(n);
+      if (size_t(n) == asked && rxBuf_.size() < kRxBuffer && state_ == State::Ready) rxBuf_.resize(kRxBuffer);
     }
     if (n == 0) {
       // The peer stopped sending but may still read: the puts placed are answered first.
@@ -464,7 +468,6 @@ bool TcpConnection::becomeReady() {
     protocolFail(why);
     return false;
   }
-  rxBuf_.resize(kRxBuffer);  // what came behind the hello stays where it is
   rx_ = Rx::Header;
   state_ = State::Ready;
   window_ = owner_.attachSender(peer_.nodeId, peer_.incarnation);
