@@ -16,6 +16,10 @@ class OneShotTimer {
   OneShotTimer(const OneShotTimer&) = delete;
   OneShotTimer& operator=(const OneShotTimer&) = delete;
 
+  // Makes its timerfd now (progress context). A provider calls it as it starts: arming later,
+  // with the process out of descriptors (a peer can bring that about), would fail, and a timer
+  // that never fires holds back what waits for it for good (lazy acks, shm's deferred kicks).
+  bool prepare();
   // Fires once `delayMs` from now (0: at the next turn), replacing any earlier arming.
   void arm(uint64_t delayMs);
   void disarm();

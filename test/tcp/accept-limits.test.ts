@@ -99,6 +99,27 @@ describe.each(PROGRESS_MODES)('accepting under pressure (%s progress)', (progres
     expect(done.bytes).toBe(4);
   });
 
+  test('out of descriptors, lazy acks still go out: their timer exists from the start', async () => {
+    const victim = await startAgent(
+      children,
+      'victim',
+      { progress, provider: 'tcp', listen: 'tcp://127.0.0.1:0', tcp: { connectTimeoutMs: 60_000, maxHandshakes: 1000 } },
+      ['prlimit', '--nofile=64:64', '--'],
+    );
+    await victim.child.request({ cmd: 'open', vaddr: VADDR.toString(), options: { epoch: 'ops', threshold: '1', maxBuffers: 16 } });
+    for (let i = 0; i < 8; i++) await victim.child.request({ cmd: 'post', vaddr: VADDR.toString(), size: 8 });
+    const sender = await endpoints.create({ progress, provider: 'tcp' });
+    await sender.put(victim.address, VADDR, Buffer.alloc(8, 1), { timeout: 20_000 }); // connected, answered eagerly
+    for (let i = 0; i < 64; i++) await openIdle(victim.address);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(usage(victim).fds).toBeGreaterThanOrEqual(63);
+    // Fewer than a lazy run: their acks go when the victim's lazy-ack timer fires, and only then.
+    const counter = sender.createPutCounter();
+    for (let i = 0; i < 5; i++) sender.put(victim.nodeId, VADDR, Buffer.alloc(8, 2 + i), { counter, lazyAck: true });
+    const state = await counter.reach(5, { timeout: 10_000 });
+    expect(state).toEqual({ completed: 5, failed: 0 });
+  });
+
   test('past maxHandshakes the oldest handshake is closed, so a real peer still gets in', async () => {
     const victim = await endpoints.create({
       progress,

@@ -49,6 +49,7 @@ bool ShmProvider::listen(std::string* error) {
 
 void ShmProvider::start() {
   if (listenFd_ >= 0) listenToken_ = ctx_.progress.add(listenFd_, EPOLLIN, [this](uint32_t) { onAccept(); });
+  lazyAckTimer_.prepare();
   ctx_.progress.every(100, [this] {
     dead_.clear();
     if (acceptPaused_ && listenFd_ >= 0) {

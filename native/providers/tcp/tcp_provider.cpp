@@ -91,6 +91,8 @@ bool TcpProvider::listen(std::string* error) {
 
 void TcpProvider::start() {
   if (listenFd_ >= 0) listenToken_ = ctx_.progress.add(listenFd_, EPOLLIN, [this](uint32_t) { onAccept(); });
+  lazyAckTimer_.prepare();
+  reconnectTimer_.prepare();
   ctx_.progress.atRoundEnd([this] {
     // Sending may make a connection fail, which takes it off the list: walk a detached copy.
     std::vector<TcpConnection*> due;
