@@ -44,7 +44,9 @@ export const TIMING = {
   graceMs: 150_000,
   /** RSS growth finding: second half's max above first minute's max by this factor and this many MiB. */
   growthFactor: 1.5,
-  growthMinMiB: 32,
+  // As much as a hostile attack may leave behind (hostileRetainedMiB): with less, memory an
+  // allocator or V8 kept after one flood, judged already, was found again as growth.
+  growthMinMiB: 64,
   /** fd growth finding: the quiet end count above the first minute's max by this many. */
   fdSlack: 32,
   /** ... and, at the minute checks, any sample above it by this many (away from hostile clients). */
