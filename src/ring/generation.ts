@@ -170,23 +170,37 @@ export class Generation {
     this.lost.add(nodeId);
     const error = new RvmaError('ERR_RVMA_PEER_LOST', `ring generation ${this.gen}: rank ${m.rank} (node "${nodeId}") was lost: ${reason}`);
     this.fail(error, nodeId);
-    // Only neighbours notice a death by themselves: everybody else hears it from them.
+    // Only neighbours notice a death by themselves: everybody else hears it from them. The lost
+    // member hears it too: a directory may report a live member gone to us alone, and it must
+    // not wait on in a generation nobody else runs (if it is dead, the put just fails).
     for (const other of this.members) {
-      if (other.nodeId === nodeId || other.rank === this.rank) continue;
-      this.sendRecord(other, { kind: Kind.Failed, lost: nodeId, reason }, undefined, QUIET).catch(() => undefined);
+      if (other.rank !== this.rank) this.tellFailed(other, nodeId, reason);
     }
+  }
+
+  private tellFailed(to: Member, lost: string, reason: string): void {
+    this.sendRecord(to, { kind: Kind.Failed, lost, reason }, undefined, QUIET).catch(() => undefined);
   }
 
   /** Leaves the generation: the others hear that this member is gone. */
   leave(reason: string, error: RvmaError): void {
     if (this.membership && !this.failure) {
       for (const other of this.members) {
-        if (other.rank === this.rank) continue;
-        this.sendRecord(other, { kind: Kind.Failed, lost: this.host.endpoint.nodeId, reason }, undefined, QUIET).catch(() => undefined);
+        if (other.rank !== this.rank) this.tellFailed(other, this.host.endpoint.nodeId, reason);
       }
     }
     this.fail(error, undefined);
     this.control.close();
+  }
+
+  /**
+   * Another member counts this one out (its directory said we were gone, or it saw another
+   * instance of us): the generation is over here too, and this member re-forms as a newcomer.
+   */
+  private declaredLost(by: Member, reason: string): void {
+    const self = this.host.endpoint.nodeId;
+    this.lost.add(self);
+    this.fail(new RvmaError('ERR_RVMA_PEER_LOST', `ring generation ${this.gen}: rank ${by.rank} (node "${by.nodeId}") declared this member lost: ${reason}`), self);
   }
 
   private fail(error: RvmaError, lost: string | undefined): void {
@@ -220,6 +234,14 @@ export class Generation {
       this.dropped++;
       return;
     }
+    if (BigInt(r.base) !== from.base) {
+      // The member's node, but mailboxes this generation never named: its endpoint joined the
+      // generation again (its old ring failed, and neither our notice of it nor the directory's
+      // failed mark reached it). The instance we know is gone; the new one must hear it too.
+      this.memberLost(from.nodeId, from.incarnation, `it joined generation ${this.gen} anew (mailboxes at ${r.base}, not ${from.base})`);
+      this.tellFailed({ ...from, base: BigInt(r.base) }, from.nodeId, `another instance of it runs generation ${this.gen}`);
+      return;
+    }
     switch (r.kind) {
       case Kind.Credit:
         if (r.dir === 'next' && from.rank === this.next.rank) this.toNext.credit(r.total, r.frameBytes);
@@ -243,6 +265,7 @@ export class Generation {
       case Kind.Failed:
         if (this.failure) return;
         if (r.lost === from.nodeId) this.memberLost(from.nodeId, from.incarnation, `it left the ring (${r.reason})`);
+        else if (r.lost === this.host.endpoint.nodeId) this.declaredLost(from, r.reason);
         else this.memberLost(r.lost, undefined, `${r.reason} (reported by rank ${from.rank})`);
         return;
     }
@@ -269,7 +292,7 @@ export class Generation {
 
   /** lazy: nothing waits on the put soon (PutOptions.lazyAck); quiet: a failure is not a loss. */
   private async sendRecord(to: Member, body: RecordBody, options?: WaitOptions, how: { lazy?: boolean; quiet?: boolean } = {}): Promise<void> {
-    const record = { gen: this.gen, from: this.host.endpoint.nodeId, fromRank: this.rank, ...body } as WireRecord; // header first: see decodeRecord
+    const record = { gen: this.gen, from: this.host.endpoint.nodeId, fromRank: this.rank, base: Number(this.base), ...body } as WireRecord; // header first: see decodeRecord
     let bytes: Uint8Array;
     try {
       bytes = encodeRecord(record);
@@ -296,4 +319,4 @@ export class Generation {
 }
 
 /** A record without the header every record carries. */
-type RecordBody = WireRecord extends infer R ? (R extends unknown ? Omit<R, 'gen' | 'from' | 'fromRank'> : never) : never;
+type RecordBody = WireRecord extends infer R ? (R extends unknown ? Omit<R, 'gen' | 'from' | 'fromRank' | 'base'> : never) : never;

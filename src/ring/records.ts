@@ -41,6 +41,11 @@ interface Header {
   /** The sender's node id and rank in `gen`. */
   from: string;
   fromRank: number;
+  /**
+   * The base vaddr of the sender's mailboxes in `gen`: which instance of the member sent it (an
+   * endpoint that joins a generation again does so with mailboxes of its own).
+   */
+  base: number;
 }
 
 export type WireRecord = Header &
@@ -159,25 +164,26 @@ export function decodeRecord(bytes: Uint8Array): WireRecord {
   const gen = count(v.gen, 'gen');
   const from = text(v.from, 'from');
   const fromRank = count(v.fromRank, 'fromRank');
-  const common = ['gen', 'from', 'fromRank', 'kind'];
+  const base = count(v.base, 'base');
+  const common = ['gen', 'from', 'fromRank', 'base', 'kind'];
   switch (v.kind) {
     case Kind.Credit: {
       onlyKeys(v, [...common, 'dir', 'total', 'frameBytes'], 'a credit');
       if (v.dir !== 'next' && v.dir !== 'prev') throw bad('a credit\'s dir must be "next" or "prev"');
-      return { gen, from, fromRank, kind: Kind.Credit, dir: v.dir, total: count(v.total, 'total'), frameBytes: count(v.frameBytes, 'frameBytes') };
+      return { gen, from, fromRank, base, kind: Kind.Credit, dir: v.dir, total: count(v.total, 'total'), frameBytes: count(v.frameBytes, 'frameBytes') };
     }
     case Kind.Around:
       onlyKeys(v, [...common, 'id', 'origin', 'record'], 'an around record');
-      return { gen, from, fromRank, kind: Kind.Around, id: count(v.id, 'id'), origin: count(v.origin, 'origin'), record: carried(checkControl(v.record)) };
+      return { gen, from, fromRank, base, kind: Kind.Around, id: count(v.id, 'id'), origin: count(v.origin, 'origin'), record: carried(checkControl(v.record)) };
     case Kind.Ack:
       onlyKeys(v, [...common, 'id'], 'an ack');
-      return { gen, from, fromRank, kind: Kind.Ack, id: count(v.id, 'id') };
+      return { gen, from, fromRank, base, kind: Kind.Ack, id: count(v.id, 'id') };
     case Kind.Direct:
       onlyKeys(v, [...common, 'record'], 'a direct record');
-      return { gen, from, fromRank, kind: Kind.Direct, record: carried(checkControl(v.record)) };
+      return { gen, from, fromRank, base, kind: Kind.Direct, record: carried(checkControl(v.record)) };
     case Kind.Failed:
       onlyKeys(v, [...common, 'lost', 'reason'], 'a failure notice');
-      return { gen, from, fromRank, kind: Kind.Failed, lost: text(v.lost, 'lost'), reason: text(v.reason, 'reason') };
+      return { gen, from, fromRank, base, kind: Kind.Failed, lost: text(v.lost, 'lost'), reason: text(v.reason, 'reason') };
     default:
       throw bad(`unknown kind ${shown(v.kind).slice(0, 20)}`);
   }

@@ -165,7 +165,10 @@ export function failures(ring: Ring): { first: Promise<RingFailure>; events: Rin
   return { first, events };
 }
 
-/** A record that would be valid on the wire from `ring` (its generation, node id and rank). */
+/**
+ * A record that would be valid on the wire from `ring` (its generation, node id and rank, and the
+ * base of a fresh endpoint's first ring, 0x100).
+ */
 export function wireFrom(ring: Ring, body: Record<string, unknown>): WireRecord {
-  return { ...body, gen: ring.generation, from: ring.endpoint.nodeId, fromRank: ring.rank } as unknown as WireRecord;
+  return { ...body, gen: ring.generation, from: ring.endpoint.nodeId, fromRank: ring.rank, base: 0x100 } as unknown as WireRecord;
 }

@@ -120,7 +120,7 @@ describe('data frames: readFrameHeader', () => {
 
 // ---- control records: decodeRecord
 
-const COMMON = ['gen', 'from', 'fromRank', 'kind'];
+const COMMON = ['gen', 'from', 'fromRank', 'base', 'kind'];
 const FIELDS: Record<number, string[]> = {
   [Kind.Credit]: [...COMMON, 'dir', 'total', 'frameBytes'],
   [Kind.Around]: [...COMMON, 'id', 'origin', 'record'],
@@ -168,7 +168,7 @@ function assertRecord(r: WireRecord): void {
   const fields = FIELDS[r.kind];
   if (!fields) fail('unknown kind decoded', r.kind);
   assertKeys(r, fields);
-  if (!isIndex(r.gen) || !isIndex(r.fromRank) || !isText(r.from)) fail('bad header', r);
+  if (!isIndex(r.gen) || !isIndex(r.fromRank) || !isIndex(r.base) || !isText(r.from)) fail('bad header', r);
   switch (r.kind) {
     case Kind.Credit:
       if ((r.dir !== 'next' && r.dir !== 'prev') || !isIndex(r.total) || !isIndex(r.frameBytes)) fail('bad credit', r);
@@ -223,7 +223,7 @@ const validControl: fc.Arbitrary<RingControl> = fc.oneof(
   fc.array(range, { maxLength: 8 }).map((ranges) => ({ type: 'RESIZE_CHAIN' as const, ranges })),
   body.map((b) => ({ type: 'CONTROL' as const, body: b })),
 );
-const header = { gen: index, from: text, fromRank: index };
+const header = { gen: index, from: text, fromRank: index, base: index };
 const validRecord: fc.Arbitrary<WireRecord> = fc.oneof(
   fc
     .record({ ...header, dir: fc.constantFrom('next' as const, 'prev' as const), total: index, frameBytes: index })
@@ -347,7 +347,7 @@ describe('control records: decodeRecord', () => {
 });
 
 describe('control records: edges', () => {
-  const base = { gen: 0, from: 'a', fromRank: 0 };
+  const base = { gen: 0, from: 'a', fromRank: 0, base: 0x100 };
   test('texts of exactly 4096 characters are accepted, 4097 refused', () => {
     const ok = { ...base, kind: Kind.Failed, lost: 'x'.repeat(MAX_TEXT), reason: 'y'.repeat(MAX_TEXT) } as WireRecord;
     expect(decodeRecord(encodeRecord(ok))).toEqual(ok);
@@ -413,36 +413,36 @@ describe('control records: edges', () => {
 
 describe('inputs the fuzz found', () => {
   test('a kind whose toString is no function: refused, not a TypeError from describing it', () => {
-    // {gen: 0, from: '', fromRank: 0, record: {type: 'RESIZE_CHAIN', ranges: []}, kind: {valueOf: 1, toString: 1}}
+    // {gen: 0, from: '', fromRank: 0, base: 0, record: {type: 'RESIZE_CHAIN', ranges: []}, kind: {valueOf: 1, toString: 1}}
     const bytes = fromHex(
-      'de0005a367656e00a466726f6da0a866726f6d52616e6b00a67265636f7264de0002a474797065ac524553495a455f434841494ea672616e67' +
+      'de0006a367656e00a466726f6da0a866726f6d52616e6b00a46261736500a67265636f7264de0002a474797065ac524553495a455f434841494ea672616e67' +
         '657390a46b696e64de0002a776616c75654f6601a8746f537472696e6701',
     );
     expectThrows(() => decodeRecord(bytes), PROTOCOL, /unknown kind object/);
   });
 
   test('a control type whose toString is no function: refused, not a TypeError', () => {
-    // {gen: 0, from: '', fromRank: 0, kind: 4, record: {type: {toString: 1}}}
-    const bytes = fromHex('de0005a367656e00a466726f6da0a866726f6d52616e6b00a46b696e6404a67265636f7264de0001a474797065de0001a8746f537472696e6701');
+    // {gen: 0, from: '', fromRank: 0, base: 0, kind: 4, record: {type: {toString: 1}}}
+    const bytes = fromHex('de0006a367656e00a466726f6da0a866726f6d52616e6b00a46261736500a46b696e6404a67265636f7264de0001a474797065de0001a8746f537472696e6701');
     expectThrows(() => decodeRecord(bytes), PROTOCOL, /unknown control type "object"/);
   });
 
   test('a CONTROL body our encoder cannot encode again (a bigint below -2^63): refused, not a RangeError at pass()', () => {
-    // {gen: 0, from: '', fromRank: 0, id: 0, origin: 0, record: {type: 'CONTROL', body: -(2n ** 63n) - 1n}, kind: 2},
+    // {gen: 0, from: '', fromRank: 0, base: 0, id: 0, origin: 0, record: {type: 'CONTROL', body: -(2n ** 63n) - 1n}, kind: 2},
     // the body as msgpackr's bigint extension (0x42)
     const bytes = fromHex(
-      'de0007a367656e00a466726f6da0a866726f6d52616e6b00a2696400a66f726967696e00a67265636f7264de0002a474797065a7434f4e54' +
+      'de0008a367656e00a466726f6da0a866726f6d52616e6b00a46261736500a2696400a66f726967696e00a67265636f7264de0002a474797065a7434f4e54' +
         '524f4ca4626f6479d842ffffffffffffffff7fffffffffffffffa46b696e6402',
     );
     expectThrows(() => decodeRecord(bytes), PROTOCOL, /CONTROL\.body cannot be encoded again/);
   });
 
   test('CONTROL bodies our encoder would carry as something else (msgpackr Set and Float32Array extensions): refused', () => {
-    const head = 'de0005a367656e00a466726f6da0a866726f6d52616e6b00a46b696e6404a67265636f7264de0002a474797065a7434f4e54524f4ca4626f6479';
+    const head = 'de0006a367656e00a466726f6da0a866726f6d52616e6b00a46261736500a46b696e6404a67265636f7264de0002a474797065a7434f4e54524f4ca4626f6479';
     for (const body of ['d473009101', 'c70574070000c03f']) {
       expectThrows(() => decodeRecord(fromHex(head + body)), PROTOCOL, /CONTROL\.body changes when encoded again/);
     }
     // The same record with a plain body is accepted.
-    expect(decodeRecord(fromHex(head + '9101'))).toEqual({ gen: 0, from: '', fromRank: 0, kind: Kind.Direct, record: { type: 'CONTROL', body: [1] } });
+    expect(decodeRecord(fromHex(head + '9101'))).toEqual({ gen: 0, from: '', fromRank: 0, base: 0, kind: Kind.Direct, record: { type: 'CONTROL', body: [1] } });
   });
 });
