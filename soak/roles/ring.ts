@@ -29,6 +29,9 @@ function frameData(gen: number, index: number, maxBytes: number): Uint8Array {
 
 class Member {
   ring!: Ring;
+  /** Frames sent and taken in the current generation. */
+  sent = 0;
+  taken = 0;
 
   constructor(
     private readonly endpoint: Endpoint,
@@ -60,6 +63,7 @@ class Member {
     const { ring } = this;
     let sent = 0;
     let expected = 0;
+    this.sent = this.taken = 0;
     let tokens = 0;
     let last = Date.now();
     while (!isStopping()) {
@@ -78,6 +82,7 @@ class Member {
           throw error;
         }
         sent++;
+        this.sent++;
         tokens--;
       }
       if (sent === expected) {
@@ -94,6 +99,7 @@ class Member {
         }
         throw error;
       }
+      this.taken++;
       const h = Buffer.from(frame.header);
       const index = h.length === HEADER ? h.readUInt32LE(0) : -1;
       const frameGen = h.length === HEADER ? h.readUInt32LE(4) : -1;
@@ -118,6 +124,7 @@ class Member {
   private async forward(gen: number): Promise<void> {
     const { ring } = this;
     let expected = 0;
+    this.sent = this.taken = 0;
     while (!isStopping()) {
       let frame;
       try {
@@ -129,6 +136,7 @@ class Member {
         }
         throw error;
       }
+      this.taken++;
       if (frame.seq !== expected) {
         stats.orderViolations++;
         report({ type: 'violation', check: 'ring-order', detail: `${config.role}: generation ${gen} forwarded seq ${frame.seq} where ${expected} was next` });
@@ -147,6 +155,7 @@ class Member {
         }
       }
       frame.release();
+      this.sent++;
       stats.framesForwarded++;
     }
   }
@@ -183,8 +192,19 @@ async function main(): Promise<void> {
     setTimeout(() => process.exit(3), 50);
   });
   report({ type: 'ready', nodeId: endpoint.nodeId, incarnationId: endpoint.incarnation });
-  heartbeat(() => stats.framesChecked + stats.framesForwarded + stats.reforms + stats.joins, () => ({ ...stats }));
   const member = new Member(endpoint, r);
+  // Where the member stands, for a hang finding: its generation, rank, and the frames it sent
+  // and took in that generation.
+  const where = (): Record<string, number> => {
+    const ring = member.ring;
+    if (!ring || ring.closed || ring.failure) return { generation: -1 };
+    try {
+      return { generation: ring.generation, rank: ring.rank, sentInGeneration: member.sent, takenInGeneration: member.taken };
+    } catch {
+      return { generation: -1 }; // being formed
+    }
+  };
+  heartbeat(() => stats.framesChecked + stats.framesForwarded + stats.reforms + stats.joins, () => ({ ...stats, ...where() }));
   onStop(async () => {
     await within(member.ring?.close() ?? Promise.resolve(), WAIT_MS, 'Ring.close').catch(() => undefined);
     await endpoint.close();

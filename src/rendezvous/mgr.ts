@@ -26,7 +26,7 @@ import {
   TensorReRequest,
   TensorRequest,
 } from './messages';
-import { Inbox, Inboxes, PUSH_BUFFERS, PUSH_HEADER_BYTES, PushRoutes, pushBufferBytes, pushHeader, pushedStep } from './push';
+import { Inbox, Inboxes, PUSH_BUFFERS, PUSH_HELD_MAX, PUSH_HEADER_BYTES, PushRoutes, pushBufferBytes, pushHeader, pushedStep } from './push';
 import { Received, Rendezvous, RendezvousHost } from './rendezvous';
 import { Serving, ServingTable } from './serving';
 
@@ -279,6 +279,7 @@ export class RendezvousMgr {
   };
 
   private aborted(rendezvous: Rendezvous, error: Error): void {
+    for (const inbox of this.inboxes.all()) this.pushedTaken(inbox.key, rendezvous.stepId); // what they held is dropped
     for (const pending of [...this.requests.values()]) if (pending.stepId === rendezvous.stepId) pending.wait.reject(error);
     // Parked requests were answered with the error by their callbacks; held clones just go.
     for (const [id, s] of this.serving.entries()) if (s.stepId === rendezvous.stepId && !s.parked) this.forget(id);
@@ -292,7 +293,10 @@ export class RendezvousMgr {
       return Promise.reject(invalid('Rendezvous.recv', `key is already being received in step ${rendezvous.stepId}: ${key}`));
     }
     const pushed = rendezvous.takeSent(key); // pushed before its recv came
-    if (pushed) return Promise.resolve(pushed);
+    if (pushed) {
+      this.pushedTaken(key, rendezvous.stepId);
+      return Promise.resolve(pushed);
+    }
     const index = this.nextRequest++;
     const wait = new Wait<Received>(`Rendezvous.recv of ${key}`, options, () => {
       const pending = this.requests.get(index);
@@ -717,13 +721,27 @@ export class RendezvousMgr {
 
   /** Receiver side: opens and posts the key's push mailbox; its vaddr goes in the request. */
   private openInbox(key: string, peer: string, meta: TensorMeta): bigint {
-    const size = pushBufferBytes(meta);
     const mailbox = this.endpoint.openDynamicMailbox({ epoch: 'ops', threshold: 1, maxBuffers: PUSH_BUFFERS, allow: [peer] });
-    for (let i = 0; i < PUSH_BUFFERS; i++) mailbox.post(this.pooled(size) ?? freshBuffer(size));
-    const inbox: Inbox = { key, peer, meta, mailbox, active: false };
+    const inbox: Inbox = { key, peer, meta, mailbox, active: false, posted: 0, waiting: new Set() };
+    this.repost(inbox);
     mailbox.listen((c) => this.pushArrived(inbox, c.buffer, c.bytes));
     this.inboxes.add(inbox);
     return mailbox.vaddr;
+  }
+
+  /** Posts the push mailbox's buffers again, within what a key may hold (PUSH_HELD_MAX). */
+  private repost(inbox: Inbox): void {
+    const size = pushBufferBytes(inbox.meta);
+    while (!this.closed && !inbox.mailbox.closed && inbox.posted < PUSH_BUFFERS && inbox.posted + inbox.waiting.size < PUSH_HELD_MAX) {
+      inbox.mailbox.post(this.pooled(size) ?? freshBuffer(size));
+      inbox.posted++;
+    }
+  }
+
+  /** A pushed content no longer waits in its step (taken by its recv, or the step aborted). */
+  private pushedTaken(key: string, step: bigint): void {
+    const inbox = this.inboxes.get(key);
+    if (inbox?.waiting.delete(step)) this.repost(inbox);
   }
 
   private pushAccepted(m: PushAccepted): void {
@@ -734,16 +752,20 @@ export class RendezvousMgr {
   /** Receiver side: a pushed content landed; it answers its recv, or waits in its step for one. */
   private pushArrived(inbox: Inbox, buffer: Uint8Array, bytes: number): void {
     const size = pushBufferBytes(inbox.meta);
-    if (!inbox.mailbox.closed) inbox.mailbox.post(this.pooled(size) ?? freshBuffer(size));
+    inbox.posted--;
     const step = pushedStep(buffer, bytes);
     if (step === undefined || bytes !== size) {
       // Not what was offered: whatever it was, the recv of the step it names asks for its tensor.
       this.counters.errors++;
       this.giveBack(buffer);
+      this.repost(inbox);
       if (step !== undefined) this.mustAsk(inbox.key, step.toString(), inbox.peer);
       return;
     }
-    if (this.closed || this.cleaned.has(step)) return this.giveBack(buffer);
+    if (this.closed || this.cleaned.has(step)) {
+      this.giveBack(buffer);
+      return this.repost(inbox);
+    }
     this.counters.pushesReceived++;
     this.counters.bytesReceived += inbox.meta.byteSize;
     const item: Received = {
@@ -758,12 +780,17 @@ export class RendezvousMgr {
       if (pending.asked && !pending.answered) {
         this.channel.send(inbox.peer, { kind: Kind.TensorCancel, ...this.from(), requestIndex: index! }).catch(() => {});
       }
+      this.repost(inbox);
       return this.answer(pending, undefined, item);
     }
-    if (!this.stepOf(step).restore(inbox.key, item, false)) {
+    const rendezvous = this.stepOf(step);
+    if (!rendezvous.restore(inbox.key, item, false)) {
       this.counters.errors++; // a second push of one step's key, or the step aborted: dropped
       this.giveBack(buffer);
+    } else if (rendezvous.holdsSent(inbox.key)) {
+      inbox.waiting.add(step); // parked until its recv comes
     }
+    this.repost(inbox);
   }
 
   /** Receiver side: the sender kept a step's tensor of a pushed key; its recv asks for it. */

@@ -11,6 +11,13 @@ import type { TensorMeta } from '../tensor/codec';
 export const PUSH_HEADER_BYTES = 8;
 /** Buffers posted per push mailbox: pushes that may land before the receiver re-posts. */
 export const PUSH_BUFFERS = 2;
+/**
+ * Buffers one key's push mailbox holds at the receiver, posted or holding pushed contents that
+ * wait for their recvs. At the bound no buffer is posted again, so further pushes find the
+ * mailbox full and the sender keeps those tensors for a request: a sender running ahead loses
+ * nothing, and one pushing steps nobody receives costs this many buffers per key.
+ */
+export const PUSH_HELD_MAX = 6;
 
 export function pushHeader(stepId: bigint): Uint8Array {
   const header = new Uint8Array(PUSH_HEADER_BYTES);
@@ -36,6 +43,10 @@ export interface Inbox {
   mailbox: Mailbox;
   /** The sender accepted it: recvs of the key wait for the push instead of asking. */
   active: boolean;
+  /** Buffers posted now (PUSH_BUFFERS at most). */
+  posted: number;
+  /** Steps whose pushed content waits for its recv. */
+  waiting: Set<bigint>;
 }
 
 /** Receiver side: the push mailboxes by key, within a byte budget (their buffers stay posted). */
@@ -69,6 +80,10 @@ export class Inboxes {
     this.byKey.delete(inbox.key);
     this.bytes -= PUSH_BUFFERS * pushBufferBytes(inbox.meta);
     inbox.mailbox.close();
+  }
+
+  all(): IterableIterator<Inbox> {
+    return this.byKey.values();
   }
 
   ofPeer(peer: string): Inbox[] {

@@ -153,6 +153,11 @@ export class Rendezvous {
     return true;
   }
 
+  /** @internal Whether a tensor is parked under key. */
+  holdsSent(key: string): boolean {
+    return this.slots.get(key)?.sent !== undefined;
+  }
+
   /** @internal The tensor parked under key (a push that came before its recv), taken. */
   takeSent(key: string): Received | undefined {
     const slot = this.slots.get(key);

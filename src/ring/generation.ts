@@ -7,7 +7,7 @@ import { Mailbox } from '../mailbox/mailbox';
 import { Wait, WaitOptions } from '../mailbox/wait';
 import { Inbound, RingFrame } from './inbound';
 import { Member, Membership } from './membership';
-import { CONTROL_SLOTS, RingOptions } from './options';
+import { CONTROL_SLOTS, CONTROL_WAITING_MAX, RingOptions } from './options';
 import { Outbound } from './outbound';
 import { Direction, Kind, RingControl, WireRecord, decodeRecord, encodeRecord } from './records';
 
@@ -201,6 +201,15 @@ export class Generation {
     const self = this.host.endpoint.nodeId;
     this.lost.add(self);
     this.fail(new RvmaError('ERR_RVMA_PEER_LOST', `ring generation ${this.gen}: rank ${by.rank} (node "${by.nodeId}") declared this member lost: ${reason}`), self);
+  }
+
+  /** More records wait unread here than a member may hold: this member leaves the generation. */
+  overflowed(from: number): void {
+    if (!this.membership || this.failure) return;
+    const reason = `${CONTROL_WAITING_MAX} of its control records were waiting unread (control(), pollControl())`;
+    const error = new RvmaError('ERR_RVMA_OVERFLOW', `ring generation ${this.gen}: ${CONTROL_WAITING_MAX} control records wait unread here; rank ${from}'s next one ended the generation`);
+    this.lost.add(this.host.endpoint.nodeId);
+    this.leave(reason, error);
   }
 
   private fail(error: RvmaError, lost: string | undefined): void {

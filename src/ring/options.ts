@@ -38,6 +38,12 @@ export interface RingOptions {
 export const DEFAULT_TIMEOUT_MS = 30_000;
 /** Control buffers posted: credits, around records and failure notices of a few neighbours. */
 export const CONTROL_SLOTS = 64;
+/**
+ * Application records (sendControl, around) received and not yet taken with control() or
+ * pollControl(): one more leaves the generation with ERR_RVMA_OVERFLOW instead of memory
+ * growing for a member that sends faster than this one reads.
+ */
+export const CONTROL_WAITING_MAX = 4096;
 const MAX_SIZE = 65536;
 /**
  * Default slots: deep enough that a pipelined sender rarely waits for credits, and each wake-up

@@ -63,7 +63,9 @@ export class Outbound {
       if (this.granted > 0 && size > this.frameBytes) throw this.tooLarge(size);
       // An aborted signal would end the put before it is handed over: its number would never arrive.
       if (options.signal?.aborted) throw new RvmaError('ERR_RVMA_ABORTED', `${this.what} was aborted`, { cause: options.signal.reason });
-      if (this.waiters.length > 0 || this.sent >= this.granted) return this.sendOnCredit(header, data, size, options);
+      // The header is the caller's to reuse once the call returns (often a view of the frame it
+      // just released): a send that waits takes a copy of it now.
+      if (this.waiters.length > 0 || this.sent >= this.granted) return this.sendOnCredit(header?.slice(), data, size, options);
       if (size > COPIED_FRAME_MAX) return this.put(this.sent++, header, data, options);
       this.putCopied(this.sent++, header, data);
       return SENT; // not an async function: no promise of its own per frame

@@ -11,7 +11,7 @@ import { Wait, WaitOptions, parseWaitOptions } from '../mailbox/wait';
 import { Generation, GenerationHost, RingControlMessage } from './generation';
 import { RingFrame } from './inbound';
 import { MembershipClaim, leaveGroup, markFailed } from './membership';
-import { RingJoinOptions, RingOptions, RingReformOptions, parseJoinOptions, parseReformOptions } from './options';
+import { CONTROL_WAITING_MAX, RingJoinOptions, RingOptions, RingReformOptions, parseJoinOptions, parseReformOptions } from './options';
 import { RingControl, checkControl } from './records';
 
 export interface RecvOptions extends WaitOptions {
@@ -303,7 +303,8 @@ export class Ring extends EventEmitter {
     if (this.isClosed) return;
     const wait = this.controlWaits.shift();
     if (wait) wait.resolve(message);
-    else this.messages.push(message);
+    else if (this.messages.length < CONTROL_WAITING_MAX) this.messages.push(message);
+    else this.current?.overflowed(message.from);
   }
 
   /** A member whose directory record goes (closed, or its lease lapsed) is lost. */

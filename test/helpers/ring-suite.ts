@@ -201,6 +201,23 @@ export function ringSuite(title: string, rings: RingTracker, { frames, longTestM
       expect(r0.failure).toBeUndefined();
     });
 
+    test('a header may change once sendNext returned, also while the send waits for a credit', async () => {
+      const [r0, r1] = await ringOf(2, progress, { slots: 1, frameBytes: 256 });
+      await r0.sendNext([indexHeader(0), frameData(0, 64)], { timeout: WAIT });
+      // No credit left: frame 1 waits, and its header's bytes are overwritten at once, as a
+      // forwarder's are when it released the frame whose header it passes on.
+      const header = indexHeader(1);
+      const waiting = quiet(r0.sendNext([header, frameData(1, 64)], { timeout: WAIT }));
+      header.fill(0xee);
+      expect(await settledSoon(waiting)).toBe(false);
+      (await r1.recvPrev({ timeout: WAIT })).release();
+      await waiting;
+      const f = await r1.recvPrev({ timeout: WAIT });
+      expect([f.seq, indexOf(f)]).toEqual([1, 1]);
+      expect(same(f.data, frameData(1, 64))).toBe(true);
+      f.release();
+    });
+
     test('a frame larger than the receiver\'s frameBytes rejects ERR_RVMA_TOO_LARGE; the next frame takes the next seq', async () => {
       const [r0, r1] = await ringOf(2, progress, { frameBytes: 1024 });
       // Maybe before the first credit arrived, maybe after: refused either way, no seq taken.

@@ -3,6 +3,7 @@
 // arrive byte for byte and exactly once, whatever the order of send and recv, and a send that
 // cannot be pushed (another shape, a full push mailbox) must still reach its recv by a request.
 import { Tensor } from '../../src';
+import { PUSH_HELD_MAX } from '../../src/rendezvous/push';
 import { expectRejects } from '../helpers/errors';
 import { IN_PROCESS_PROVIDERS, bytesOf, floats, trackRendezvous } from '../helpers/rendezvous';
 
@@ -112,6 +113,44 @@ describe.each(IN_PROCESS_PROVIDERS)('push (provider %s)', (provider) => {
     await until('every send placed or kept', () => sender.mgr.counters.pushes + sender.mgr.counters.notPushed === 6);
     for (let i = 0; i < sent.length; i++) sameBytes((await receiver.mgr.find(3 + i).recv(k, WAIT)).tensor, sent[i]);
     expect(receiver.mgr.counters.errors).toBe(0);
+  });
+
+  test(`a sender pushing steps nobody receives yet: ${PUSH_HELD_MAX} wait at the receiver, the rest are kept for requests, each arrives once`, async () => {
+    const { sender, receiver, k } = await pushed();
+    const STEPS = 20;
+    const sent: Tensor[] = [];
+    for (let i = 0; i < STEPS; i++) {
+      const t = floats([16], 100 + i);
+      sent.push(t);
+      sender.mgr.find(3 + i).send(k, t);
+      // One at a time: the receiver handles each push (and posts again) before the next.
+      await until(`send ${i} placed or kept`, () => sender.mgr.counters.pushes + sender.mgr.counters.notPushed === i + 1);
+      await until(`push ${i} handled`, () => receiver.mgr.counters.pushesReceived === sender.mgr.counters.pushes);
+    }
+    // Before the bound, every push of a step with no recv held a buffer at the receiver for good.
+    expect(receiver.mgr.counters.pushesReceived).toBe(PUSH_HELD_MAX);
+    expect(sender.mgr.counters.notPushed).toBe(STEPS - PUSH_HELD_MAX);
+    for (let i = 0; i < STEPS; i++) sameBytes((await receiver.mgr.find(3 + i).recv(k, WAIT)).tensor, sent[i]);
+    expect(receiver.mgr.counters.errors).toBe(0);
+    // Taken by their recvs, the waiting contents free the mailbox: the key is pushed again.
+    const t = floats([16], 999);
+    sender.mgr.find(3 + STEPS).send(k, t);
+    sameBytes((await receiver.mgr.find(3 + STEPS).recv(k, WAIT)).tensor, t);
+    expect(receiver.mgr.counters.pushesReceived).toBe(PUSH_HELD_MAX + 1);
+  });
+
+  test('pushed contents of steps cleaned up unread free their place: the key is pushed again', async () => {
+    const { sender, receiver, k } = await pushed();
+    for (let i = 0; i < PUSH_HELD_MAX; i++) {
+      sender.mgr.find(3 + i).send(k, floats([16], i));
+      await until(`push ${i}`, () => receiver.mgr.counters.pushesReceived === i + 1);
+    }
+    for (let i = 0; i < PUSH_HELD_MAX; i++) receiver.mgr.cleanup(3 + i);
+    const t = floats([16], 77);
+    sender.mgr.find(50).send(k, t);
+    await until('the push after cleanup', () => receiver.mgr.counters.pushesReceived === PUSH_HELD_MAX + 1);
+    sameBytes((await receiver.mgr.find(50).recv(k, WAIT)).tensor, t);
+    expect(sender.mgr.counters.notPushed).toBe(0);
   });
 
   test('a push that fails (its mailbox is gone) is kept for a request: the recv waiting for it asks and gets it', async () => {
