@@ -33,7 +33,8 @@ void control(const uint8_t* p, uint32_t len, Phase phase) {
   require((phase == Phase::AwaitProof) == (m.type == MsgType::Auth));
   switch (m.type) {
     case MsgType::Hello:
-      require(m.hello.version == kVersion && !m.nodeId.empty() && sizeof m.hello + m.nodeId.size() == len);
+      require(m.hello.version == kVersion && !m.nodeId.empty() && m.nodeId.size() <= kMaxNodeIdBytes &&
+              sizeof m.hello + m.nodeId.size() == len);
       require(m.hello.slots >= 1 && m.hello.slots <= 4096 && m.hello.slotBytes >= 64);
       require((m.hello.flags & ~kHelloAuth) == 0);
       break;

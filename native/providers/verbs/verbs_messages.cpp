@@ -35,8 +35,8 @@ std::string decodeHello(const uint8_t* p, uint32_t len, CtrlMsg* out) {
     return "handshake refused: peer speaks version " + std::to_string(m.version) + ", this node speaks " +
            std::to_string(kVersion);
   }
-  if (m.nodeIdLen == 0 || sizeof m + m.nodeIdLen != len || m.slots == 0 || m.slots > 4096 || m.slotBytes < 64 ||
-      m.slotBytes > (1u << 24) || (m.flags & ~kHelloAuth) != 0) {
+  if (m.nodeIdLen == 0 || m.nodeIdLen > kMaxNodeIdBytes || sizeof m + m.nodeIdLen != len || m.slots == 0 ||
+      m.slots > 4096 || m.slotBytes < 64 || m.slotBytes > (1u << 24) || (m.flags & ~kHelloAuth) != 0) {
     return "handshake refused: malformed hello";
   }
   out->nodeId.assign(reinterpret_cast<const char*>(p + sizeof m), m.nodeIdLen);

@@ -96,6 +96,8 @@ struct AckEntry {
   uint16_t reserved;
 };
 constexpr uint32_t kMaxAcks = (kCtrlBytes - 16) / sizeof(AckEntry);
+// A node id is 1 to 255 bytes on every provider; a hello naming a longer one is refused.
+constexpr uint16_t kMaxNodeIdBytes = 255;
 constexpr uint32_t kMaxRtsHead = kCtrlBytes - sizeof(RtsMsg);  // what a control message holds after an RtsMsg
 
 // The answers a receiver gathered over one progress round, in one SEND: one receive buffer
