@@ -71,15 +71,18 @@ function checkPassword(call: string, password: unknown): string {
   return password;
 }
 
-/** The client (not yet connected) for these options. */
-export function redisClient(call: string, url: string, credentials: RedisCredentials, connectTimeoutMs: number): Redis {
+/**
+ * The client (not yet connected) for these options. After the first connection it keeps
+ * reconnecting, 100 ms more per attempt up to `reconnectCapMs`: a Redis that comes back is found
+ * within that long.
+ */
+export function redisClient(call: string, url: string, credentials: RedisCredentials, connectTimeoutMs: number, reconnectCapMs: number): Redis {
   const tls = tlsOptions(call, credentials.tls, url);
   return new Redis(url, {
     lazyConnect: true,
     connectTimeout: connectTimeoutMs,
     maxRetriesPerRequest: 2,
-    // After the first connection, keep reconnecting with a capped backoff.
-    retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
+    retryStrategy: (attempt) => Math.min(attempt * 100, reconnectCapMs),
     ...(credentials.username === undefined ? {} : { username: checkString(call, 'username', credentials.username) }),
     ...(credentials.password === undefined ? {} : { password: checkPassword(call, credentials.password) }),
     ...(tls ? { tls } : {}),

@@ -53,7 +53,9 @@ export class RedisDirectory extends EventEmitter implements Directory {
     const connectTimeoutMs = checkInteger(call, 'connectTimeoutMs', o.connectTimeoutMs ?? 2000, 1, 600_000);
     const watchIntervalMs = checkInteger(call, 'watchIntervalMs', o.watchIntervalMs ?? Math.floor(ttlMs / 2), 10, 600_000);
     const shown = maskedUrl(url);
-    const redis = redisClient(call, url, o, connectTimeoutMs);
+    // A Redis that restarted is found again within a heartbeat (2 s at most), early enough in
+    // our lease to register again.
+    const redis = redisClient(call, url, o, connectTimeoutMs, Math.min(heartbeatMs, 2000));
     // Surfaced through command failures; the last one explains a connection that never came up.
     let lastError: Error | undefined;
     redis.on('error', (error: Error) => (lastError = error));
@@ -86,6 +88,15 @@ export class RedisDirectory extends EventEmitter implements Directory {
    * before then vanished with Redis's data (a restart), not by expiry.
    */
   private leaseFrom = 0;
+  /**
+   * When the first renewal that got no answer since the last answered one was sent: Redis has
+   * been unreachable from then on. An outage that began within our lease and lasted less than
+   * ttlMs explains a node key found gone afterwards (Redis restarted empty, or the key lapsed
+   * while we could not reach it): the node registers again. A longer one ends the registration.
+   */
+  private unreachableSince: number | undefined;
+  /** When the renewal in flight was sent. */
+  private renewSent = 0;
   private subscriber: Redis | undefined;
   private readonly streams = new Set<EventStream<DirectoryEvent>>();
   private readonly watchState = new Map<string, NodeRecord>();
@@ -124,6 +135,7 @@ export class RedisDirectory extends EventEmitter implements Directory {
     }
     this.self = { ...node };
     this.leaseFrom = sent;
+    this.unreachableSince = undefined;
     if (!this.heartbeat) {
       this.heartbeat = setInterval(() => this.beat(), this.heartbeatMs);
       this.heartbeat.unref();
@@ -314,8 +326,16 @@ export class RedisDirectory extends EventEmitter implements Directory {
     // the loop has read its sockets, so that an answer that arrived while it was blocked counts.
     setImmediate(() => {
       const self = this.self;
-      if (self && this.renewing && performance.now() >= this.leaseFrom + this.ttlMs) this.report(this.lose(self, 'expired'));
+      if (self && this.renewing && this.unreachableTooLong(this.unreachableSince ?? this.renewSent)) this.report(this.lose(self, 'expired'));
     });
+  }
+
+  /**
+   * Whether an outage that began at `since` ends the registration: it lasted a whole lease, or it
+   * began after the lease had lapsed already (this process did not run: stopped, or stalled).
+   */
+  private unreachableTooLong(since: number): boolean {
+    return performance.now() - since >= this.ttlMs || since >= this.leaseFrom + this.ttlMs;
   }
 
   /** Extends our lease; finds out, and reports, when it was lost instead. */
@@ -324,23 +344,29 @@ export class RedisDirectory extends EventEmitter implements Directory {
     if (!self || this.renewing || this.closed) return;
     this.renewing = true;
     const sent = performance.now();
+    this.renewSent = sent;
     let lost: RegistrationLostInfo | undefined;
     try {
       const [status, holder] = statusOf(
         await this.redis.eval(HEARTBEAT, 2, this.nodeKey(self.nodeId), this.namesKey(self.nodeId), self.incarnation,
           this.ttlMs, this.nameKey('')),
       );
+      // Redis could not be reached from then on at most (this renewal's wait counts too).
+      const outage = this.unreachableSince ?? sent;
+      this.unreachableSince = undefined;
       if (this.self !== self) return; // deregistered, or registered anew, meanwhile
       if (status === 'OK') this.leaseFrom = Math.max(this.leaseFrom, sent);
       else if (status === 'CONFLICT') lost = this.lose(self, 'takenOver', holder);
-      // Gone before our lease could have run out: Redis lost its data (a restart or a
-      // failover), not our lease. Put it back (unless another incarnation got there first).
-      else if (performance.now() < this.leaseFrom + this.ttlMs) lost = await this.restore(self);
+      // Gone, though we reached Redis within our lease and were never cut off for a whole one:
+      // Redis lost its data (a restart or a failover), or the key lapsed while Redis could not
+      // be reached. Put it back, unless another incarnation got there first.
+      else if (!this.unreachableTooLong(outage)) lost = await this.restore(self);
       else lost = this.lose(self, 'expired');
     } catch {
-      // Redis unreachable: ioredis reconnects, and 'ready' renews at once. Past the lease,
-      // though, the registration lapsed whatever Redis says later.
-      if (performance.now() >= this.leaseFrom + this.ttlMs) lost = this.lose(self, 'expired');
+      // Redis unreachable: ioredis reconnects, and 'ready' renews at once. An outage as long as
+      // a lease ends the registration, whatever Redis says later.
+      this.unreachableSince ??= sent;
+      if (this.unreachableTooLong(this.unreachableSince)) lost = this.lose(self, 'expired');
     } finally {
       this.renewing = false;
     }
@@ -381,6 +407,7 @@ export class RedisDirectory extends EventEmitter implements Directory {
     if (this.self !== self) return undefined;
     this.self = undefined;
     this.bound.clear();
+    this.unreachableSince = undefined;
     clearInterval(this.heartbeat);
     this.heartbeat = undefined;
     return { nodeId: self.nodeId, incarnation: self.incarnation, reason, ...(takenBy === undefined ? {} : { takenBy }) };

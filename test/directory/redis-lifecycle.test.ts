@@ -128,6 +128,57 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
     },
   );
 
+  // Redis restarted empty at points of a 3 s lease, renewed every 2.5 s from registration:
+  // before the fix a restart late in the lease dropped every node for good ('expired'), since
+  // the client found Redis again only after the lease, counted from its last renewal.
+  const LEASE = { ttlMs: 3000, heartbeatMs: 2500 };
+  (canRestartRedis ? test.each : test.skip.each)([
+    ['early in the lease', 300, 1000],
+    ['in its middle', 1500, 1000],
+    ['coming back 100 ms before its end', 2400, 500],
+  ])('Redis restarted empty %s: every node registers again with its names, and none is reported lost', async (_when, killAtMs, downMs) => {
+    const nodes = await Promise.all([0, 1, 2].map(() => RedisDirectory.connect({ url: server.url, cluster, ...LEASE, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS })));
+    for (const node of nodes) cleanup.push(() => node.close());
+    const lost: RegistrationLostInfo[] = [];
+    const records = nodes.map(() => nodeRecord(uniqueId('restarted')));
+    const names = nodes.map(() => uniqueId('name'));
+    for (const node of nodes) node.on('lost', (info: RegistrationLostInfo) => lost.push(info));
+    const registered = Date.now();
+    await Promise.all(nodes.map((node, i) => node.register(records[i])));
+    await Promise.all(nodes.map((node, i) => node.bindName(names[i], BigInt(0x1000 + i))));
+
+    await new Promise((r) => setTimeout(r, Math.max(0, registered + killAtMs - Date.now())));
+    await server.stop();
+    await new Promise((r) => setTimeout(r, downMs));
+    await server.restart();
+    const observer = await connect();
+    for (const [i, record] of records.entries()) {
+      expect(await pollFor(`node ${i} registered again`, () => observer.resolveNode(record.nodeId), RECOVER_WITHIN_MS)).toEqual(record);
+      const binding = await pollFor(`node ${i}'s name bound again`, () => observer.resolveName(names[i]), RECOVER_WITHIN_MS);
+      expect(binding).toEqual({ name: names[i], nodeId: record.nodeId, incarnation: record.incarnation, vaddr: BigInt(0x1000 + i) });
+    }
+    expect(lost).toEqual([]);
+  });
+
+  (canRestartRedis ? test : test.skip)('Redis away for longer than the lease: every node is reported lost (expired), once, and stays out', async () => {
+    const nodes = await Promise.all([0, 1].map(() => RedisDirectory.connect({ url: server.url, cluster, ...LEASE, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS })));
+    for (const node of nodes) cleanup.push(() => node.close());
+    const records = nodes.map(() => nodeRecord(uniqueId('away')));
+    const lost: RegistrationLostInfo[][] = nodes.map(() => []);
+    nodes.forEach((node, i) => node.on('lost', (info: RegistrationLostInfo) => lost[i].push(info)));
+    await Promise.all(nodes.map((node, i) => node.register(records[i])));
+    await server.stop();
+    try {
+      await pollFor('both nodes reported lost', async () => lost.every((l) => l.length > 0) || undefined, 20_000);
+    } finally {
+      await server.restart();
+    }
+    records.forEach((record, i) => expect(lost[i]).toEqual([{ nodeId: record.nodeId, incarnation: record.incarnation, reason: 'expired' }]));
+    const observer = await connect();
+    await new Promise((r) => setTimeout(r, LEASE.heartbeatMs + 500)); // a heartbeat would have registered them again
+    for (const record of records) expect(await observer.resolveNode(record.nodeId)).toBeUndefined();
+  });
+
   (canRestartRedis ? test : test.skip)(
     'while Redis is down, calls reject with ERR_RVMA_DIRECTORY_UNAVAILABLE (no hang); they work again once it is back',
     async () => {
