@@ -1,8 +1,9 @@
 // What bench:ring measures on a 3-rank ring: LEAP's frame, the scenarios, the rings compared (table
-// rows), the targets, and LEAP's own C++ figures as reference constants.
+// rows, the C TCP ring among them as the floor) and the targets.
 import { Scenario, Variant } from '../common/protocol';
 
-export type RingTransport = 'rvma' | 'net';
+/** c: bench/c/ringbench.c, no Node rank processes (c-ring.ts runs it per measurement). */
+export type RingTransport = 'rvma' | 'net' | 'c';
 
 /** The ring's members: rank 0 sends and receives, ranks 1 and 2 forward. */
 export const RANKS = 3;
@@ -14,7 +15,7 @@ export const DATA_BYTES = DIM * 4;
 export const FRAME_BYTES = HEADER_BYTES + DATA_BYTES;
 
 /**
- * Frames in flight around the ring at most in the pipelined scenario, the same for both rings (rvma
+ * Frames in flight around the ring at most in the pipelined scenario, the same for every ring (rvma
  * runs on Ring.join's default slots; its sends beyond the credits wait in sendNext).
  */
 export const RING_WINDOW = 64;
@@ -45,6 +46,7 @@ export function scenarios(quick: boolean, iterations: number | undefined): Scena
 }
 
 export const TRANSPORTS: Variant<RingTransport>[] = [
+  { id: 'c-tcp', label: 'C TCP ring (LEAP-style: writev, TCP_NODELAY, blocking reads)', transport: 'c', only: ['hop', 'frames'] },
   { id: 'net', label: 'net.Socket ring (LEAP-style)', transport: 'net', only: ['hop', 'frames'] },
   { id: 'rvma-tcp', label: 'rvma ring, tcp (loop)', transport: 'rvma', provider: 'tcp', progress: 'loop' },
   { id: 'rvma-shm', label: 'rvma ring, shm (loop)', transport: 'rvma', provider: 'shm', progress: 'loop' },
@@ -71,18 +73,9 @@ export const TARGETS = {
   framesVersusNet: 1.5,
   /** around() of a RESIZE_CHAIN, in hop latencies of the same ring, at most. */
   aroundInHops: 4,
-  /** shm only: hop latency over LEAP's C++ ring's, at most. */
-  hopVersusLeap: 0.5,
-  /** shm only: frames/s over LEAP's C++ ring's, at least. */
-  framesVersusLeap: 2,
+  /** shm only: hop latency over the C TCP ring's of the same placement, at most. */
+  hopVersusCRing: 0.5,
+  /** shm only: frames/s over the C TCP ring's of the same placement, at least. */
+  framesVersusCRing: 2,
 };
 
-/**
- * LEAP's C++ TCP ring on this machine type: known numbers, not measured by this benchmark.
- * Hop latency is judged against the faster end of its range; frames/s against the pinned
- * figure for the same-CPU placement and the spread one otherwise.
- */
-export const LEAP_CPP = {
-  hopUs: { low: 17, high: 19 },
-  framesPerSecond: { pinned: 26_000, spread: 43_000 },
-};

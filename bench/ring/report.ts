@@ -1,10 +1,10 @@
 // The ring's figures (hop median and p99, frames/s, around(), CPU per frame) and its target ratios
-// against the net.Socket ring of the same run and LEAP's C++ reference constants, as tables and JSON.
+// against the net.Socket ring and the C TCP ring of the same run, as tables and JSON.
 import { PlacementMode } from '../common/placement';
 import { Measurement, Scenario, Variant } from '../common/protocol';
 import { RatioRow, Report, Samples } from '../common/report';
 import { fixed, median, table } from '../common/stats';
-import { FRAME_BYTES, LEAP_CPP, RANKS, RING_WINDOW, SUBJECTS, TARGETS } from './config';
+import { FRAME_BYTES, RANKS, RING_WINDOW, SUBJECTS, TARGETS } from './config';
 import { describeRanks, placementName } from './placement';
 
 /** A ring (transport row) at one placement: the variant repeat() measures. */
@@ -76,7 +76,7 @@ export function buildRingReport(scenarios: Scenario[], variants: PlacedVariant[]
   };
   for (const p of placements) {
     const net = placedId('net', p);
-    const leapFrames = p === 'same' ? LEAP_CPP.framesPerSecond.pinned : LEAP_CPP.framesPerSecond.spread;
+    const cRing = placedId('c-tcp', p);
     for (const { id: ring, others } of SUBJECTS) {
       const of = placedId(ring, p);
       if (!variants.some((v) => v.id === of)) continue;
@@ -89,14 +89,8 @@ export function buildRingReport(scenarios: Scenario[], variants: PlacedVariant[]
       add({ name: `${label} / net.Socket ring, frames/s`, placement: p, of, versus: net, scenario: 'frames', ...both((id) => at(id, 'frames') / at(net, 'frames')) }, { min: TARGETS.framesVersusNet });
       add({ name: `${label} around() / its hop time`, placement: p, of, versus: of, scenario: 'around', ...both((id) => at(id, 'around') / at(id, 'hop')) }, { max: TARGETS.aroundInHops });
       if (ring !== 'rvma-shm') continue;
-      add(
-        { name: `${label} / LEAP C++ ring (${LEAP_CPP.hopUs.low} µs, reference), hop time`, placement: p, of, versus: 'leap-cpp', scenario: 'hop', ...both((id) => at(id, 'hop') / LEAP_CPP.hopUs.low) },
-        { max: TARGETS.hopVersusLeap },
-      );
-      add(
-        { name: `${label} / LEAP C++ ring (${leapFrames / 1000}k, reference), frames/s`, placement: p, of, versus: 'leap-cpp', scenario: 'frames', ...both((id) => at(id, 'frames') / leapFrames) },
-        { min: TARGETS.framesVersusLeap },
-      );
+      add({ name: `${label} / C TCP ring, hop time`, placement: p, of, versus: cRing, scenario: 'hop', ...both((id) => at(id, 'hop') / at(cRing, 'hop')) }, { max: TARGETS.hopVersusCRing });
+      add({ name: `${label} / C TCP ring, frames/s`, placement: p, of, versus: cRing, scenario: 'frames', ...both((id) => at(id, 'frames') / at(cRing, 'frames')) }, { min: TARGETS.framesVersusCRing });
     }
   }
   return { medians, ratios };
@@ -127,18 +121,16 @@ export function formatRingReport(scenarios: Scenario[], variants: PlacedVariant[
         fixed((report.medians[v.id]?.around ?? NaN) / (report.medians[v.id]?.hop ?? NaN), 2),
         `${m(v.id, 'cpuHop', 1)}; ${m(v.id, 'cpuFrames', 1)}`,
       ]);
-    const leapFrames = p === 'same' ? `${LEAP_CPP.framesPerSecond.pinned} (pinned)` : `${LEAP_CPP.framesPerSecond.spread} (spread)`;
-    rows.push(['LEAP C++ TCP ring (reference, not measured here)', `${LEAP_CPP.hopUs.low}–${LEAP_CPP.hopUs.high}`, '-', leapFrames, '-', '-', '-']);
     out.push('', `Placement ${describeRanks(p, RANKS)}`, table([head, ...rows]));
   }
   out.push(
     '',
     `hop: stop and wait (decode), one frame around the ring at a time; a round trip / ${RANKS}, median and p99 of the per-frame times.`,
-    `frames/s: pipelined (prefill), frames back at rank 0 per second, at most ${RING_WINDOW} frames in flight around either ring ` +
+    `frames/s: pipelined (prefill), frames back at rank 0 per second, at most ${RING_WINDOW} frames in flight around every ring ` +
       `(rvma on Ring.join's default slots: its sends beyond the credits wait in sendNext).`,
     'net.Socket ring: rank 0 writes length + header and the payload in cork()/uncork() (one writev); forwarders write the received bytes in one write.',
-    `LEAP C++ reference: ${LEAP_CPP.hopUs.low}–${LEAP_CPP.hopUs.high} µs per hop, ${LEAP_CPP.framesPerSecond.pinned} frames/s pinned, ` +
-      `${LEAP_CPP.framesPerSecond.spread} spread: known figures of this machine type, not measured here; hops judged against ${LEAP_CPP.hopUs.low} µs.`,
+    'C TCP ring: bench/c/ringbench.c, one process per rank, TCP_NODELAY, header and payload in one writev, blocking reads ' +
+      '(pipelined, rank 0 sends from a second thread), started afresh for each measurement at the same placement.',
     'around(): ring.around() of a RESIZE_CHAIN of 3 ranges; ranks 1 and 2 take it with ring.control() and pass() it on.',
     `CPU: user + system time of all ${RANKS} ranks (all threads) over warm-up and timed frames, per frame.`,
     '',

@@ -1,18 +1,21 @@
 // npm run bench:ring [-- --quick] [--reps N] [--iterations N] [--transports a,b] [--scenarios x,y]
 // [--placement same,none,split] [--no-pipeline]: the rvma ring (tcp and shm) against a LEAP-style
-// net.Socket ring, 3 rank processes each, found through a private Redis: (a) hop latency, (b)
-// pipelined frames/s, around(); then (c) the pipeline example over both rings. Tables of medians
+// net.Socket ring, 3 rank processes each, found through a private Redis, and a C TCP ring
+// (bench/c/ringbench.c, 3 processes per measurement): (a) hop latency, (b) pipelined frames/s,
+// around(); then (c) the pipeline example over the rvma and net.Socket rings. Tables of medians
 // and target ratios, saved to bench/results/ring-<date>.json.
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { option, repetitions, selected } from '../common/args';
+import { removeCompiled } from '../common/compile';
 import { startClock } from '../common/conclude';
 import { Measurement, Scenario, Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { saveResults, shownPath } from '../common/results';
-import { LEAP_CPP, RANKS, REPETITIONS, TARGETS, TRANSPORTS, scenarios as allScenarios } from './config';
+import { RANKS, REPETITIONS, TARGETS, TRANSPORTS, scenarios as allScenarios } from './config';
 import { describeRanks, placementModes, rankCpus } from './placement';
 import { RingProcesses } from './ranks';
+import { compileRingbench, runCRing } from './c-ring';
 import { privateRedis } from '../../examples/common/private-redis';
 import { buildRingReport, formatRingReport, PlacedVariant, placedId } from './report';
 import { PIPELINE_REPS, pipelineScenario } from './pipeline';
@@ -32,24 +35,30 @@ async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
   const reps = repetitions(quick ? 2 : REPETITIONS);
   const scenarios = selected('--scenarios', allScenarios(quick, iterations()));
-  const transports = selected('--transports', TRANSPORTS);
+  const chosen = selected('--transports', TRANSPORTS);
   const modes = placementModes();
-  const variants: PlacedVariant[] = modes.flatMap((placement) =>
-    transports.map((t) => ({ ...t, id: placedId(t.id, placement), ring: t.id, placement })),
-  );
   for (const mode of modes) console.log(`placement: ${describeRanks(mode, RANKS)}`);
 
   const redis = await privateRedis();
   const rings = new Map<string, RingProcesses>();
+  // Compiled once per run; without cc the C row is left out and the ratios against it unmeasured.
+  const ringbench = chosen.some((t) => t.transport === 'c') ? compileRingbench(ROOT) : undefined;
   try {
+    if (ringbench instanceof Error) console.log(`C TCP ring skipped: ${ringbench.message.split('\n')[0]}`);
+    const transports = chosen.filter((t) => t.transport !== 'c' || typeof ringbench === 'string');
+    const variants: PlacedVariant[] = modes.flatMap((placement) =>
+      transports.map((t) => ({ ...t, id: placedId(t.id, placement), ring: t.id, placement })),
+    );
     const cluster = `bench-ring-${process.pid}`;
     for (const t of transports) {
+      if (t.transport === 'c') continue;
       rings.set(t.id, await RingProcesses.start(CHILD, { ...t, group: t.id, cluster }, redis.url));
       console.log(`${t.label}: ranks joined (pids ${rings.get(t.id)!.pids.join(', ')})`);
     }
     const clock = startClock();
     const measure = (v: Variant, s: Scenario): Promise<Measurement> => {
       const placed = v as PlacedVariant;
+      if (placed.transport === 'c') return runCRing(ringbench as string, s, rankCpus(placed.placement, RANKS));
       const ring = rings.get(placed.ring)!;
       ring.pin(rankCpus(placed.placement, RANKS));
       return ring.measure(s);
@@ -84,13 +93,13 @@ async function main(): Promise<void> {
           cpuHop: 'CPU µs per frame, all ranks, hop scenario',
           cpuFrames: 'CPU µs per frame, all ranks, frames scenario',
         },
-        leapCpp: { ...LEAP_CPP, note: 'reference constants for this machine type, not measured in this run' },
         pipeline: pipeline?.medians,
       },
     });
     console.log(`results: ${shownPath(ROOT, file)}`);
     if (measured.errors.length) process.exitCode = 1;
   } finally {
+    if (ringbench) removeCompiled(ringbench);
     await Promise.all([...rings.values()].map((r) => r.stop()));
     await redis.stop();
   }

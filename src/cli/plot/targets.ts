@@ -43,7 +43,7 @@ export function targetLevels(r: Results): TargetLevel[] {
     const variant = x.of ?? subject;
     if (!x.target || x.met === undefined || variant === undefined) return [];
     // Only rows that are the ratio of two variants' medians at their scenario become levels; the
-    // others (bench:ring's around() over its own hop time, its LEAP C++ reference constants) do not.
+    // others (bench:ring's around() over its own hop time) do not.
     if (variant === x.versus || !same(ratioOf(r, variant, x.versus, x.scenario), x.value)) return [];
     const level = x.target.value * r.medians[x.versus][x.scenario];
     return [{ variant, key: x.scenario, bound: x.target, level, met: x.met, rule: `${x.target.op} ${x.target.value} x ${label(x.versus)}` }];
