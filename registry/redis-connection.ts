@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import Redis from 'ioredis';
 import { RvmaError } from '../src/mailbox/errors';
-import { checkBoolean, checkOptions, checkString, invalid } from '../src/mailbox/validate';
+import { checkBoolean, checkInteger, checkOptions, checkString, invalid } from '../src/mailbox/validate';
 
 export interface RedisTlsOptions {
   /** PEM certificate(s) of the CA that signed the server's certificate. Default: the system's. */
@@ -71,21 +71,54 @@ function checkPassword(call: string, password: unknown): string {
   return password;
 }
 
+/** A replicated Redis found through its sentinels: they name the primary, and a new one after a failover. */
+export interface SentinelTarget {
+  sentinels: { host: string; port: number }[];
+  /** The name the sentinels monitor the primary under. */
+  name: string;
+  sentinelUsername?: string;
+  sentinelPassword?: string;
+}
+
+/** Checks `sentinels` and `name` (and the sentinels' credentials) of the options. */
+export function sentinelTarget(call: string, o: Partial<SentinelTarget>): SentinelTarget {
+  if (!Array.isArray(o.sentinels) || o.sentinels.length === 0) throw invalid(call, 'sentinels must be a non-empty array of { host, port }');
+  const sentinels = o.sentinels.map((s, i) => {
+    const a = checkOptions<{ host: string; port: number }>(`${call} sentinels[${i}]`, s, ['host', 'port']);
+    return { host: checkString(call, `sentinels[${i}].host`, a.host), port: checkInteger(call, `sentinels[${i}].port`, a.port, 1, 65535) };
+  });
+  return {
+    sentinels,
+    name: checkString(call, 'name', o.name),
+    ...(o.sentinelUsername === undefined ? {} : { sentinelUsername: checkString(call, 'sentinelUsername', o.sentinelUsername) }),
+    ...(o.sentinelPassword === undefined ? {} : { sentinelPassword: checkPassword(call, o.sentinelPassword) }),
+  };
+}
+
 /**
- * The client (not yet connected) for these options. After the first connection it keeps
- * reconnecting, 100 ms more per attempt up to `reconnectCapMs`: a Redis that comes back is found
- * within that long.
+ * The client (not yet connected) for these options, to a URL or through sentinels. After the
+ * first connection it keeps reconnecting, 100 ms more per attempt up to `reconnectCapMs`: a Redis
+ * that comes back (or the primary a failover promoted) is found within that long.
  */
-export function redisClient(call: string, url: string, credentials: RedisCredentials, connectTimeoutMs: number, reconnectCapMs: number): Redis {
-  const tls = tlsOptions(call, credentials.tls, url);
-  return new Redis(url, {
+export function redisClient(call: string, target: string | SentinelTarget, credentials: RedisCredentials, connectTimeoutMs: number, reconnectCapMs: number): Redis {
+  const tls = tlsOptions(call, credentials.tls, typeof target === 'string' ? target : '');
+  const options = {
     lazyConnect: true,
     connectTimeout: connectTimeoutMs,
     maxRetriesPerRequest: 2,
-    retryStrategy: (attempt) => Math.min(attempt * 100, reconnectCapMs),
+    retryStrategy: (attempt: number) => Math.min(attempt * 100, reconnectCapMs),
     ...(credentials.username === undefined ? {} : { username: checkString(call, 'username', credentials.username) }),
     ...(credentials.password === undefined ? {} : { password: checkPassword(call, credentials.password) }),
     ...(tls ? { tls } : {}),
+  };
+  if (typeof target === 'string') return new Redis(target, options);
+  return new Redis({
+    ...options,
+    ...target,
+    // The sentinels say at once when they promote another primary, rather than at a reconnect.
+    failoverDetector: true,
+    sentinelRetryStrategy: (attempt: number) => Math.min(attempt * 100, reconnectCapMs),
+    ...(tls ? { enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
   });
 }
 

@@ -6,18 +6,30 @@
 import { EventEmitter } from 'node:events';
 import type Redis from 'ioredis';
 import { RvmaError } from '../src/mailbox/errors';
-import { checkInteger, checkOptions, checkString } from '../src/mailbox/validate';
+import { checkInteger, checkOptions, checkString, invalid } from '../src/mailbox/validate';
 import { Directory, DirectoryEvent, NameBinding, NodeRecord, RegistrationLostInfo } from './directory';
 import { EventStream } from './event-stream';
-import { RedisCredentials, directoryError, isRefusal, maskedUrl, redisClient } from './redis-connection';
+import { RedisCredentials, directoryError, isRefusal, maskedUrl, redisClient, sentinelTarget } from './redis-connection';
 import { BIND, DEREGISTER, HEARTBEAT, REGISTER, UNBIND } from './redis-scripts';
 
 export interface RedisDirectoryOptions extends RedisCredentials {
   /**
    * redis://[USER:PASSWORD@]HOST:PORT[/DB], or rediss://... for TLS. Default: REDIS_URL, else
    * redis://127.0.0.1:6379. Messages and `directory.url` show it with the password masked.
+   * Not with `sentinels`.
    */
   url?: string;
+  /**
+   * A replicated Redis (Sentinel): the sentinels to ask for the primary monitored under `name`.
+   * After a failover the directory follows the promoted primary. `username`, `password` and
+   * `tls` are the primary's (and replicas'); `tls` applies to the sentinels too.
+   */
+  sentinels?: { host: string; port: number }[];
+  /** With `sentinels`: the name the sentinels monitor the primary under. */
+  name?: string;
+  /** With `sentinels`: their ACL user and password, when they require them. */
+  sentinelUsername?: string;
+  sentinelPassword?: string;
   /** Key prefix namespace: nodes of different clusters never see each other. Default 'default'. */
   cluster?: string;
   /** Lease length: a silent node is gone after this long. Default 5000 ms. */
@@ -30,7 +42,10 @@ export interface RedisDirectoryOptions extends RedisCredentials {
   watchIntervalMs?: number;
 }
 
-const KEYS = ['url', 'cluster', 'ttlMs', 'heartbeatMs', 'connectTimeoutMs', 'watchIntervalMs', 'username', 'password', 'tls'] as const;
+const KEYS = [
+  'url', 'sentinels', 'name', 'sentinelUsername', 'sentinelPassword', 'cluster', 'ttlMs', 'heartbeatMs', 'connectTimeoutMs', 'watchIntervalMs',
+  'username', 'password', 'tls',
+] as const;
 const WATCH_LIMIT = 10_000;
 
 /**
@@ -46,16 +61,18 @@ export class RedisDirectory extends EventEmitter implements Directory {
   static async connect(options?: RedisDirectoryOptions): Promise<RedisDirectory> {
     const call = 'RedisDirectory.connect';
     const o = checkOptions<RedisDirectoryOptions>(call, options, KEYS);
+    const sentinel = o.sentinels === undefined && o.name === undefined ? undefined : sentinelTarget(call, o);
+    if (sentinel && o.url !== undefined) throw invalid(call, 'give url or sentinels, not both');
     const url = o.url === undefined ? (process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : checkString(call, 'url', o.url);
     const cluster = o.cluster === undefined ? 'default' : checkString(call, 'cluster', o.cluster);
     const ttlMs = checkInteger(call, 'ttlMs', o.ttlMs ?? 5000, 100, 86_400_000);
     const heartbeatMs = checkInteger(call, 'heartbeatMs', o.heartbeatMs ?? Math.floor(ttlMs / 3), 10, ttlMs - 1);
     const connectTimeoutMs = checkInteger(call, 'connectTimeoutMs', o.connectTimeoutMs ?? 2000, 1, 600_000);
     const watchIntervalMs = checkInteger(call, 'watchIntervalMs', o.watchIntervalMs ?? Math.floor(ttlMs / 2), 10, 600_000);
-    const shown = maskedUrl(url);
-    // A Redis that restarted is found again within a heartbeat (2 s at most), early enough in
-    // our lease to register again.
-    const redis = redisClient(call, url, o, connectTimeoutMs, Math.min(heartbeatMs, 2000));
+    const shown = sentinel ? `sentinel:${sentinel.name}@${sentinel.sentinels.map((x) => `${x.host}:${x.port}`).join(',')}` : maskedUrl(url);
+    // A Redis that restarted, or a promoted primary, is found within a heartbeat (2 s at most):
+    // early enough in our lease to register again.
+    const redis = redisClient(call, sentinel ?? url, o, connectTimeoutMs, Math.min(heartbeatMs, 2000));
     // Surfaced through command failures; the last one explains a connection that never came up.
     let lastError: Error | undefined;
     redis.on('error', (error: Error) => (lastError = error));

@@ -1,0 +1,183 @@
+// A replicated Redis for directory tests: a primary, a replica and three sentinels (redis-server
+// in sentinel mode), on private ports, without persistence, in a temp dir. killPrimary() is a
+// kill -9 of the current primary; the sentinels then promote the replica.
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import Redis from 'ioredis';
+import { findRedisServer, freePort, ping } from './redis';
+
+export const SENTINEL_NAME = 'rvma-primary';
+/**
+ * How long the sentinels wait before they call a silent primary down: long enough that a
+ * primary slowed by a loaded machine is not failed over while alive (a failover of a live primary
+ * loses the writes the replica had not received yet, as Redis replication is asynchronous).
+ */
+export const DOWN_AFTER_MS = 3000;
+const START_TIMEOUT_MS = 10_000;
+
+export interface SentinelSet {
+  name: string;
+  sentinels: { host: string; port: number }[];
+  /** The primary's port as the sentinels name it now. */
+  primaryPort(): Promise<number>;
+  /** kill -9 of the current primary; returns its port. */
+  killPrimary(): Promise<number>;
+  /**
+   * Waits until the replica has every write the primary took. Replication is asynchronous: a
+   * failover loses what the replica had not received yet.
+   */
+  replicated(timeoutMs: number): Promise<void>;
+  /** Waits until the sentinels name a primary other than `oldPort`; returns its port. */
+  failedOver(oldPort: number, timeoutMs: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** One short-lived client's answer; undefined when that server cannot be asked. */
+async function read<T>(at: { host: string; port: number }, question: (c: Redis) => Promise<T>): Promise<T | undefined> {
+  const client = new Redis({ ...at, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await client.connect();
+    return await question(client);
+  } catch {
+    return undefined;
+  } finally {
+    client.disconnect();
+  }
+}
+
+const ask = async (at: { host: string; port: number }, question: (c: Redis) => Promise<boolean>): Promise<boolean> => (await read(at, question)) ?? false;
+
+export async function startSentinels(): Promise<SentinelSet> {
+  const binary = findRedisServer();
+  if (!binary) throw new Error('startSentinels: redis-server is not installed');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rvma-sentinel-'));
+  const procs = new Map<number, ChildProcess>();
+  const onExit = (): void => procs.forEach((p) => p.kill('SIGKILL'));
+  process.once('exit', onExit);
+
+  const start = async (port: number, args: string[]): Promise<void> => {
+    const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'ignore', 'ignore'] });
+    procs.set(port, child);
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (!(await ping(port, 200))) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`redis on port ${port} did not start`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  const server = (port: number, more: string[] = []): string[] => [
+    '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
+    '--dbfilename', `dump-${port}.rdb`, ...more,
+  ];
+
+  const stop = async (): Promise<void> => {
+    process.removeListener('exit', onExit);
+    await Promise.all(
+      [...procs.values()].map(
+        (p) =>
+          new Promise<void>((resolve) => {
+            if (p.exitCode !== null || p.signalCode !== null) return resolve();
+            p.once('exit', () => resolve());
+            p.kill('SIGKILL');
+          }),
+      ),
+    );
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+
+  try {
+    const [primary, replica, ...sentinelPorts] = await Promise.all([0, 1, 2, 3, 4].map(() => freePort()));
+    // No wait for more replicas before the first sync (Redis waits 5 s by default).
+    await start(primary, server(primary, ['--repl-diskless-sync-delay', '0']));
+    await start(replica, server(replica, ['--replicaof', '127.0.0.1', String(primary)]));
+    for (const port of sentinelPorts) {
+      const conf = path.join(dir, `sentinel-${port}.conf`);
+      fs.writeFileSync(
+        conf,
+        [
+          `port ${port}`,
+          'bind 127.0.0.1',
+          `dir ${dir}`,
+          `sentinel monitor ${SENTINEL_NAME} 127.0.0.1 ${primary} 2`,
+          `sentinel down-after-milliseconds ${SENTINEL_NAME} ${DOWN_AFTER_MS}`,
+          `sentinel failover-timeout ${SENTINEL_NAME} 10000`,
+          `sentinel parallel-syncs ${SENTINEL_NAME} 1`,
+          '',
+        ].join('\n'),
+      );
+      await start(port, [conf, '--sentinel']);
+    }
+    const sentinels = sentinelPorts.map((port) => ({ host: '127.0.0.1', port }));
+
+    const primaryPort = async (): Promise<number> => {
+      for (const s of sentinels) {
+        const client = new Redis({ ...s, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        try {
+          await client.connect();
+          const addr = (await client.call('SENTINEL', 'get-master-addr-by-name', SENTINEL_NAME)) as [string, string] | null;
+          if (addr) return Number(addr[1]);
+        } catch {
+          // ask the next sentinel
+        } finally {
+          client.disconnect();
+        }
+      }
+      throw new Error('no sentinel names a primary');
+    };
+    // The replica must have synced (else a promotion starts empty), and every sentinel found it.
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      const synced = await ask({ host: '127.0.0.1', port: primary }, async (c) => /slave0:.*state=online/.test(await c.info('replication')));
+      const seen = await Promise.all(
+        sentinels.map((s) =>
+          ask(s, async (c) => {
+            const replicas = (await c.call('SENTINEL', 'replicas', SENTINEL_NAME)) as string[][];
+            return replicas.length === 1 && replicas[0][replicas[0].indexOf('flags') + 1] === 'slave';
+          }),
+        ),
+      );
+      if (synced && seen.every(Boolean)) break;
+      if (Date.now() > deadline) throw new Error(`the replica did not sync, or a sentinel did not see it (synced ${synced}, seen ${seen})`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    return {
+      name: SENTINEL_NAME,
+      sentinels,
+      primaryPort,
+      async killPrimary() {
+        const port = await primaryPort();
+        procs.get(port)?.kill('SIGKILL');
+        return port;
+      },
+      async replicated(timeoutMs) {
+        const end = Date.now() + timeoutMs;
+        const offset = (info: string, key: string): number => Number(new RegExp(`${key}:(\\d+)`).exec(info)?.[1] ?? -1);
+        for (;;) {
+          const port = await primaryPort();
+          const primaryOffset = await read({ host: '127.0.0.1', port }, (c) => c.info('replication').then((i) => offset(i, 'master_repl_offset')));
+          const replicaOffset = await read({ host: '127.0.0.1', port: port === primary ? replica : primary }, (c) =>
+            c.info('replication').then((i) => offset(i, 'slave_repl_offset')),
+          );
+          if (primaryOffset !== undefined && primaryOffset > 0 && replicaOffset === primaryOffset) return;
+          if (Date.now() > end) throw new Error(`the replica is behind: offset ${replicaOffset} of ${primaryOffset}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      },
+      async failedOver(oldPort, timeoutMs) {
+        const end = Date.now() + timeoutMs;
+        for (;;) {
+          const port = await primaryPort().catch(() => oldPort);
+          if (port !== oldPort) return port;
+          if (Date.now() > end) throw new Error(`no failover from port ${oldPort} within ${timeoutMs} ms`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
