@@ -183,7 +183,16 @@ export class RedisDirectory extends EventEmitter implements Directory {
 
   async bindName(name: string, vaddr: bigint): Promise<void> {
     const self = this.registered('bindName');
-    await this.bind(self, name, vaddr);
+    try {
+      await this.bind(self, name, vaddr);
+    } catch (error) {
+      if ((error as RvmaError).code !== 'ERR_RVMA_NOT_REGISTERED') throw error;
+      // Our key is gone while we hold the lease (Redis restarted empty, and no renewal has put
+      // it back yet): a renewal now registers us again, or finds the registration lost.
+      await this.renew();
+      if (this.self !== self) throw error;
+      await this.bind(self, name, vaddr);
+    }
     this.bound.set(name, vaddr);
   }
 

@@ -179,6 +179,23 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
     for (const record of records) expect(await observer.resolveNode(record.nodeId)).toBeUndefined();
   });
 
+  (canRestartRedis ? test : test.skip)('a name bound right after a Redis restart, before the node registered again, is bound: the node registers again first', async () => {
+    const node = await connect(OUTLIVES_OUTAGE_MS);
+    const record = nodeRecord(uniqueId('binder'));
+    await node.register(record);
+    const first = uniqueId('first');
+    await node.bindName(first, 0x1000n);
+    await server.restart(); // empty: the node key is gone until a renewal puts it back
+    // Sent before the reconnect's renewal: the bind script finds no node key. Before, that
+    // rejected ERR_RVMA_NOT_REGISTERED though the node holds its lease.
+    const after = uniqueId('after');
+    await node.bindName(after, 0x2000n);
+    const observer = await connect();
+    expect(await observer.resolveNode(record.nodeId)).toEqual(record);
+    expect(await observer.resolveName(after)).toEqual({ name: after, nodeId: record.nodeId, incarnation: record.incarnation, vaddr: 0x2000n });
+    expect(await observer.resolveName(first)).toEqual({ name: first, nodeId: record.nodeId, incarnation: record.incarnation, vaddr: 0x1000n });
+  });
+
   (canRestartRedis ? test : test.skip)(
     'while Redis is down, calls reject with ERR_RVMA_DIRECTORY_UNAVAILABLE (no hang); they work again once it is back',
     async () => {
