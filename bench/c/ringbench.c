@@ -36,22 +36,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RANKS 3
+#include "sockio.h"
 
-static void die(const char *what) {
-  perror(what);
-  exit(1);
-}
+#define RANKS 3
 
 static void fail(const char *message) {
   fprintf(stderr, "ringbench: %s\n", message);
   exit(1);
-}
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* User + system time of every thread of this process. */
@@ -63,49 +54,6 @@ static uint64_t cpu_ns(void) {
   return us * 1000ull;
 }
 
-static void nodelay(int fd) {
-  int one = 1;
-  if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) die("setsockopt TCP_NODELAY");
-}
-
-/* Reads exactly len bytes; 0 on a clean EOF before the first byte. */
-static int read_full(int fd, void *buf, size_t len) {
-  size_t got = 0;
-  while (got < len) {
-    ssize_t n = read(fd, (char *)buf + got, len - got);
-    if (n == 0) {
-      if (got == 0) return 0;
-      fail("peer closed mid-frame");
-    }
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      die("read");
-    }
-    got += (size_t)n;
-  }
-  return 1;
-}
-
-static void write_full(int fd, struct iovec *iov, int cnt) {
-  while (cnt > 0) {
-    ssize_t n = writev(fd, iov, cnt);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      die("writev");
-    }
-    while (cnt > 0 && (size_t)n >= iov->iov_len) {
-      n -= (ssize_t)iov->iov_len;
-      iov++;
-      cnt--;
-    }
-    if (cnt > 0) {
-      iov->iov_base = (char *)iov->iov_base + n;
-      iov->iov_len -= (size_t)n;
-    }
-  }
-}
-
-/* A frame: read header then payload, written back out as one writev of both. */
 static size_t header_bytes, data_bytes;
 
 static int recv_frame(int fd, char *header, char *data) {
@@ -252,11 +200,6 @@ static void pipeline(const struct links *l, uint64_t count, uint64_t window) {
     pthread_mutex_unlock(&p.lock);
   }
   pthread_join(sender, NULL);
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 static int origin(int argc, char **argv) {
