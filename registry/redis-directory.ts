@@ -114,6 +114,7 @@ export class RedisDirectory extends EventEmitter implements Directory {
   private unreachableSince: number | undefined;
   /** When the renewal in flight was sent. */
   private renewSent = 0;
+  private renewal: Promise<void> | undefined;
   private subscriber: Redis | undefined;
   private readonly streams = new Set<EventStream<DirectoryEvent>>();
   private readonly watchState = new Map<string, NodeRecord>();
@@ -188,7 +189,8 @@ export class RedisDirectory extends EventEmitter implements Directory {
     } catch (error) {
       if ((error as RvmaError).code !== 'ERR_RVMA_NOT_REGISTERED') throw error;
       // Our key is gone while we hold the lease (Redis restarted empty, and no renewal has put
-      // it back yet): a renewal now registers us again, or finds the registration lost.
+      // it back yet): a renewal (the one in flight, or a new one) registers us again, or finds
+      // the registration lost.
       await this.renew();
       if (this.self !== self) throw error;
       await this.bind(self, name, vaddr);
@@ -364,8 +366,13 @@ export class RedisDirectory extends EventEmitter implements Directory {
     return performance.now() - since >= this.ttlMs || since >= this.leaseFrom + this.ttlMs;
   }
 
-  /** Extends our lease; finds out, and reports, when it was lost instead. */
-  private async renew(): Promise<void> {
+  /** Extends our lease (joining the renewal in flight, if any); finds out, and reports, when it was lost instead. */
+  private renew(): Promise<void> {
+    this.renewal ??= this.renewOnce().finally(() => (this.renewal = undefined));
+    return this.renewal;
+  }
+
+  private async renewOnce(): Promise<void> {
     const self = this.self;
     if (!self || this.renewing || this.closed) return;
     this.renewing = true;
