@@ -131,11 +131,13 @@ Status Engine::put(PutRequest req) {
     if (req.raw && !provider->supportsRaw()) continue;
     Provider* p = provider.get();
     if (req.gathered() && !p->gathers(req)) req.join();
-    // Loop mode: this thread is the progress context; no task to build.
-    const bool loop = progress_.mode() == ProgressMode::Loop;
-    if (!loop || !p->keepsOnDemand()) req.keep();
-    if (loop) p->put(std::move(req));
-    else progress_.submit([p, req = std::move(req)]() mutable { p->put(std::move(req)); });
+    // Here when this thread is the progress context (loop mode, or a thread-mode worker that
+    // sleeps): no task to build, and a provider that keeps bytes on demand copies only those it
+    // keeps. Otherwise the worker takes it, with its bytes copied now.
+    if (!p->keepsOnDemand()) req.keep();
+    if (progress_.runHereIfIdle([&] { p->put(std::move(req)); })) return Status::Ok;
+    req.keep();
+    progress_.submit([p, req = std::move(req)]() mutable { p->put(std::move(req)); });
     return Status::Ok;
   }
   // Aimed at a known incarnation that nothing reaches any more: that node is gone.
@@ -146,7 +148,7 @@ Status Engine::put(PutRequest req) {
 }
 
 void Engine::flush() {
-  if (!closed_ && progress_.mode() == ProgressMode::Loop) progress_.endRound();
+  if (!closed_) progress_.endRoundIfIdle();
 }
 
 Status Engine::connect(uint64_t requestId, const std::string& address) {

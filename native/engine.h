@@ -84,12 +84,12 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   // now included, bumps the counter, and only a failure comes up as a PutDone event.
   Status put(PutRequest req);
   PutCounters& counters() { return counters_; }
-  // Loop mode: the puts JS queued in this turn go out now (thread mode: the worker sends them
-  // at the end of the round that took them).
+  // The puts JS made in this turn go out now (thread mode: if the worker sleeps; a busy worker
+  // sends them at the end of its round).
   void flush();
-  // Loop mode: a provider holds work back for the end of this turn, so JS must flush() (it
-  // does not after a put that left nothing for the round's end, e.g. one shm wrote at once).
-  bool roundDue() const { return progress_.mode() == ProgressMode::Loop && progress_.isRoundDue(); }
+  // A provider holds work back for the end of this turn, so JS must flush() (it does not after
+  // a put that left nothing for the round's end, e.g. one shm wrote at once).
+  bool roundDue() const { return progress_.isRoundDue(); }
   // The outcome arrives as a Connected event carrying the peer's node id.
   Status connect(uint64_t requestId, const std::string& address);
   // RegionTable::remove, then the providers stop lending the region to peers.
@@ -107,6 +107,8 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   // Loop mode, with a provider's busy polling on: the event loop spins for busyPollUs after
   // activity, calling pollOnce() each round, and beforeSleep() before it blocks again.
   uint32_t busyPollUs() const { return progress_.busyPollUs(); }
+  // Thread mode: how often the progress thread woke from a sleep with work (0 in loop mode).
+  uint64_t progressWakeups() const { return progress_.wakeups(); }
   int pollOnce();
   // True when a provider did work (its events are pending: drain them, then ask again).
   bool beforeSleep();

@@ -63,6 +63,35 @@ void Progress::submit(std::function<void()> task) {
   }
 }
 
+void Progress::ownWork(bool owned) {
+  workOwner_.store(owned ? std::this_thread::get_id() : std::thread::id(), std::memory_order_relaxed);
+}
+
+bool Progress::runHereIfIdle(const std::function<void()>& fn) {
+  if (mode_ == ProgressMode::Loop || workOwner_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
+    fn();
+    return true;
+  }
+  std::unique_lock<std::mutex> work(work_, std::try_to_lock);
+  if (!work.owns_lock()) return false;
+  if (!worker_.joinable() || stopping()) return false;  // not started, or stopping: queue as before
+  ownWork(true);
+  runTasks();  // what was submitted before goes first
+  fn();
+  ownWork(false);
+  return true;
+}
+
+void Progress::endRoundIfIdle() {
+  if (mode_ == ProgressMode::Loop) return endRound();
+  if (workOwner_.load(std::memory_order_relaxed) == std::this_thread::get_id()) return endRound();
+  std::unique_lock<std::mutex> work(work_, std::try_to_lock);
+  if (!work.owns_lock() || !worker_.joinable()) return;  // the worker ends its round itself
+  ownWork(true);
+  endRound();
+  ownWork(false);
+}
+
 void Progress::stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -150,9 +179,17 @@ void Progress::runTasks() {
   for (auto& task : batch) task();
 }
 
-int Progress::wait(int timeoutMs) {
+int Progress::wait(int timeoutMs, std::unique_lock<std::mutex>* work) {
   epoll_event events[64];
+  if (work) {
+    ownWork(false);
+    work->unlock();
+  }
   int n = epoll_wait(epollFd_, events, 64, timeoutMs);
+  if (work) {
+    work->lock();
+    ownWork(true);
+  }
   for (int i = 0; i < n; i++) {
     uint64_t token = events[i].data.u64;
     if (token == kWakeToken) {
@@ -194,13 +231,16 @@ bool Progress::stopping() {
 void Progress::run() {
   using Clock = std::chrono::steady_clock;
   const auto window = std::chrono::microseconds(busyPollUs_);
+  std::unique_lock<std::mutex> work(work_);
+  ownWork(true);
   while (!stopping()) {
     int rounds = 0;
     while (rounds < kSettleRounds && beforeSleep()) {
       endRound();
       rounds++;
     }
-    wait(rounds == kSettleRounds ? 0 : -1);
+    const bool sleeps = rounds < kSettleRounds;
+    if (wait(sleeps ? -1 : 0, sleeps ? &work : nullptr) > 0 && sleeps) wakeups_.fetch_add(1, std::memory_order_relaxed);
     endRound();
     if (busyPolls_.empty()) continue;
     for (auto until = Clock::now() + window; !stopRequested_;) {
@@ -214,6 +254,7 @@ void Progress::run() {
       else sched_yield();
     }
   }
+  ownWork(false);
 }
 
 }  // namespace rvma

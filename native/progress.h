@@ -39,6 +39,14 @@ class Progress {
   ProgressMode mode() const { return mode_; }
   // Loop: runs the task before returning. Thread: queues it for the worker.
   void submit(std::function<void()> task);
+  // Runs fn on the calling thread and returns true when that is the progress context now: always
+  // in loop mode; in thread mode on the worker, or while the worker sleeps (fn then runs after
+  // the tasks queued before it, under the lock the worker takes when it wakes). Saves the worker
+  // a wake-up and fn a hop between threads. False (fn not run): the worker is busy, submit().
+  // Work fn holds back for the end of the round waits for endRoundIfIdle() or the worker.
+  bool runHereIfIdle(const std::function<void()>& fn);
+  // Thread mode, any thread: ends the round now if the worker sleeps (else it ends it itself).
+  void endRoundIfIdle();
   // Starts the worker (thread mode); before that, submitted tasks wait.
   void start();
   // Joins the worker; tasks still queued are dropped (their owners reject them).
@@ -89,10 +97,14 @@ class Progress {
   void usePoller(ExternalPoller* poller) { poller_ = poller; }
   // Runs the handler registered under token (the poller's callback).
   void dispatch(uint64_t token, uint32_t epollEvents);
+  // Thread mode: how often the worker woke from a sleep with something to do.
+  uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
 
  private:
   void run();
-  int wait(int timeoutMs);  // the number of events handled
+  // The number of events handled. With work (thread mode), the lock is let go while it sleeps.
+  int wait(int timeoutMs, std::unique_lock<std::mutex>* work = nullptr);
+  void ownWork(bool owned);
   bool stopping();
   void runTasks();
 
@@ -100,6 +112,11 @@ class Progress {
   int epollFd_ = -1;
   int wakeFd_ = -1;
   std::mutex mu_;
+  // Thread mode: held by whoever runs provider work, the worker except while it sleeps in
+  // epoll_wait, when the JS thread may take it (runHereIfIdle). workOwner_ names the holder, so
+  // that work already under it runs nested work directly instead of locking again.
+  std::mutex work_;
+  std::atomic<std::thread::id> workOwner_{};
   std::vector<std::function<void()>> queue_;
   bool stopping_ = false;
   std::atomic<bool> stopRequested_{false};  // read on every busy-poll round, without the lock
@@ -111,7 +128,8 @@ class Progress {
   std::vector<std::function<int()>> busyPolls_;
   std::vector<std::function<bool()>> beforeSleeps_;
   std::vector<std::function<void()>> roundEnds_;
-  std::atomic<bool> roundDue_{false};  // read in loop mode only, where one thread does it all
+  std::atomic<bool> roundDue_{false};
+  std::atomic<uint64_t> wakeups_{0};  // read in loop mode only, where one thread does it all
   uint64_t nextToken_ = 2;  // 1 is the wake-up eventfd
 };
 

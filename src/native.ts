@@ -66,8 +66,8 @@ export interface NativeEndpoint {
     head?: Uint8Array,
     /** Copy the payload now: the caller's memory is free at once. */
     copy?: boolean,
-    /** Nothing waits on the answer soon: the receiver may send it late, with later ones. */
-    lazyAck?: boolean,
+    /** When the receiver answers: 0 at once, 1 lazily, 2 late (AckPace). */
+    ack?: number,
   ): number;
   /** Sends the puts queued in this turn (loop progress). */
   flush(): void;
@@ -102,6 +102,8 @@ export interface NativeEndpoint {
   incarnation(): bigint;
   completionPage(index: number): ArrayBuffer | undefined;
   openCount(): number;
+  /** [the event loop's wake-ups this endpoint caused, the progress thread's]. */
+  wakeupCounts(): [number, number];
   ref(): void;
   unref(): void;
   close(): void;

@@ -51,6 +51,7 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::Incarnation>("incarnation"),
                          InstanceMethod<&EndpointWrap::CompletionPage>("completionPage"),
                          InstanceMethod<&EndpointWrap::OpenCount>("openCount"),
+                         InstanceMethod<&EndpointWrap::WakeupCounts>("wakeupCounts"),
                          InstanceMethod<&EndpointWrap::Ref>("ref"),
                          InstanceMethod<&EndpointWrap::Unref>("unref"),
                          InstanceMethod<&EndpointWrap::Close>("close"),
@@ -186,6 +187,10 @@ void copyIfKept(PutRequest& req) {
   req.keeper = copyPayload;
 }
 
+AckPace ackPaceOf(uint32_t pace) {
+  return pace == 2 ? AckPace::Late : pace == 1 ? AckPace::Lazy : AckPace::Eager;
+}
+
 }  // namespace
 
 // new NativeEndpoint(nodeId, progress: 0 | 1, onEvents(events, words, texts), { provider, listen, verbs, ...tcp })
@@ -316,11 +321,11 @@ Napi::Value EndpointWrap::IncEpoch(const Napi::CallbackInfo& info) {
 }
 
 // put(putId, route, vaddr, data, offset: bigint, append: boolean, raw?: boolean, memory?: number,
-//     head?: bytes, copy?: boolean, lazyAck?: boolean) -> status. route: an index route() gave,
+//     head?: bytes, copy?: boolean, ack?: number) -> status. route: an index route() gave,
 //     which names the peer and its incarnation. raw: a one-sided
 //     write where vaddr is the peer's region key. head: a gathered put, whose payload is head's
 //     bytes followed by data's. copy: the payload is copied now, and the caller's memory is free
-//     at once. lazyAck: PutRequest::lazyAck. A putId
+//     at once. ack: an AckPace (0 eager, 1 lazy, 2 late). A putId
 //     that names a counter (CounterPutId) is counted there instead of reported. Accepted: 0, or
 //     -1 when the turn's end must flush() (Engine::roundDue).
 Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
@@ -350,7 +355,7 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
     req.len += headLen;
   }
   Status s;
-  req.lazyAck = info.Length() > 10 && info[10].IsBoolean() && info[10].As<Napi::Boolean>().Value();
+  req.ack = info.Length() > 10 && info[10].IsNumber() ? ackPaceOf(info[10].As<Napi::Number>().Uint32Value()) : AckPace::Eager;
   try {
     if (info.Length() > 9 && info[9].IsBoolean() && info[9].As<Napi::Boolean>().Value()) copyIfKept(req);
     s = engine_->put(std::move(req));
@@ -394,7 +399,7 @@ Napi::Value EndpointWrap::PutQueued(const Napi::CallbackInfo& info) {
     return typeError(env, "putQueued(entries, count, arena)");
   }
   // Entry: putId, route, vaddr high 32 bits, vaddr low 32 bits, offset, flags (1 append,
-  // 2 raw, 4 lazy ack), payload start in arena, payload length.
+  // 2 raw, 4 lazy ack, 8 late ack), payload start in arena, payload length.
   constexpr size_t kQueuedWords = 8;
   const double* e = reinterpret_cast<const double*>(entryBytes);
   const size_t count = info[1].As<Napi::Number>().Uint32Value();
@@ -418,7 +423,7 @@ Napi::Value EndpointWrap::PutQueued(const Napi::CallbackInfo& info) {
       PutRequest req{uint64_t(e[0]), d.peer, (uint64_t(e[2]) << 32) | uint64_t(e[3]), block.get() + at, len,
                      Placement{(flags & 1) != 0, uint64_t(e[4])}};
       req.raw = (flags & 2) != 0;
-      req.lazyAck = (flags & 4) != 0;
+      req.ack = (flags & 8) ? AckPace::Late : (flags & 4) ? AckPace::Lazy : AckPace::Eager;
       req.incarnation = d.incarnation;
       req.joined = std::shared_ptr<const uint8_t>(block, block.get() + at);
       Status s = engine_->put(std::move(req));
@@ -566,6 +571,15 @@ Napi::Value EndpointWrap::CompletionPage(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber()) return typeError(env, "completionPage(index)");
   return pageView(env, engine_->table().completionPage(info[0].As<Napi::Number>().Uint32Value()));
+}
+
+// wakeupCounts() -> [the event loop's wake-ups this endpoint caused, the progress thread's].
+Napi::Value EndpointWrap::WakeupCounts(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Array out = Napi::Array::New(env, 2);
+  out.Set(uint32_t(0), Napi::Number::New(env, wake_ ? double(jsWakeups(wake_)) : 0));
+  out.Set(uint32_t(1), Napi::Number::New(env, engine_ ? double(engine_->progressWakeups()) : 0));
+  return out;
 }
 
 Napi::Value EndpointWrap::OpenCount(const Napi::CallbackInfo& info) {

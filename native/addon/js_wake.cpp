@@ -61,6 +61,17 @@ class JsWake final : public ExternalPoller {
   // put that read its peer's acknowledgements): no eventfd write and read, no extra loop turn.
   bool deliverDue = false;
   std::thread::id loopThread;
+  // Turns of the event loop in which this endpoint had work once the loop had been free to
+  // sleep (a watched fd was ready, or the progress thread signalled): the wake-ups it caused,
+  // counted once per turn. turnCounted is cleared just before the loop may block.
+  uint64_t wakeups = 0;
+  bool turnCounted = false;
+
+  void woke() {
+    if (turnCounted) return;
+    wakeups++;
+    turnCounted = loopProgress;  // thread mode has no prepare hook: every signal is a turn
+  }
 
   bool watch(uint64_t token, int fd, uint32_t epollEvents) override {
     auto* w = new FdWatch{{}, token, this};
@@ -105,6 +116,7 @@ class JsWake final : public ExternalPoller {
   static void onReady(uv_poll_t* p, int status, int events) {
     auto* w = static_cast<FdWatch*>(p->data);
     JsWake* self = w->owner;
+    self->woke();
     if (auto e = self->engine.lock()) e->dispatch(w->token, epollEventsOf(status, events));
     self->deliver();
   }
@@ -114,6 +126,7 @@ class JsWake final : public ExternalPoller {
     preparing = self;
     self->prepare();
     preparing = nullptr;
+    self->turnCounted = false;  // what wakes the loop from here on is a new wake-up
   }
 
   void prepare() {
@@ -219,7 +232,11 @@ JsWake* startJsWake(Napi::Env env, Napi::Function onEvents, bool loopProgress) {
   w->env = env;
   w->loopProgress = loopProgress;
   w->loopThread = std::this_thread::get_id();
-  if (uv_async_init(loop, &w->async, [](uv_async_t* a) { static_cast<JsWake*>(a->data)->deliver(); }) != 0) {
+  if (uv_async_init(loop, &w->async, [](uv_async_t* a) {
+        auto* self = static_cast<JsWake*>(a->data);
+        self->woke();
+        self->deliver();
+      }) != 0) {
     delete w;
     return nullptr;
   }
@@ -250,6 +267,8 @@ void attachJsWake(JsWake* w, const std::shared_ptr<Engine>& engine) {
 void signalJsWake(JsWake* w) { w->signal(); }
 
 void refJsWake(JsWake* w, bool on) { w->ref(on); }
+
+uint64_t jsWakeups(const JsWake* w) { return w->wakeups; }
 
 void stopJsWake(JsWake* w) {
   w->engine.reset();

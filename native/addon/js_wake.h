@@ -22,6 +22,8 @@ void attachJsWake(JsWake* wake, const std::shared_ptr<Engine>& engine);
 void signalJsWake(JsWake* wake);
 // JS thread: whether the handles keep the event loop alive.
 void refJsWake(JsWake* wake, bool on);
+// JS thread: the event loop's wake-ups this endpoint caused (see JsWake::wakeups).
+uint64_t jsWakeups(const JsWake* wake);
 // JS thread: stops; frees itself once libuv has closed every handle.
 void stopJsWake(JsWake* wake);
 

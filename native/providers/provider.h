@@ -40,10 +40,18 @@ inline std::shared_ptr<uint8_t> ownedBytes(uint64_t len) {
 // A put's payload is `len` bytes: `data` alone, or, for a gathered put, `headLen` bytes at
 // `head` followed by `len - headLen` bytes at `data`. A provider that cannot send a gathered put
 // as it is says so (Provider::gathers) and the engine joins it into owned memory first.
-// A lazily acknowledged put's answer waits at most this long, and goes at once when this many
-// such answers, or this many of their bytes, are waiting (a sender caps the bytes it has in flight).
+// When a placed put's answer goes back to its sender. Eager: at the end of the receiver's
+// round. Lazy: nothing waits on it soon, so it waits for company (the next eager answer or put
+// to that sender), at most kLazyAckDelayMs, or until kLazyAckRun such answers wait. Late:
+// nothing waits on it at all (only a failure would matter, and failures always go at once), so
+// it waits for company at most kLateAckDelayMs, or until kLateAckRun wait: a stream of them wakes
+// its sender once per kLateAckRun puts, not per put or per few milliseconds. Either goes at once
+// when kLazyAckBytes of their puts wait (a sender holds the bytes of what is not answered).
+enum class AckPace : uint8_t { Eager = 0, Lazy = 1, Late = 2 };
 constexpr uint64_t kLazyAckDelayMs = 2;
 constexpr uint32_t kLazyAckRun = 32;
+constexpr uint64_t kLateAckDelayMs = 1000;
+constexpr uint32_t kLateAckRun = 256;
 constexpr uint64_t kLazyAckBytes = 1ull << 20;
 
 struct PutRequest {
@@ -60,9 +68,9 @@ struct PutRequest {
   uint64_t memory = 0;  // names the JS memory holding data while it lives (0: unknown), see memoryGone
   const uint8_t* head = nullptr;  // a gathered put's first bytes (owned by the caller, like data)
   uint64_t headLen = 0;
-  // Nothing waits on the answer soon: a provider may acknowledge it late, with later puts
-  // (tcp, shm: within kLazyAckDelayMs), to save a message and a wake-up. Failures go at once.
-  bool lazyAck = false;
+  // How soon the answer is wanted (tcp and shm hold Lazy and Late answers back to save a
+  // message and a wake-up; other providers answer every put eagerly). Failures go at once.
+  AckPace ack = AckPace::Eager;
   std::shared_ptr<const uint8_t> joined = nullptr;  // the payload, once owned (join, own)
   // Set when the caller's memory is valid only during put(): whoever holds the bytes past that
   // calls keep() first, which makes the request own a copy. A provider that says

@@ -76,12 +76,12 @@ DecodeResult decodeHeader(const uint8_t in[kHeaderBytes], FrameHeader* f) {
   bool plain = f->flags == 0 && f->parts == 0;
   switch (f->type) {
     case FrameType::Put:
-      if ((f->flags & ~(kAppend | kLazyAck)) || f->status != 0) return DecodeResult::Malformed;
+      if ((f->flags & ~(kAppend | kLazyAck | kLateAck)) || !validAckFlags(f->flags) || f->status != 0) return DecodeResult::Malformed;
       if (f->parts != 0 && (f->parts < 2 || f->parts > kMaxParts)) return DecodeResult::Malformed;
       if ((f->flags & kAppend) && (f->offset != 0 || f->parts != 0)) return DecodeResult::Malformed;
       return DecodeResult::Ok;
     case FrameType::RawWrite:
-      return (f->flags & ~kLazyAck) == 0 && f->parts == 0 && f->status == 0 ? DecodeResult::Ok : DecodeResult::Malformed;
+      return (f->flags & ~(kLazyAck | kLateAck)) == 0 && validAckFlags(f->flags) && f->parts == 0 && f->status == 0 ? DecodeResult::Ok : DecodeResult::Malformed;
     case FrameType::Ack:
     case FrameType::Nack: {
       bool statusOk = f->type == FrameType::Ack ? f->status == 0 : isRefusal(f->status);

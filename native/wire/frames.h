@@ -10,8 +10,9 @@ namespace rvma::wire {
 
 constexpr uint32_t kMagic = 0x414d5652;  // "RVMA" as bytes on the wire
 // 2: Window and Floor frames, Nack status 12 (Ambiguous); 3: Acks frames; 4: Nack status 13
-// (Forbidden); 5: the hello's nonce and auth flag, and the proof after it; 6: kLazyAck.
-constexpr uint16_t kVersion = 6;
+// (Forbidden); 5: the hello's nonce and auth flag, and the proof after it; 6: kLazyAck;
+// 7: kLateAck.
+constexpr uint16_t kVersion = 7;
 constexpr size_t kHelloBytes = 32;       // the fixed part: followed by the nonce, the node id, the address
 constexpr size_t kNonceBytes = 32;
 constexpr size_t kProofBytes = 32;       // follows the hello when both sides authenticate
@@ -55,7 +56,12 @@ constexpr uint64_t kMaxAcksRun = 1u << 20;
 
 // kLazyAck (Put, RawWrite): nothing waits on this put's answer soon, so the receiver may hold
 // its Ack back to go with later ones (see TcpConnection::sendAnswer); refusals still go at once.
-enum FrameFlags : uint8_t { kAppend = 1, kLazyAck = 2 };
+// kLateAck (with kLazyAck): nothing waits on the answer at all; it may be held back longer.
+enum FrameFlags : uint8_t { kAppend = 1, kLazyAck = 2, kLateAck = 4 };
+// The ack flags a Put or RawWrite may carry: none, lazy, or lazy and late.
+constexpr bool validAckFlags(uint8_t flags) {
+  return (flags & kLateAck) == 0 || (flags & kLazyAck) != 0;
+}
 
 struct FrameHeader {
   FrameType type;

@@ -158,10 +158,10 @@ export interface PutOptions {
   noBufferRetryMs?: number;
   /**
    * Nothing waits on this put soon: the receiver may hold its acknowledgement back (as
-   * CountedPutOptions.lazyAck says), so the promise may resolve up to 2 ms later than it would.
-   * A refusal still comes at once.
+   * CountedPutOptions.lazyAck says), so the promise may resolve up to 2 ms later than it would
+   * (`'late'`: up to 100 ms later). A refusal still comes at once.
    */
-  lazyAck?: boolean;
+  lazyAck?: boolean | 'late';
   timeout?: number;
   signal?: AbortSignal;
 }
@@ -178,9 +178,18 @@ export interface CountedPutOptions {
    * (up to 2 ms, or until 32 such puts or 1 MiB wait) and send it with later ones, which saves a
    * message and a wake-up per put on tcp and shm. A counter level that covers the put may be
    * reached that much later; failures are reported as soon as they are known.
+   *
+   * `'late'`: nothing waits on the outcome at all, only a failure would matter (a stream whose
+   * receiver paces the sender by other means, as the ring's credits do). The acknowledgement
+   * goes with other traffic to the sender, once 32 such puts or 1 MiB wait, or up to 100 ms
+   * later: it never wakes a sender that sleeps meanwhile. Failures still come at once.
    */
-  lazyAck?: boolean;
+  lazyAck?: boolean | 'late';
 }
+
+/** When a put's acknowledgement goes back (native AckPace): at once, lazily, or late. */
+export const AckPace = { Eager: 0, Lazy: 1, Late: 2 } as const;
+export type AckPace = (typeof AckPace)[keyof typeof AckPace];
 
 /** A counted put's options, checked. */
 export interface CountedPut {
@@ -188,7 +197,7 @@ export interface CountedPut {
   offset: bigint;
   append: boolean;
   copy: boolean;
-  lazyAck: boolean;
+  ack: AckPace;
 }
 
 export interface Capabilities {
@@ -339,7 +348,7 @@ export function parseCreateOptions(options: unknown): CreateSettings {
 }
 
 /** A put's options, checked, with offset and append resolved. */
-export type ParsedPutOptions = PutOptions & { offset: bigint; append: boolean; lazyAck: boolean };
+export type ParsedPutOptions = Omit<PutOptions, 'lazyAck'> & { offset: bigint; append: boolean; ack: AckPace };
 
 // Shared by puts without options; the same shape as what parsePutOptions builds (not frozen,
 // which would give it a map of its own).
@@ -349,7 +358,7 @@ const NO_PUT_OPTIONS: Readonly<ParsedPutOptions> = {
   timeout: undefined,
   signal: undefined,
   noBufferRetryMs: undefined,
-  lazyAck: false,
+  ack: AckPace.Eager,
 };
 
 /** Checks a put's options; the result always has one shape (fast property reads later). */
@@ -357,12 +366,12 @@ export function parsePutOptions(call: string, options: unknown): ParsedPutOption
   if (options === undefined) return NO_PUT_OPTIONS;
   const o = checkOptions<PutOptions>(call, options, ['offset', 'append', 'timeout', 'signal', 'noBufferRetryMs', 'lazyAck']);
   if (o.noBufferRetryMs !== undefined) checkInteger(call, 'noBufferRetryMs', o.noBufferRetryMs, 0, MAX_MS);
-  const lazyAck = o.lazyAck === undefined ? false : checkBoolean(call, 'lazyAck', o.lazyAck);
+  const ack = parseAckPace(call, o.lazyAck);
   const append = o.append === undefined ? false : checkBoolean(call, 'append', o.append);
   if (append && o.offset !== undefined) throw invalid(call, 'give either offset or append, not both');
   const offset = o.offset === undefined || o.offset === 0 ? 0n : checkU64(call, 'offset', o.offset);
   checkWaitOptions(call, o.timeout, o.signal);
-  return { offset, append, timeout: o.timeout, signal: o.signal, noBufferRetryMs: o.noBufferRetryMs, lazyAck };
+  return { offset, append, timeout: o.timeout, signal: o.signal, noBufferRetryMs: o.noBufferRetryMs, ack };
 }
 
 /** Checks a counted put's options (keys: what the call takes). */
@@ -377,6 +386,12 @@ export function parseCountedPutOptions(
   if (append && o.offset !== undefined) throw invalid(call, 'give either offset or append, not both');
   const offset = o.offset === undefined || o.offset === 0 ? 0n : checkU64(call, 'offset', o.offset);
   const copy = o.copy === undefined ? false : checkBoolean(call, 'copy', o.copy);
-  const lazyAck = o.lazyAck === undefined ? false : checkBoolean(call, 'lazyAck', o.lazyAck);
-  return { counter: o.counter, offset, append, copy, lazyAck };
+  return { counter: o.counter, offset, append, copy, ack: parseAckPace(call, o.lazyAck) };
+}
+
+function parseAckPace(call: string, lazyAck: unknown): AckPace {
+  if (lazyAck === undefined) return AckPace.Eager;
+  if (lazyAck === 'late') return AckPace.Late;
+  if (typeof lazyAck !== 'boolean') throw invalid(call, `lazyAck must be a boolean or 'late', got ${JSON.stringify(lazyAck)}`);
+  return lazyAck ? AckPace.Lazy : AckPace.Eager;
 }

@@ -25,6 +25,7 @@ import {
   ProgressMode,
   ProtocolErrorInfo,
   AuthFailedInfo,
+  AckPace,
   CountedPut,
   CountedPutOptions,
   PutOptions,
@@ -91,14 +92,22 @@ export interface PeerInfo {
   detail: string;
 }
 
+/** How often this endpoint made its process wake up (see Endpoint.stats). */
+export interface EndpointStats {
+  /**
+   * Turns of the event loop in which this endpoint had work after the loop had been free to
+   * sleep: a watched descriptor was ready (loop progress) or the progress thread handed over
+   * completions. Counted once per turn: the wake-ups of the JavaScript thread it caused.
+   */
+  wakeups: number;
+  /** Thread progress: how often the progress thread woke from a sleep with work. 0 in loop progress. */
+  progressWakeups: number;
+}
+
 // Endpoints with something pending stay reachable even if the application dropped them:
 // their promises must settle. Idle ones may be collected (the native side then closes).
 const busy = new Set<Endpoint>();
 
-// How long an endpoint with nothing left to wait for still holds the event loop (see waiting()).
-// Short enough to go unnoticed at exit; not shorter: a timer firing every millisecond in a
-// busy loop measurably slowed one-at-a-time round trips (about 24 -> 36 us on loopback).
-const RELEASE_DELAY_MS = 20;
 
 interface PendingPut {
   id: number;
@@ -110,7 +119,7 @@ interface PendingPut {
   offset: bigint;
   append: boolean;
   raw: boolean;
-  lazyAck: boolean;
+  ack: AckPace;
   /** What the caller named (node id, label, address or name): forgotten on PEER_LOST. */
   target: string;
   /** Where it went, once resolved; handed to the native side from then on (it may read data until putDone). */
@@ -201,7 +210,7 @@ export class Endpoint extends EventEmitter {
   private waiters = 0;
   /** In `busy` and referenced natively; let go shortly after the last wait ends. */
   private held = false;
-  private releaseTimer: NodeJS.Timeout | undefined;
+  private releaseDue = false;
   private isClosed = false;
   private isRegistered = false;
   private unfollow: (() => void) | undefined;
@@ -408,6 +417,17 @@ export class Endpoint extends EventEmitter {
     return this.handle.peers().map(([nodeId, provider, detail]) => ({ nodeId, provider, detail }));
   }
 
+  /**
+   * Counts since the endpoint was created (after close(): as they were then). They let an
+   * application, a test or a benchmark see wake-ups per message without timing anything.
+   */
+  stats(): EndpointStats {
+    if (this.isClosed) return { ...this.finalStats };
+    const [wakeups, progressWakeups] = this.handle.wakeupCounts();
+    return { wakeups, progressWakeups };
+  }
+  private finalStats: EndpointStats = { wakeups: 0, progressWakeups: 0 };
+
   /** Mailboxes open on this endpoint, as the native table counts them. */
   get mailboxCount(): number {
     return this.isClosed ? 0 : this.handle.openCount();
@@ -591,7 +611,7 @@ export class Endpoint extends EventEmitter {
     offset: bigint,
     append: boolean,
     raw: boolean,
-    o: WaitOptions & { noBufferRetryMs?: number; lazyAck?: boolean },
+    o: WaitOptions & { noBufferRetryMs?: number; ack?: AckPace },
   ): Promise<void> {
     const [head, bytes] = checkPutData(call, data);
     this.assertOpen(call);
@@ -603,7 +623,7 @@ export class Endpoint extends EventEmitter {
       offset,
       append,
       raw,
-      lazyAck: o.lazyAck === true,
+      ack: o.ack ?? AckPace.Eager,
       target,
       destination: undefined,
       retryUntil: o.noBufferRetryMs ? Date.now() + o.noBufferRetryMs : 0,
@@ -655,10 +675,10 @@ export class Endpoint extends EventEmitter {
       return;
     }
     pending.destination = d;
-    const { id, data, offset, append, raw, head, lazyAck } = pending;
+    const { id, data, offset, append, raw, head, ack } = pending;
     // Not through the queue: a promise put reaches its provider now (with loopback, it is
     // placed before put() returns).
-    const status = this.handOver(id, d, data!, head, offset, append, raw, false, lazyAck, false, 0);
+    const status = this.handOver(id, d, data!, head, offset, append, raw, false, ack, false, 0);
     if (status !== 0) this.putDone(id, status);
   }
 
@@ -666,7 +686,7 @@ export class Endpoint extends EventEmitter {
    * One put to the native side: with mayQueue a small one into this turn's queue (copied
    * there), any other at once, behind what the queue holds. 0, or the status it was refused
    * with now. copy: the native side copies the data now (a counted put's memory is not kept).
-   * lazyAck: PutOptions.lazyAck. len: the payload's bytes (head's and data's), needed
+   * ack: when the receiver answers. len: the payload's bytes (head's and data's), needed
    * only with mayQueue.
    */
   private handOver(
@@ -678,18 +698,18 @@ export class Endpoint extends EventEmitter {
     append: boolean,
     raw: boolean,
     copy: boolean,
-    lazyAck: boolean,
+    ack: AckPace,
     mayQueue: boolean,
     len: number,
   ): number {
     if (mayQueue && queueable(len, offset)) {
-      this.queue.add(id, d.route, d.vaddr, offset, append, raw, lazyAck, head, data, len);
+      this.queue.add(id, d.route, d.vaddr, offset, append, raw, ack, head, data, len);
       this.flushSoon();
       return 0;
     }
     const memory = copy ? 0 : (this.memory?.of(data) ?? 0);
     this.queue.flush(); // puts leave in the order they were made
-    const status = this.handle.put(id, this.routes.indexOf(d.route), d.vaddr, data, offset, append, raw, memory, head, copy, lazyAck);
+    const status = this.handle.put(id, this.routes.indexOf(d.route), d.vaddr, data, offset, append, raw, memory, head, copy, ack);
     if (status !== PUT_ROUND_DUE) return status;
     this.flushSoon();
     return 0;
@@ -720,7 +740,7 @@ export class Endpoint extends EventEmitter {
 
   private submitCounted(id: number, d: Destination, bytes: Uint8Array, head: Uint8Array | undefined, len: number, raw: boolean, copy: boolean, o: CountedPut): void {
     if (this.isClosed) return; // counted as lost when the endpoint closed
-    const status = this.handOver(id, d, bytes, head, o.offset, o.append, raw, copy, o.lazyAck, true, len);
+    const status = this.handOver(id, d, bytes, head, o.offset, o.append, raw, copy, o.ack, true, len);
     if (status !== 0) o.counter.refused(counterOfPutId(id)!.index, status);
   }
 
@@ -768,6 +788,7 @@ export class Endpoint extends EventEmitter {
   /** Closes every mailbox and rejects everything pending with ERR_RVMA_CLOSED. */
   async close(): Promise<void> {
     if (this.isClosed) return;
+    this.finalStats = this.stats();
     this.isClosed = true;
     this.queue.clear();
     this.handle.close(); // joins the progress thread: nothing reads put data after this
@@ -784,7 +805,6 @@ export class Endpoint extends EventEmitter {
     this.mailboxes.clear();
     for (const region of this.regions.values()) region.endpointClosed();
     this.regions.clear();
-    clearTimeout(this.releaseTimer);
     busy.delete(this);
     this.unfollow?.();
     try {
@@ -895,18 +915,23 @@ export class Endpoint extends EventEmitter {
       this.held = true;
       busy.add(this);
       this.handle.ref();
-    } else if (!this.releaseTimer) {
-      this.releaseTimer = setTimeout(() => this.releaseIfIdle(), RELEASE_DELAY_MS).unref();
+    } else if (!this.releaseDue) {
+      // Released at the end of this turn if nothing waits by then: a loop that waits again at
+      // once (the usual case) keeps the hold without a native call per wait. Not by a timer: a
+      // timer, even one cleared, wakes a sleeping process when it falls due (a pipeline rank
+      // waiting for each frame was woken every 20 ms by one).
+      this.releaseDue = true;
+      setImmediate(this.releaseIfIdle);
     }
   }
 
-  private releaseIfIdle(): void {
-    this.releaseTimer = undefined;
+  private readonly releaseIfIdle = (): void => {
+    this.releaseDue = false;
     if (this.waiters > 0 || !this.held || this.isClosed) return;
     this.held = false;
     busy.delete(this);
     this.handle.unref();
-  }
+  };
 
   private assertOpen(call: string): void {
     if (this.isClosed) throw new RvmaError('ERR_RVMA_CLOSED', `${call}: endpoint "${this.nodeId}" is closed`);

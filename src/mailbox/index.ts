@@ -7,6 +7,7 @@ export type {
   RdmaPort,
   RegionOptions,
   EndpointOptions,
+  EndpointStats,
   MailboxOptions,
   ProgressMode,
   PeerInfo,

@@ -3,6 +3,7 @@
 // payloads, copied there at the call. A put costs a few typed-array writes instead of a native
 // call with a dozen arguments to convert.
 import type { NativeEndpoint } from '../native';
+import { AckPace } from './endpoint-options';
 import type { NativeRoutes } from './native-routes';
 import type { Route } from './resolver';
 
@@ -12,6 +13,7 @@ const ARENA_BYTES = 256 << 10;
 const APPEND = 1;
 const RAW = 2;
 const LAZY_ACK = 4;
+const LATE_ACK = 8;
 
 export class PutQueue {
   private readonly entries = new Float64Array(ENTRIES * WORDS);
@@ -43,7 +45,7 @@ export class PutQueue {
     offset: bigint,
     append: boolean,
     raw: boolean,
-    lazyAck: boolean,
+    ack: AckPace,
     head: Uint8Array | undefined,
     data: Uint8Array,
     len: number,
@@ -71,7 +73,7 @@ export class PutQueue {
     e[w + 2] = this.vaddrHigh;
     e[w + 3] = this.vaddrLow;
     e[w + 4] = offset === 0n ? 0 : Number(offset);
-    e[w + 5] = (append ? APPEND : 0) | (raw ? RAW : 0) | (lazyAck ? LAZY_ACK : 0);
+    e[w + 5] = (append ? APPEND : 0) | (raw ? RAW : 0) | (ack === AckPace.Lazy ? LAZY_ACK : 0) | (ack === AckPace.Late ? LATE_ACK : 0);
     e[w + 6] = at;
     e[w + 7] = len;
   }

@@ -7,7 +7,7 @@ import { Mailbox } from '../mailbox/mailbox';
 import { Wait, WaitOptions } from '../mailbox/wait';
 import { Inbound, RingFrame } from './inbound';
 import { Member, Membership } from './membership';
-import { CONTROL_SLOTS, CONTROL_WAITING_MAX, RingOptions } from './options';
+import { CONTROL_SLOTS, CONTROL_WAITING_MAX, RingCounts, RingOptions } from './options';
 import { Outbound } from './outbound';
 import { Direction, Kind, RingControl, WireRecord, decodeRecord, encodeRecord } from './records';
 
@@ -31,6 +31,8 @@ export interface RingControlMessage {
 export interface GenerationHost {
   readonly endpoint: Endpoint;
   readonly options: RingOptions;
+  /** The ring's counts, carried over from one generation to the next. */
+  readonly counts: RingCounts;
   deliver(message: RingControlMessage): void;
   /** The generation failed (once); `lost` names the member gone, if one is. */
   failed(gen: Generation, error: RvmaError, lost: string | undefined): void;
@@ -39,6 +41,8 @@ export interface GenerationHost {
 const CONTROL_SEND_TIMEOUT_MS = 10_000;
 const NO_TIMEOUT: WaitOptions = { timeout: Infinity };
 const LAZY = { lazy: true } as const;
+/** Nothing waits on a credit's acknowledgement at all: it must not wake the neighbour. */
+const LATE = { lazy: 'late' } as const;
 const QUIET = { quiet: true } as const;
 
 export class Generation {
@@ -69,7 +73,7 @@ export class Generation {
     try {
       // Frames from prev are prev's sendNext: the credits for them are for direction 'next'.
       const inbound = (vaddr: bigint, what: string, dir: Direction): Inbound => {
-        const events = { grant: (total: number) => this.grant(dir, total), broken: (e: RvmaError) => this.fail(e, undefined), hold: endpoint.holdLoop };
+        const events = { grant: (total: number) => this.grant(dir, total), broken: (e: RvmaError) => this.fail(e, undefined), hold: endpoint.holdLoop, counts: host.counts };
         return new Inbound(open(vaddr, options.slots), options.slots, options.frameBytes, what, events);
       };
       this.fromPrev = inbound(base + 1n, 'Ring.recvPrev', 'next');
@@ -117,8 +121,9 @@ export class Generation {
     this.membership = membership;
     const { endpoint } = this.host;
     const lost = (who: Member) => (e: RvmaError) => this.memberLost(who.nodeId, who.incarnation, e.message);
-    this.toNext = new Outbound(endpoint, this.next.nodeId, this.next.base + 1n, 'Ring.sendNext', lost(this.next));
-    this.toPrev = new Outbound(endpoint, this.prev.nodeId, this.prev.base + 2n, 'Ring.sendPrev', lost(this.prev));
+    const { counts } = this.host;
+    this.toNext = new Outbound(endpoint, this.next.nodeId, this.next.base + 1n, 'Ring.sendNext', lost(this.next), counts);
+    this.toPrev = new Outbound(endpoint, this.prev.nodeId, this.prev.base + 2n, 'Ring.sendPrev', lost(this.prev), counts);
     this.fromPrev.start();
     this.fromNext.start();
     for (const [record, sender] of this.early.splice(0)) this.handle(record, sender);
@@ -128,9 +133,10 @@ export class Generation {
   private grant(dir: Direction, total: number): void {
     if (!this.membership || this.failure) return;
     const to = dir === 'next' ? this.prev : this.next;
+    this.host.counts.creditRecordsSent++;
     // No timer: a credit is small and the neighbour's loss is noticed anyway. Nothing waits
     // for its acknowledgement.
-    this.sendRecord(to, { kind: Kind.Credit, dir, total, frameBytes: this.host.options.frameBytes }, NO_TIMEOUT, LAZY).catch(() => undefined);
+    this.sendRecord(to, { kind: Kind.Credit, dir, total, frameBytes: this.host.options.frameBytes }, NO_TIMEOUT, LATE).catch(() => undefined);
   }
 
   sendNext(header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
@@ -144,6 +150,12 @@ export class Generation {
   }
   recvNext(options: WaitOptions, into?: Uint8Array): Promise<RingFrame> {
     return this.fromNext.recv(options, into);
+  }
+  tryRecvPrev(): RingFrame | undefined {
+    return this.fromPrev.tryRecv();
+  }
+  tryRecvNext(): RingFrame | undefined {
+    return this.fromNext.tryRecv();
   }
 
   async sendControl(to: number, record: RingControl, options: WaitOptions): Promise<void> {
@@ -253,6 +265,7 @@ export class Generation {
     }
     switch (r.kind) {
       case Kind.Credit:
+        this.host.counts.creditRecordsReceived++;
         if (r.dir === 'next' && from.rank === this.next.rank) this.toNext.credit(r.total, r.frameBytes);
         else if (r.dir === 'prev' && from.rank === this.prev.rank) this.toPrev.credit(r.total, r.frameBytes);
         else this.dropped++;
@@ -299,8 +312,8 @@ export class Generation {
     return { record, from, origin, generation: this.gen, pass };
   }
 
-  /** lazy: nothing waits on the put soon (PutOptions.lazyAck); quiet: a failure is not a loss. */
-  private async sendRecord(to: Member, body: RecordBody, options?: WaitOptions, how: { lazy?: boolean; quiet?: boolean } = {}): Promise<void> {
+  /** lazy: PutOptions.lazyAck (true or 'late'); quiet: a failure is not a loss. */
+  private async sendRecord(to: Member, body: RecordBody, options?: WaitOptions, how: { lazy?: boolean | 'late'; quiet?: boolean } = {}): Promise<void> {
     const record = { gen: this.gen, from: this.host.endpoint.nodeId, fromRank: this.rank, base: Number(this.base), ...body } as WireRecord; // header first: see decodeRecord
     let bytes: Uint8Array;
     try {
@@ -314,7 +327,7 @@ export class Generation {
         timeout: options?.timeout ?? CONTROL_SEND_TIMEOUT_MS,
         signal: options?.signal,
         noBufferRetryMs: CONTROL_SEND_TIMEOUT_MS,
-        lazyAck: how.lazy === true,
+        lazyAck: how.lazy ?? false,
       });
     } catch (error) {
       const code = error instanceof RvmaError ? error.code : undefined;

@@ -5,6 +5,7 @@ import { RvmaError } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
 import { LoopHold, Wait, WaitOptions } from '../mailbox/wait';
 import { FRAME_HEADER_BYTES, readFrameHeader } from './frame';
+import { RingCounts } from './options';
 
 /** A received frame: header and data are views of the posted buffer, valid until release(). */
 export interface RingFrame {
@@ -24,6 +25,8 @@ export interface InboundEvents {
   broken(error: RvmaError): void;
   /** Holds the event loop while a recv waits (the endpoint's holdLoop). */
   hold: LoopHold;
+  /** Counts the frames that arrive. */
+  counts: RingCounts;
 }
 
 export class Inbound {
@@ -72,6 +75,12 @@ export class Inbound {
     return into ? wait.promise.then((f) => this.copyOut(f, into)) : wait.promise;
   }
 
+  /** The next frame if it has arrived and no recv() waits for it; throws once the direction failed. */
+  tryRecv(): RingFrame | undefined {
+    if (this.failure) throw this.failure;
+    return this.waiters.length === 0 ? this.take() : undefined;
+  }
+
   /** Ends every wait with `error`; later recv() calls get it too. */
   fail(error: Error): void {
     if (this.failure) return;
@@ -114,6 +123,7 @@ export class Inbound {
       this.events.broken(error as RvmaError);
       return;
     }
+    this.events.counts.framesReceived++;
     const frame = new ArrivedFrame(seq, buffer, headerLen, bytes, this);
     this.arrived[seq % this.slots] = frame;
     while (this.waiters.length > 0) {

@@ -28,6 +28,22 @@ export interface RingReformOptions {
   signal?: AbortSignal;
 }
 
+/** What a ring has moved since it was joined, over all its generations (Ring.stats). */
+export interface RingCounts {
+  /** Frames handed to the transport (sendNext and sendPrev). */
+  framesSent: number;
+  /** Frames that arrived (recvPrev and recvNext), taken or not. */
+  framesReceived: number;
+  /** Credit records sent to the neighbours (one per half window of frames released). */
+  creditRecordsSent: number;
+  /** Credit records received from the neighbours. */
+  creditRecordsReceived: number;
+}
+
+export function zeroCounts(): RingCounts {
+  return { framesSent: 0, framesReceived: 0, creditRecordsSent: 0, creditRecordsReceived: 0 };
+}
+
 export interface RingOptions {
   group: string;
   slots: number;

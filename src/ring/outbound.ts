@@ -1,15 +1,17 @@
 // One direction's sending side: frames go, in call order, as gathered puts into the
 // neighbour's frame mailbox, each only once the neighbour's credits say a buffer is free there.
 // A frame of up to COPIED_FRAME_MAX bytes is copied as it is sent and counted, with its
-// acknowledgement left lazy: the send is done once it is handed over, and the neighbour's
-// acknowledgement, which nobody waits for (its credits pace the sender), rides with later ones.
-// That saves a message and a wake-up per frame on tcp and shm. A larger frame is sent from where
+// acknowledgement left late: the send is done once it is handed over, and the neighbour's
+// acknowledgement, which nobody waits for (its credits pace the sender), rides with other
+// traffic and never wakes this rank by itself (lazyAck: 'late'). That saves a message and a
+// wake-up per frame on tcp and shm. A larger frame is sent from where
 // it is, and its send is done once the neighbour has it.
 import { Endpoint } from '../mailbox/endpoint';
 import { RvmaError } from '../mailbox/errors';
 import { PutCounter, PutFailure } from '../mailbox/put-counter';
 import { Wait, WaitOptions } from '../mailbox/wait';
 import { FRAME_HEADER_BYTES, frameHead, writeFrameHead } from './frame';
+import { RingCounts } from './options';
 
 const APPEND = { append: true } as const;
 /** What a copied frame's send returns: settled already, shared by every such send. */
@@ -26,7 +28,7 @@ export class Outbound {
   private failure: Error | undefined;
   /** Counts the copied frames; a failure among them ends the generation. */
   private readonly counter: PutCounter;
-  private readonly counted: { counter: PutCounter; append: true; copy: true; lazyAck: true };
+  private readonly counted: { counter: PutCounter; append: true; copy: true; lazyAck: 'late' };
   /** The ring header of a copied frame, reused: the put copies it at once. */
   private head = new Uint8Array(FRAME_HEADER_BYTES + 64);
 
@@ -37,10 +39,11 @@ export class Outbound {
     private readonly what: string,
     /** A put failed for a reason that ends the generation (the peer is gone). */
     private readonly lost: (error: RvmaError) => void,
+    private readonly counts: RingCounts,
   ) {
     this.counter = endpoint.createPutCounter();
     this.counter.on('failed', (f: PutFailure) => lost(f.error));
-    this.counted = { counter: this.counter, append: true, copy: true, lazyAck: true };
+    this.counted = { counter: this.counter, append: true, copy: true, lazyAck: 'late' };
   }
 
   /** The receiver's cumulative grant (credits may arrive out of order: the largest counts). */
@@ -116,6 +119,7 @@ export class Outbound {
     const head = this.head.subarray(0, FRAME_HEADER_BYTES + headerLen);
     writeFrameHead(head, seq, header);
     this.endpoint.put(this.peer, this.vaddr, [head, data], this.counted);
+    this.counts.framesSent++;
   }
 
   /**
@@ -123,6 +127,7 @@ export class Outbound {
    * taken and never sent would stall the receiver. They end the caller's wait only.
    */
   private put(seq: number, header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
+    this.counts.framesSent++;
     const put = this.endpoint.put(this.peer, this.vaddr, [frameHead(seq, header), data], APPEND).catch((error: unknown) => {
       const cause = error as RvmaError;
       this.lost(cause); // nothing but the peer's end refuses a frame sent within its credits

@@ -11,7 +11,7 @@ import { Wait, WaitOptions, parseWaitOptions } from '../mailbox/wait';
 import { Generation, GenerationHost, RingControlMessage } from './generation';
 import { RingFrame } from './inbound';
 import { MembershipClaim, leaveGroup, markFailed } from './membership';
-import { CONTROL_WAITING_MAX, RingJoinOptions, RingOptions, RingReformOptions, parseJoinOptions, parseReformOptions } from './options';
+import { CONTROL_WAITING_MAX, RingCounts, RingJoinOptions, RingOptions, RingReformOptions, parseJoinOptions, parseReformOptions, zeroCounts } from './options';
 import { RingControl, checkControl } from './records';
 
 export interface RecvOptions extends WaitOptions {
@@ -22,6 +22,14 @@ export interface RecvOptions extends WaitOptions {
 export interface SendControlOptions extends WaitOptions {
   /** The rank to send to, or 'next' / 'prev'. Default 'next'. */
   to?: number | 'next' | 'prev';
+}
+
+/** Ring.stats(): what the ring moved, and the wake-ups of its endpoint. */
+export interface RingStats extends RingCounts {
+  /** The endpoint's EndpointStats.wakeups (all its traffic, not the ring's alone). */
+  wakeups: number;
+  /** The endpoint's EndpointStats.progressWakeups. */
+  progressWakeups: number;
 }
 
 /** Emitted as 'failed': the generation ended because a member was lost (or left). */
@@ -57,6 +65,7 @@ export class Ring extends EventEmitter {
     this.host = {
       endpoint,
       options,
+      counts: zeroCounts(),
       deliver: (m) => this.deliver(m),
       failed: (gen, error, lost) => {
         if (gen !== this.current || !gen.formed) return;
@@ -122,6 +131,14 @@ export class Ring extends EventEmitter {
   get closed(): boolean {
     return this.isClosed;
   }
+  /**
+   * Frames and credit records moved since the ring was joined, and the wake-ups of its endpoint:
+   * read it before and after a run to see wake-ups per frame without timing anything.
+   */
+  stats(): RingStats {
+    return { ...this.host.counts, ...this.endpoint.stats() };
+  }
+
   /** Control records dropped in the current generation: malformed, stale, or from a non-member. */
   get droppedControl(): number {
     return this.current?.dropped ?? 0;
@@ -142,6 +159,19 @@ export class Ring extends EventEmitter {
   /** The next frame from the next rank (its sendPrev), in send order. */
   recvNext(options?: RecvOptions): Promise<RingFrame> {
     return this.recv('Ring.recvNext', options, (g, o, into) => g.recvNext(o, into));
+  }
+
+  /**
+   * The next frame from the previous rank if it has arrived (and no recvPrev() waits for it),
+   * else undefined, at once: no promise. Throws the ring's failure (ERR_RVMA_PEER_LOST,
+   * ERR_RVMA_CLOSED, ...) as recvPrev() would reject with it.
+   */
+  tryRecvPrev(): RingFrame | undefined {
+    return this.live().tryRecvPrev();
+  }
+  /** The next frame from the next rank if it has arrived, else undefined (see tryRecvPrev). */
+  tryRecvNext(): RingFrame | undefined {
+    return this.live().tryRecvNext();
   }
 
   /** The next control record, or undefined at once when none is waiting. */

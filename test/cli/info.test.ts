@@ -14,7 +14,7 @@ describe('rvma info', () => {
     const caps = Endpoint.capabilities;
     expect(info.rvma.version).toBe(require('../../package.json').version);
     expect(info.rvma.protocols).toEqual(caps.protocols);
-    expect(info.rvma.protocols.tcp).toBe(6);
+    expect(info.rvma.protocols.tcp).toBe(7);
     expect(info.node.version).toBe(process.version);
     const byName = Object.fromEntries(info.providers.map((p: { name: string }) => [p.name, p]));
     expect(Object.keys(byName)).toEqual(['loopback', 'tcp', 'shm', 'verbs']);
@@ -37,7 +37,7 @@ describe('rvma info', () => {
     expect(result.status).toBe(0);
     for (const name of ['loopback', 'tcp', 'shm', 'verbs']) expect(result.stdout).toMatch(new RegExp(`^  ${name} +(usable|unusable|not built)`, 'm'));
     expect(result.stdout).toMatch(/^locked memory: soft /m);
-    expect(result.stdout).toMatch(/^protocols: tcp 6, shm \d+, verbs \d+$/m);
+    expect(result.stdout).toMatch(/^protocols: tcp 7, shm \d+, verbs \d+$/m);
   });
 
   // Root holds CAP_IPC_LOCK, which lifts the limit: dropped here, the limit is what counts.

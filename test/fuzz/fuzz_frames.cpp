@@ -43,7 +43,7 @@ void frameFrom(const uint8_t* data, size_t size) {
   switch (f.type) {
     case FrameType::Put:
       require(f.parts == 0 || (f.parts >= 2 && f.parts <= kMaxParts));
-      require((f.flags & ~(kAppend | kLazyAck)) == 0);
+      require((f.flags & ~(kAppend | kLazyAck | kLateAck)) == 0 && validAckFlags(f.flags));
       require(!(f.flags & kAppend) || (f.offset == 0 && f.parts == 0));
       break;
     case FrameType::Ack:
@@ -67,7 +67,7 @@ void frameFrom(const uint8_t* data, size_t size) {
       require(f.len == 0);
       break;
     case FrameType::RawWrite:
-      require((f.flags & ~kLazyAck) == 0 && f.parts == 0);
+      require((f.flags & ~(kLazyAck | kLateAck)) == 0 && validAckFlags(f.flags) && f.parts == 0);
       break;
     default:
       require(false);  // an unknown type decoded

@@ -9,7 +9,7 @@ const root = path.join(__dirname, 'corpus');
 
 // --- tcp frames (docs/protocol.md) ---
 const TCP_MAGIC = 0x414d5652;
-const TCP_VERSION = 6;
+const TCP_VERSION = 7;
 const T = { Put: 1, Ack: 2, Nack: 3, Ping: 4, Pong: 5, Error: 6, RawWrite: 7, Floor: 8, Window: 9, Acks: 10 };
 
 function hello(nodeId, address = '', flags = 0) {
@@ -51,6 +51,7 @@ const REGION = Buffer.from('REGION#1').readBigUInt64LE(0);
 const raw = (id, offset, payload, flags = 0) =>
   Buffer.concat([header({ type: T.RawWrite, flags, id, vaddr: REGION, offset, len: payload.length }), payload]);
 const LAZY_ACK = 2;
+const LATE_ACK = 4; // only with LAZY_ACK
 
 const BYTES_BOX = 0x10000n;
 const OPS_BOX = 0x10001n;
@@ -64,6 +65,8 @@ const frames = {
   append: put(2n, OPS_BOX, 0n, fill(8, 2), 1),
   lazyAppend: put(2n, OPS_BOX, 0n, fill(8, 2), 1 | LAZY_ACK),
   lazyRaw: raw(4n, 0n, fill(8, 4), LAZY_ACK),
+  lateAppend: put(3n, OPS_BOX, 0n, fill(8, 3), 1 | LAZY_ACK | LATE_ACK),
+  lateRaw: raw(5n, 0n, fill(8, 5), LAZY_ACK | LATE_ACK),
   part: part(3n, OPS_BOX, 2, 4096n, fill(8, 3), 0n, 8192n),
   ack: header({ type: T.Ack, id: 1n }),
   acks: header({ type: T.Acks, id: 3n, offset: 3n }),
@@ -263,7 +266,7 @@ const early = (...ops) => Buffer.concat([Buffer.from([ops.length]), ...ops]);
 // Flags: 1 can pull, 2 auth, 4 refused. Auth bytes follow the 48 fixed ones where the flags
 // and the kind say so (shm_hello.h): the nonce in Offer and Accept, the proof in Accept and Confirm.
 const SHM_HELLO = { canPull: 1, auth: 2, refused: 4 };
-const SHM_VERSION = 5;
+const SHM_VERSION = 6;
 function shmHello(kind, nodeId, ringBytes, flags = kind === 1 ? 0 : SHM_HELLO.canPull) {
   const b = Buffer.alloc(48);
   b.writeUInt32LE(0x48535652, 0);

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { RingControl, RvmaError } from '../../src';
 import { Kind, encodeRecord } from '../../src/ring/records';
-import { PROGRESS_MODES } from './endpoints';
+import { PROGRESS_MODES, pollUntil } from './endpoints';
 import { expectRejects, settledSoon } from './errors';
 import {
   RingTracker,
@@ -53,6 +53,28 @@ export function ringSuite(title: string, rings: RingTracker, { frames, longTestM
       await aroundBothWays(ring, 200, 40_000);
       for (const r of ring) expect(r.failure).toBeUndefined();
     }, longTestMs);
+
+    test('tryRecvPrev / tryRecvNext: undefined until a frame has arrived, then the frames in order with no promise; counted by stats()', async () => {
+      const [r0, r1] = await ringOf(2, progress);
+      expect(r1.tryRecvPrev()).toBeUndefined();
+      expect(r0.tryRecvNext()).toBeUndefined();
+      const sent0 = r0.stats();
+      const received1 = r1.stats();
+      for (let i = 0; i < 3; i++) await r0.sendNext([indexHeader(i), frameData(i, 100)], { timeout: WAIT });
+      expect(await pollUntil(() => r1.stats().framesReceived - received1.framesReceived === 3)).toBe(true);
+      for (let i = 0; i < 3; i++) {
+        const frame = r1.tryRecvPrev();
+        expect(frame && [frame.seq, indexOf(frame), same(frame.data, frameData(i, 100))]).toEqual([i, i, true]);
+        frame!.release();
+      }
+      expect(r1.tryRecvPrev()).toBeUndefined();
+      expect(r0.stats().framesSent - sent0.framesSent).toBe(3);
+      await r0.close();
+      expect(() => r0.tryRecvPrev()).toThrow(expect.objectContaining({ code: 'ERR_RVMA_CLOSED' }));
+      // The survivor's generation failed: tryRecvPrev throws what recvPrev rejects with.
+      expect(await pollUntil(() => r1.failure !== undefined)).toBe(true);
+      expect(() => r1.tryRecvPrev()).toThrow(expect.objectContaining({ code: 'ERR_RVMA_PEER_LOST' }));
+    });
 
     test('a 1-rank ring sends to itself in both directions', async () => {
       const [ring] = await ringOf(1, progress);

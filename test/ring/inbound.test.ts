@@ -4,6 +4,7 @@
 import { Endpoint, RvmaError } from '../../src';
 import { frameHead } from '../../src/ring/frame';
 import { Inbound } from '../../src/ring/inbound';
+import { zeroCounts } from '../../src/ring/options';
 import { VADDR, trackEndpoints } from '../helpers/endpoints';
 
 const endpoints = trackEndpoints();
@@ -30,6 +31,7 @@ async function setup(): Promise<Setup> {
       inbound.fail(e);
     },
     hold: to.holdLoop,
+    counts: zeroCounts(),
   });
   inbound.start();
   return { sender, to, inbound, broken, grants };

@@ -2,17 +2,19 @@
 // over raw sockets by a fake sender: their acks are held back but never lost. They keep the
 // order of the puts, a refusal still goes at once (ending the run), a lone lazy put is answered
 // by the receiver's timer with the connection left open, and a sender that stops sending gets
-// every answer it is owed before the receiver closes.
+// every answer it is owed before the receiver closes. Late puts (kLateAck, lazyAck: 'late')
+// likewise, with longer runs and a longer timer; the late flag without the lazy one is malformed.
 import { Agent, startAgent, trackChildren } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
-import { FLAG_APPEND, FLAG_LAZY_ACK, FrameType, encodeHeader, encodeHello, onePerPut, parseFrames, parseHello, rawExchange } from './wire';
+import { FLAG_APPEND, FLAG_LATE_ACK, FLAG_LAZY_ACK, FrameType, encodeHeader, encodeHello, onePerPut, parseFrames, parseHello, rawExchange } from './wire';
 
 const BOX = VADDR + 0x20n; // on the child: ops epochs, 64 KiB buffers
 const MISSING = VADDR + 0x21n; // never opened
 const NO_MAILBOX = 1;
 
-const lazyAppend = (id: bigint, fill: number, vaddr = BOX): Buffer =>
-  Buffer.concat([encodeHeader({ type: FrameType.Put, flags: FLAG_APPEND | FLAG_LAZY_ACK, id, vaddr, len: 8n }), Buffer.alloc(8, fill)]);
+const lazyAppend = (id: bigint, fill: number, vaddr = BOX, flags = FLAG_APPEND | FLAG_LAZY_ACK): Buffer =>
+  Buffer.concat([encodeHeader({ type: FrameType.Put, flags, id, vaddr, len: 8n }), Buffer.alloc(8, fill)]);
+const lateAppend = (id: bigint, fill: number, vaddr = BOX): Buffer => lazyAppend(id, fill, vaddr, FLAG_APPEND | FLAG_LAZY_ACK | FLAG_LATE_ACK);
 
 describe.each(PROGRESS_MODES)('tcp lazy acks (%s progress)', (progress) => {
   jest.setTimeout(60_000);
@@ -58,5 +60,23 @@ describe.each(PROGRESS_MODES)('tcp lazy acks (%s progress)', (progress) => {
     const frames = Array.from({ length: 40 }, (_, i) => lazyAppend(BigInt(i + 1), i + 1));
     // At least the first 32 (kLazyAckRun) at once, the rest by the timer: all 40 within the exchange.
     expect(await exchange(agent, frames, false, 1500)).toEqual(frames.map((_, i) => ack(BigInt(i + 1))));
+  });
+
+  test('late puts: answers keep the order, a refusal among them included, and all come with the connection left open (runs of 256, the rest by the late timer)', async () => {
+    const agent = await receiver();
+    const frames = [lateAppend(1n, 1), lateAppend(2n, 2, MISSING), ...Array.from({ length: 298 }, (_, i) => lateAppend(BigInt(i + 3), 3))];
+    // The last answers wait for the late timer (1 s): the exchange gives them 5.
+    const answers = await exchange(agent, frames, false, 5000);
+    expect(answers).toEqual([ack(1n), { type: FrameType.Nack, id: 2n, status: NO_MAILBOX }, ...frames.slice(2).map((_, i) => ack(BigInt(i + 3)))]);
+  });
+
+  test('the late flag without the lazy one is malformed: the connection ends with a protocol error', async () => {
+    const agent = await receiver();
+    const hello = encodeHello({ nodeId: uniqueNodeId('late-sender'), incarnation: 1n });
+    const { received } = await rawExchange(agent.address, Buffer.concat([hello, lazyAppend(1n, 1, BOX, FLAG_APPEND | FLAG_LATE_ACK)]), { end: false, timeoutMs: 5000 });
+    const theirs = parseHello(received)!;
+    const { frames } = parseFrames(received, theirs.size);
+    expect(frames.map((f) => f.type)).toContain(FrameType.Error);
+    expect(frames.map((f) => f.type)).not.toContain(FrameType.Ack);
   });
 });

@@ -10,7 +10,7 @@ import { createHmac } from 'node:crypto';
 import * as net from 'node:net';
 
 export const MAGIC = 0x414d5652;
-export const VERSION = 6; // native/wire/frames.h kVersion
+export const VERSION = 7; // native/wire/frames.h kVersion
 export const HELLO_BYTES = 32; // the fixed part
 export const NONCE_BYTES = 32;
 export const PROOF_BYTES = 32;
@@ -36,6 +36,7 @@ export const enum FrameType {
 }
 export const FLAG_APPEND = 1;
 export const FLAG_LAZY_ACK = 2;
+export const FLAG_LATE_ACK = 4; // only with FLAG_LAZY_ACK
 
 export interface HelloFields {
   magic?: number;

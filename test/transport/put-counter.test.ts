@@ -124,7 +124,8 @@ describe.each(CASES)('counted puts over %s (%s progress)', (_name, progress, car
   test.each([
     ['', false],
     [' (lazy acks)', true],
-  ])('refusals are counted exactly%s: each bad put is failed once, with its code and its own index', async (_label, lazyAck) => {
+    [' (late acks)', 'late'],
+  ] as const)('refusals are counted exactly%s: each bad put is failed once, with its code and its own index', async (_label, lazyAck) => {
     const { receiver, sender, target } = await pair();
     const count = 3000;
     const random = rng(7);
@@ -301,10 +302,10 @@ describe.each(CASES)('counted puts over %s (%s progress)', (_name, progress, car
     expect(asBuffer(done.buffer).equals(Buffer.concat(sources))).toBe(true);
   });
 
-  test('lazy acks: a few puts, fewer than any batch, are all counted with no further traffic', async () => {
+  test.each([true, 'late'] as const)('lazyAck %s: a few puts, fewer than any batch, are all counted with no further traffic', async (lazyAck) => {
     const { receiver, sender, target } = await pair();
     const cases = [{ data: 8 }, { head: 16, data: 16 * 1024 }, { data: 100 }];
-    const { counter, mailboxes, expected } = putEach(sender, target, receiver, cases, 700, () => {}, { lazyAck: true, copy: true });
+    const { counter, mailboxes, expected } = putEach(sender, target, receiver, cases, 700, () => {}, { lazyAck, copy: true });
     expect(await counter.reach(cases.length, { timeout: 30_000 })).toEqual({ completed: cases.length, failed: 0 });
     await expectDelivered(mailboxes, expected);
   });

@@ -536,14 +536,18 @@ bool ShmConnection::placeChunk(const Record& r) {
 
 void ShmConnection::answer(uint64_t wireId, Status status, uint32_t putFlags) {
   AckRecord ack{{uint32_t(RecordType::Ack), sizeof(AckRecord)}, uint32_t(status), 0, wireId};
-  control(&ack, sizeof ack, ok(status) && (putFlags & kFlagLazyAck));
+  const AckPace pace = !ok(status) ? AckPace::Eager
+                      : (putFlags & kFlagLateAck) ? AckPace::Late
+                      : (putFlags & kFlagLazyAck) ? AckPace::Lazy
+                                                  : AckPace::Eager;
+  control(&ack, sizeof ack, pace);
 }
 
-void ShmConnection::control(const void* record, uint32_t size, bool quiet) {
+void ShmConnection::control(const void* record, uint32_t size, AckPace pace) {
   Control c;
   std::memcpy(c.bytes, record, size);
   c.size = size;
-  c.quiet = quiet;
+  c.pace = pace;
   controls_.push_back(c);
 }
 
@@ -666,8 +670,9 @@ bool ShmConnection::transmit(int* work) {
       if (!at) break;
       std::memcpy(at, c.bytes, c.size);
       out_.commit(c.size);
-      if (c.quiet) quietAcks_++;
-      else wakePeer_ = true;
+      if (c.pace == AckPace::Eager) wakePeer_ = true;
+      else quietAcks_++;
+      if (c.pace == AckPace::Lazy) lazyHeld_ = true;
       controls_.pop_front();
     }
     while (!corrupt && controls_.empty() && !queued_.empty()) {
@@ -693,10 +698,12 @@ bool ShmConnection::transmit(int* work) {
     if (!loadFlag(&outControl_->consumerSleeping)) {
       wakePeer_ = false;
       quietAcks_ = 0;
-    } else if (wakePeer_ || quietAcks_ >= kLazyAckRun) {
+      lazyHeld_ = false;
+    } else if (wakePeer_ || quietAcks_ >= (lazyHeld_ ? kLazyAckRun : kLateAckRun)) {
       kickPeer();
     } else {
-      owner_.deferKick(this);  // only lazy acks: they wait for the peer's next turn, or the timer
+      // Only held-back acks: they wait for the peer's next turn, or the timer of their pace.
+      owner_.deferKick(this, lazyHeld_ ? AckPace::Lazy : AckPace::Late);
     }
   }
   return true;
@@ -705,6 +712,7 @@ bool ShmConnection::transmit(int* work) {
 void ShmConnection::kickPeer() {
   wakePeer_ = false;
   quietAcks_ = 0;
+  lazyHeld_ = false;
   if (takeFlag(&outControl_->consumerSleeping)) kick(peerWakeFd_);
 }
 
@@ -717,7 +725,8 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
   const PutRequest& req = o.req;
   const uint64_t maxInline = ringBytes_ / 4;
   PutRecord head{};
-  head.flags = (req.where.append ? kFlagAppend : 0) | (req.raw ? kFlagRaw : 0) | (req.lazyAck ? kFlagLazyAck : 0);
+  head.flags = (req.where.append ? kFlagAppend : 0) | (req.raw ? kFlagRaw : 0) |
+               (req.ack == AckPace::Lazy ? kFlagLazyAck : 0) | (req.ack == AckPace::Late ? kFlagLateAck : 0);
   head.vaddr = req.vaddr;
   head.offset = req.where.append ? 0 : req.where.offset;
   head.len = req.len;

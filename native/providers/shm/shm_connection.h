@@ -52,7 +52,7 @@ class ShmConnection {
   bool beforeSleep();
   // Awake: the peer need not kick until beforeSleep() asks again.
   void awake();
-  // The lazy-ack timer fired: wakes the peer if lazy acks still wait for it (progress context).
+  // A deferred-kick timer fired: wakes the peer if held-back acks still wait for it (progress context).
   void kickDeferred();
 
   State state() const { return state_; }
@@ -85,7 +85,7 @@ class ShmConnection {
   struct Control {
     uint8_t bytes[sizeof(shm::RegionInfoRecord)];
     uint32_t size;
-    bool quiet;
+    AckPace pace;
   };
   struct Lent {
     uint64_t address, len;
@@ -140,8 +140,8 @@ class ShmConnection {
   bool onRegionRecord(const shm::Record& r);
   void answer(uint64_t wireId, Status status, uint32_t putFlags);
   void kickPeer();
-  // quiet: a lazy put's Ack, which need not wake the peer (see transmit()).
-  void control(const void* record, uint32_t size, bool quiet = false);
+  // pace: Eager wakes the peer; a lazy or late put's Ack need not (see transmit()).
+  void control(const void* record, uint32_t size, AckPace pace = AckPace::Eager);
   // Raw writes straight into the peer's region, where both sides may reach the other's memory.
   bool oneSided() const { return peerPulls_ && weCanPull_; }
   void writeRaw(const PutRequest& req);
@@ -181,9 +181,11 @@ class ShmConnection {
   uint64_t serial_;
   bool sleeping_ = true;  // our consumerSleeping flag as last stored
   // In the ring since the peer was last woken (or seen awake): records that must wake it, and
-  // lazy acks, which wake it only once kLazyAckRun of them wait, or by the provider's timer.
+  // held-back acks, which wake it only once kLazyAckRun (all late: kLateAckRun) of them wait, or
+  // by the provider's timer for their pace (lazy if one of them is lazy, else late).
   bool wakePeer_ = false;
   uint32_t quietAcks_ = 0;
+  bool lazyHeld_ = false;
   std::unordered_map<uint64_t, Lent> lent_;                     // regions of the peer we may write
   std::unordered_map<uint64_t, std::vector<PutRequest>> asked_;  // raw writes waiting for RegionInfo
 };

@@ -9,8 +9,8 @@ namespace rvma::shm {
 
 constexpr uint32_t kMagic = 0x48535652;  // "RVSH"
 // 2: Ack and RegionInfo status 13 (Forbidden); 3: peer authentication in the hellos (auth flag,
-// nonces, proofs, refusals; shm_hello.h); 4: FarGatherPut
-constexpr uint16_t kVersion = 5;
+// nonces, proofs, refusals; shm_hello.h); 4: FarGatherPut; 5: kFlagLazyAck; 6: kFlagLateAck
+constexpr uint16_t kVersion = 6;
 constexpr uint64_t kMinRingBytes = 64ull << 10;
 constexpr uint64_t kMaxRingBytes = 256ull << 20;
 
@@ -54,7 +54,10 @@ constexpr uint32_t kFlagRaw = 2;  // vaddr is a region key, offset the offset in
 // Nothing waits on the answer soon: the receiver may leave its Ack in the ring without waking
 // the sender (ShmConnection::transmit).
 constexpr uint32_t kFlagLazyAck = 4;
-constexpr uint32_t kKnownFlags = kFlagAppend | kFlagRaw | kFlagLazyAck;
+// Nothing waits on the answer at all: the receiver may leave it unannounced longer
+// (kLateAckDelayMs).
+constexpr uint32_t kFlagLateAck = 8;
+constexpr uint32_t kKnownFlags = kFlagAppend | kFlagRaw | kFlagLazyAck | kFlagLateAck;
 
 struct RecordPrefix {
   uint32_t type;

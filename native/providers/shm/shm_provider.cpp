@@ -25,7 +25,10 @@ uint64_t randomWord() {
 
 ShmProvider::ShmProvider(ProviderContext ctx, ShmOptions options, uint64_t incarnation)
     : ctx_(std::move(ctx)), options_(std::move(options)), incarnation_(incarnation), probe_(randomWord()),
-      lazyAckTimer_(ctx_.progress, [this] { onLazyAckTimer(); }), loans_(ctx_.regions) {}
+      lazyKicks_(ctx_.progress, kLazyAckDelayMs, [](ShmConnection* c) { c->kickDeferred(); }),
+      lateKicks_(ctx_.progress, kLateAckDelayMs, [](ShmConnection* c) { c->kickDeferred(); }),
+      housekeeping_(ctx_.progress, [this] { houseKeep(); }),
+      loans_(ctx_.regions) {}
 
 ShmProvider::~ShmProvider() { close(); }
 
@@ -49,18 +52,9 @@ bool ShmProvider::listen(std::string* error) {
 
 void ShmProvider::start() {
   if (listenFd_ >= 0) listenToken_ = ctx_.progress.add(listenFd_, EPOLLIN, [this](uint32_t) { onAccept(); });
-  lazyAckTimer_.prepare();
-  ctx_.progress.every(100, [this] {
-    dead_.clear();
-    if (acceptPaused_ && listenFd_ >= 0) {
-      acceptPaused_ = false;
-      ctx_.progress.modify(listenToken_, listenFd_, EPOLLIN);
-    }
-    uint64_t now = nowMs();
-    std::vector<ShmConnection*> live;  // tick() may kill one, which leaves conns_
-    for (auto& c : conns_) live.push_back(c.get());
-    for (ShmConnection* c : live) c->tick(now);
-  });
+  lazyKicks_.prepare();
+  lateKicks_.prepare();
+  housekeeping_.prepare();
   // Both modes: in loop mode the event loop spins (JsWake), calling the same two functions.
   if (options_.busyPollUs) {
     ctx_.progress.busyPoll(options_.busyPollUs, [this] { return pollAll(); }, [this] { return beforeSleepAll(); });
@@ -99,6 +93,7 @@ void ShmProvider::onAccept() {
       return;  // EAGAIN, or a transient error: the next readiness retries
     }
     conns_.push_back(std::make_unique<ShmConnection>(*this, fd, false, std::string(), nextSerial_++));
+    needHousekeeping();  // its handshake has a deadline
     conns_.back()->start(nowMs());
   }
 }
@@ -106,6 +101,33 @@ void ShmProvider::onAccept() {
 void ShmProvider::pauseAccepting() {
   acceptPaused_ = true;
   ctx_.progress.modify(listenToken_, listenFd_, 0);
+  needHousekeeping();
+}
+
+void ShmProvider::needHousekeeping() {
+  if (housekeepingArmed_ || closing_) return;
+  housekeepingArmed_ = true;
+  housekeeping_.arm(kHousekeepingMs);
+}
+
+// What waits for time to pass: dead connections to free, a paused listener, handshakes with a
+// deadline. Armed only while there is some (a ring of ready connections sleeps undisturbed).
+void ShmProvider::houseKeep() {
+  housekeepingArmed_ = false;
+  dead_.clear();
+  if (acceptPaused_ && listenFd_ >= 0) {
+    acceptPaused_ = false;
+    ctx_.progress.modify(listenToken_, listenFd_, EPOLLIN);
+  }
+  uint64_t now = nowMs();
+  std::vector<ShmConnection*> live;  // tick() may kill one, which leaves conns_
+  for (auto& c : conns_) live.push_back(c.get());
+  for (ShmConnection* c : live) c->tick(now);
+  for (auto& c : conns_) {
+    const auto state = c->state();
+    if (state != ShmConnection::State::Ready && state != ShmConnection::State::Dead) needHousekeeping();  // handshaking
+  }
+  if (!dead_.empty()) needHousekeeping();
 }
 
 bool ShmProvider::admits(const std::string& node, uint64_t incarnation, pid_t pid, std::string* why) const {
@@ -154,6 +176,7 @@ ShmConnection* ShmProvider::dial(const std::string& address, Status* status) {
     return nullptr;
   }
   conns_.push_back(std::make_unique<ShmConnection>(*this, fd, true, address, nextSerial_++));
+  needHousekeeping();  // its handshake has a deadline
   ShmConnection* conn = conns_.back().get();
   byAddress_[address] = conn;
   conn->start(nowMs());
@@ -224,6 +247,8 @@ void ShmProvider::onReady(ShmConnection* conn) {
 void ShmProvider::onDead(ShmConnection* conn, bool wasReady, Status status, const std::string& why) {
   const std::string node = conn->peerNodeId();
   loans_.holderGone(conn->serial());  // it writes nothing more
+  lazyKicks_.remove(conn);
+  lateKicks_.remove(conn);
   if (wasReady) {
     auto it = byNode_.find(node);
     if (it != byNode_.end()) {
@@ -250,8 +275,9 @@ void ShmProvider::onDead(ShmConnection* conn, bool wasReady, Status status, cons
   conn->connectRequests().clear();
   auto it = std::find_if(conns_.begin(), conns_.end(), [conn](auto& c) { return c.get() == conn; });
   if (it != conns_.end()) {
-    dead_.push_back(std::move(*it));  // conn stays valid until the next tick
+    dead_.push_back(std::move(*it));  // conn stays valid until the next housekeeping
     conns_.erase(it);
+    needHousekeeping();
   }
 }
 
@@ -284,27 +310,16 @@ void ShmProvider::describePeers(std::vector<PeerInfo>* out) {
   for (const auto& [node, pulled] : known_) out->push_back(PeerInfo{node, "shm", pulled ? "cma" : "copy"});
 }
 
-// One timer for all connections, armed by the first deferral after it fired (as tcp's).
-void ShmProvider::deferKick(ShmConnection* conn) {
-  if (std::find(kicksDeferred_.begin(), kicksDeferred_.end(), conn) != kicksDeferred_.end()) return;
-  kicksDeferred_.push_back(conn);
-  if (kicksDeferred_.size() == 1) lazyAckTimer_.arm(kLazyAckDelayMs);
-}
-
-void ShmProvider::onLazyAckTimer() {
-  std::vector<ShmConnection*> due;
-  due.swap(kicksDeferred_);
-  for (ShmConnection* c : due) {
-    const bool live = std::any_of(conns_.begin(), conns_.end(), [c](auto& x) { return x.get() == c; });
-    if (live) c->kickDeferred();
-  }
+void ShmProvider::deferKick(ShmConnection* conn, AckPace pace) {
+  (pace == AckPace::Late ? lateKicks_ : lazyKicks_).add(conn);
 }
 
 void ShmProvider::close() {
   if (closing_) return;
   closing_ = true;
-  lazyAckTimer_.stop();
-  kicksDeferred_.clear();
+  lazyKicks_.stop();
+  lateKicks_.stop();
+  housekeeping_.stop();
   if (listenFd_ >= 0) {
     ctx_.progress.remove(listenToken_, listenFd_);
     ::close(listenFd_);

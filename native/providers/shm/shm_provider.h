@@ -11,7 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "../one_shot_timer.h"
+#include "../deferred_set.h"
 #include "../provider.h"
 #include "shm_connection.h"
 #include "shm_options.h"
@@ -60,14 +60,17 @@ class ShmProvider final : public Provider {
   static uint64_t nowMs();
   // A wake-up of this endpoint: until it sleeps again (beforeSleepAll), peers need not kick.
   void awake();
-  // conn left lazy acks in the ring without waking its peer: the timer wakes it if need be.
-  void deferKick(ShmConnection* conn);
+  // conn left acks of this pace (Lazy or Late) in the ring without waking its peer: the pace's
+  // timer wakes the peer if it still sleeps on them then.
+  void deferKick(ShmConnection* conn, AckPace pace);
 
  private:
-  void onLazyAckTimer();
   void onAccept();
   // Out of descriptors: the listener rests until the next tick instead of spinning (see TcpProvider).
   void pauseAccepting();
+  // Arms housekeeping (once) for what waits on time: handshake deadlines, dead connections, a paused listener.
+  void needHousekeeping();
+  void houseKeep();
   ShmConnection* dial(const std::string& address, Status* status);
   ShmConnection* route(const std::string& peer, Status* status);
   // The nodes last reached at address are not dialed there again (it failed authentication).
@@ -89,8 +92,10 @@ class ShmProvider final : public Provider {
   std::vector<std::unique_ptr<ShmConnection>> conns_;
   std::vector<std::unique_ptr<ShmConnection>> dead_;  // freed on the next tick
   std::vector<ShmConnection*> polling_;               // snapshot()'s list, kept to spare an allocation per round
-  std::vector<ShmConnection*> kicksDeferred_;         // may have died since: checked against conns_
-  OneShotTimer lazyAckTimer_;
+  DeferredSet<ShmConnection> lazyKicks_, lateKicks_;  // live ones
+  static constexpr uint64_t kHousekeepingMs = 100;
+  OneShotTimer housekeeping_;
+  bool housekeepingArmed_ = false;
   std::unordered_map<std::string, std::vector<ShmConnection*>> byNode_;  // ready ones
   std::unordered_map<std::string, ShmConnection*> byAddress_;            // dialed, live
   std::unordered_map<std::string, std::string> addressOfNode_;           // where we dialed a node

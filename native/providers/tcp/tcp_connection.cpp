@@ -109,7 +109,8 @@ void TcpConnection::sendPut(OutPut p) {
   inflightBytes_ += req.len;
   TxItem item;
   wire::FrameHeader f{req.raw ? wire::FrameType::RawWrite : wire::FrameType::Put};
-  f.flags = uint8_t((req.where.append ? wire::kAppend : 0) | (req.lazyAck ? wire::kLazyAck : 0));
+  f.flags = uint8_t((req.where.append ? wire::kAppend : 0) | (req.ack != AckPace::Eager ? wire::kLazyAck : 0) |
+                    (req.ack == AckPace::Late ? wire::kLateAck : 0));
   f.parts = req.parts;
   if (req.parts) {
     wire::encodePartExt(wire::PartExt{req.wholeOffset, req.wholeLen}, item.head + wire::kHeaderBytes);
@@ -649,9 +650,10 @@ bool TcpConnection::answerAndDrain(Status s) {
 
 // Answers keep the order of the puts: an ack joins the run, a refusal ends it. Both go out at
 // the end of the round, so one frame answers all the puts placed from one read. The ack of a
-// lazy put (hdr_) waits for company instead: the run goes with the next eager answer or frame
-// on this connection, once kLazyAckRun acks or kLazyAckBytes wait, or when the provider's
-// timer fires (kLazyAckDelayMs).
+// lazy or late put (hdr_) waits for company instead: the run goes with the next eager answer or
+// frame on this connection, once kLazyAckRun acks (kLateAckRun when every held ack is late) or
+// kLazyAckBytes wait, or when the provider's timer for the pace fires (kLazyAckDelayMs or
+// kLateAckDelayMs).
 void TcpConnection::sendAnswer(uint64_t putId, Status s) {
   if (ok(s)) {
     if (acksRun_ == wire::kMaxAcksRun) emitAcks();
@@ -660,8 +662,9 @@ void TcpConnection::sendAnswer(uint64_t putId, Status s) {
     if (hdr_.flags & wire::kLazyAck) {
       lazyAcks_++;
       lazyBytes_ += hdr_.len;
-      if (lazyAcks_ < kLazyAckRun && lazyBytes_ < kLazyAckBytes) {
-        owner_.deferAcks(this);
+      if (!(hdr_.flags & wire::kLateAck)) lazyHeld_ = true;
+      if (lazyAcks_ < (lazyHeld_ ? kLazyAckRun : kLateAckRun) && lazyBytes_ < kLazyAckBytes) {
+        owner_.deferAcks(this, lazyHeld_ ? AckPace::Lazy : AckPace::Late);
         return;
       }
     }
@@ -681,6 +684,7 @@ void TcpConnection::emitAcks() {
   acksRun_ = 0;
   lazyAcks_ = 0;
   lazyBytes_ = 0;
+  lazyHeld_ = false;
   // Acks still queued, not started, answer the puts just before these: one frame says both.
   // A peer slow to read then costs one frame per refusal, not one per read of its puts.
   TxItem* last = tx_.empty() ? nullptr : &tx_.back();

@@ -36,7 +36,6 @@ class TcpConnection {
   void endRound();
   // Whether the provider has this connection on its list for the end of the round.
   bool roundPending = false;
-  bool acksDeferred = false;  // on the provider's list of connections holding lazy acks
   void sendFloor(uint64_t floor);
   void tick(uint64_t nowMs, uint64_t missedMs);  // keepalive and timeouts (TickGap: missedMs)
   // Closes the socket and cancels a half-placed put. The puts not answered yet go back to the
@@ -165,7 +164,8 @@ class TcpConnection {
 
   // Placed puts not answered yet: a run of acks that goes out as one Ack or Acks frame.
   uint64_t acksRun_ = 0, acksLast_ = 0;
-  uint64_t lazyAcks_ = 0, lazyBytes_ = 0;  // of the run: acks of lazy puts, and their puts' bytes
+  uint64_t lazyAcks_ = 0, lazyBytes_ = 0;  // of the run: acks held back (lazy or late), and their puts' bytes
+  bool lazyHeld_ = false;                   // one of them is lazy (not late): it goes within kLazyAckDelayMs
   std::deque<TxItem> tx_;
   std::deque<OutPut> waiting_;  // over the in-flight cap or before the handshake
   std::deque<PendingPut> pending_;

@@ -51,7 +51,8 @@ std::string formatAddress(const sockaddr_storage& addr) {
 
 TcpProvider::TcpProvider(ProviderContext ctx, TcpOptions options, uint64_t incarnation)
     : ctx_(std::move(ctx)), options_(std::move(options)), incarnation_(incarnation),
-      lazyAckTimer_(ctx_.progress, [this] { onLazyAckTimer(); }),
+      lazyAcks_(ctx_.progress, kLazyAckDelayMs, [](TcpConnection* c) { c->endRound(); }),
+      lateAcks_(ctx_.progress, kLateAckDelayMs, [](TcpConnection* c) { c->endRound(); }),
       reconnectTimer_(ctx_.progress, [this] { onReconnectTimer(); }), inbound_(ctx_.table, options_.reconnectMs) {}
 
 TcpProvider::~TcpProvider() { close(); }
@@ -91,7 +92,8 @@ bool TcpProvider::listen(std::string* error) {
 
 void TcpProvider::start() {
   if (listenFd_ >= 0) listenToken_ = ctx_.progress.add(listenFd_, EPOLLIN, [this](uint32_t) { onAccept(); });
-  lazyAckTimer_.prepare();
+  lazyAcks_.prepare();
+  lateAcks_.prepare();
   reconnectTimer_.prepare();
   ctx_.progress.atRoundEnd([this] {
     // Sending may make a connection fail, which takes it off the list: walk a detached copy.
@@ -546,22 +548,8 @@ void TcpProvider::endOfRound(TcpConnection* conn) {
   roundPending_.push_back(conn);
 }
 
-// One timer for all connections, armed by the first lazy ack after it fired: a syscall per
-// kLazyAckDelayMs at most, not one per put.
-void TcpProvider::deferAcks(TcpConnection* conn) {
-  if (conn->acksDeferred) return;
-  conn->acksDeferred = true;
-  acksDeferred_.push_back(conn);
-  if (acksDeferred_.size() == 1) lazyAckTimer_.arm(kLazyAckDelayMs);
-}
-
-void TcpProvider::onLazyAckTimer() {
-  std::vector<TcpConnection*> due;  // sending may make a connection fail, which unlinks it
-  due.swap(acksDeferred_);
-  for (TcpConnection* c : due) {
-    c->acksDeferred = false;
-    c->endRound();
-  }
+void TcpProvider::deferAcks(TcpConnection* conn, AckPace pace) {
+  (pace == AckPace::Late ? lateAcks_ : lazyAcks_).add(conn);
 }
 
 void TcpProvider::unlink(TcpConnection* conn, bool wasReady, bool transient) {
@@ -569,10 +557,8 @@ void TcpProvider::unlink(TcpConnection* conn, bool wasReady, bool transient) {
     roundPending_.erase(std::remove(roundPending_.begin(), roundPending_.end(), conn), roundPending_.end());
     conn->roundPending = false;
   }
-  if (conn->acksDeferred) {
-    acksDeferred_.erase(std::remove(acksDeferred_.begin(), acksDeferred_.end(), conn), acksDeferred_.end());
-    conn->acksDeferred = false;
-  }
+  lazyAcks_.remove(conn);
+  lateAcks_.remove(conn);
   auto drop = [conn](auto& map, const std::string& key) {
     auto it = map.find(key);
     if (it == map.end()) return;
@@ -630,7 +616,8 @@ void TcpProvider::close() {
   for (auto& c : conns) c->fail(Status::Closed, "endpoint closed", false);
   while (!reconnecting_.empty()) giveUp(reconnecting_.begin()->first, Status::Closed, "the endpoint closed");
   reconnectTimer_.stop();
-  lazyAckTimer_.stop();
+  lazyAcks_.stop();
+  lateAcks_.stop();
   dead_.clear();
   conns.clear();
   inbound_.clear();  // no connection is left writing: what the windows hold is released

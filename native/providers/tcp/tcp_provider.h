@@ -21,6 +21,7 @@
 #include "tcp_connection.h"
 #include "tcp_options.h"
 #include "tcp_put.h"
+#include "../deferred_set.h"
 #include "../one_shot_timer.h"
 
 namespace rvma {
@@ -62,8 +63,8 @@ class TcpProvider final : public Provider {
   void onHandshake(TcpConnection* conn);
   // conn has frames or answers to send at the end of this progress round.
   void endOfRound(TcpConnection* conn);
-  // conn holds lazy acks: they go at the latest when the lazy-ack timer fires.
-  void deferAcks(TcpConnection* conn);
+  // conn holds acks of this pace (Lazy or Late): they go at the latest when its timer fires.
+  void deferAcks(TcpConnection* conn, AckPace pace);
   // conn died: it leaves every route at once (its puts are reported after).
   void unlink(TcpConnection* conn, bool wasReady, bool transient);
   // conn died, and its answered puts are reported. A transient failure (a ready connection lost to the transport) keeps its
@@ -138,7 +139,6 @@ class TcpProvider final : public Provider {
   void resume(const std::string& node);
   void giveUp(const std::string& node, Status status, const std::string& why);
   void onReconnectTimer();
-  void onLazyAckTimer();
   void armReconnectTimer();
 
   ProviderContext ctx_;
@@ -156,8 +156,7 @@ class TcpProvider final : public Provider {
   bool acceptPaused_ = false;
   TickGap tickGap_{0, 0};
   std::vector<TcpConnection*> roundPending_;  // live ones with TcpConnection::roundPending
-  std::vector<TcpConnection*> acksDeferred_;  // live ones with TcpConnection::acksDeferred
-  OneShotTimer lazyAckTimer_;
+  DeferredSet<TcpConnection> lazyAcks_, lateAcks_;  // live ones holding acks back
   std::unordered_map<std::string, std::vector<TcpConnection*>> byNode_;     // ready ones
   std::unordered_map<std::string, std::vector<TcpConnection*>> byAddress_;  // dialed ones
   std::unordered_map<std::string, std::string> addressOfNode_;
