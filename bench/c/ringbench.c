@@ -5,7 +5,7 @@
  *
  *   ringbench forward HEADER DATA
  *       Ranks 1 and 2: pass every frame from the previous rank on to the next one until EOF,
- *       then print {"frames":N,"cpuNs":C}.
+ *       then print {"frames":N,"cpuNs":C,"wakeups":W} (W: voluntary context switches, all threads).
  *   ringbench origin HEADER DATA hop|frames COUNT WARMUP WINDOW
  *       Rank 0: sends WARMUP untimed frames, then COUNT timed ones, checks each one that comes
  *       back, and prints one JSON line.
@@ -52,6 +52,13 @@ static uint64_t cpu_ns(void) {
   uint64_t us = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000ull +
                 (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
   return us * 1000ull;
+}
+
+/* Voluntary context switches of every thread of this process: its sleeps, so its wake-ups. */
+static uint64_t wakeups(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) die("getrusage");
+  return (uint64_t)ru.ru_nvcsw;
 }
 
 static size_t header_bytes, data_bytes;
@@ -107,13 +114,14 @@ static int forwarder(void) {
   struct links l = join_ring();
   char *header = malloc(header_bytes), *data = malloc(data_bytes);
   if (!header || !data) die("malloc");
-  uint64_t cpu0 = cpu_ns(), frames = 0;
+  uint64_t cpu0 = cpu_ns(), woken0 = wakeups(), frames = 0;
   while (recv_frame(l.prev, header, data)) {
     send_frame(l.next, header, data);
     frames++;
   }
-  uint64_t cpu = cpu_ns() - cpu0;
-  printf("{\"frames\":%llu,\"cpuNs\":%llu}\n", (unsigned long long)frames, (unsigned long long)cpu);
+  uint64_t cpu = cpu_ns() - cpu0, woken = wakeups() - woken0;
+  printf("{\"frames\":%llu,\"cpuNs\":%llu,\"wakeups\":%llu}\n", (unsigned long long)frames, (unsigned long long)cpu,
+         (unsigned long long)woken);
   fflush(stdout);
   /* The next rank sees EOF in turn; rank 0 last, after the last forwarder is done. */
   close(l.next);
@@ -229,7 +237,7 @@ static int origin(int argc, char **argv) {
   for (size_t i = 0; i < data_bytes / sizeof(float); i++) values[i] = (float)i * 0.5f;
 
   struct links l = join_ring();
-  uint64_t cpu0 = cpu_ns();
+  uint64_t cpu0 = cpu_ns(), woken0 = wakeups();
   if (hop) {
     for (uint64_t i = 0; i < warmup; i++) hop_once(&l);
     uint64_t *times = malloc(count * sizeof *times);
@@ -237,24 +245,24 @@ static int origin(int argc, char **argv) {
     uint64_t start = now_ns();
     for (uint64_t i = 0; i < count; i++) times[i] = hop_once(&l);
     uint64_t elapsed = now_ns() - start;
-    uint64_t cpu = cpu_ns() - cpu0;
+    uint64_t cpu = cpu_ns() - cpu0, woken = wakeups() - woken0;
     qsort(times, count, sizeof *times, cmp_u64);
     uint64_t median = times[count / 2], p99 = times[count * 99 / 100];
     printf("{\"ops\":%llu,\"bytes\":%llu,\"elapsedNs\":%llu,\"medianOpNs\":%.1f,\"p99OpNs\":%.1f,\"senderCpuNs\":%llu,"
-           "\"reported\":{\"roundTripMedianNs\":%llu,\"roundTripP99Ns\":%llu}}\n",
+           "\"senderWakeups\":%llu,\"reported\":{\"roundTripMedianNs\":%llu,\"roundTripP99Ns\":%llu}}\n",
            (unsigned long long)count, (unsigned long long)(count * (header_bytes + data_bytes)),
            (unsigned long long)elapsed, (double)median / RANKS, (double)p99 / RANKS, (unsigned long long)cpu,
-           (unsigned long long)median, (unsigned long long)p99);
+           (unsigned long long)woken, (unsigned long long)median, (unsigned long long)p99);
     free(times);
   } else {
     pipeline(&l, warmup, window);
     uint64_t start = now_ns();
     pipeline(&l, count, window);
     uint64_t elapsed = now_ns() - start;
-    uint64_t cpu = cpu_ns() - cpu0;
-    printf("{\"ops\":%llu,\"bytes\":%llu,\"elapsedNs\":%llu,\"senderCpuNs\":%llu}\n", (unsigned long long)count,
-           (unsigned long long)(count * (header_bytes + data_bytes)), (unsigned long long)elapsed,
-           (unsigned long long)cpu);
+    uint64_t cpu = cpu_ns() - cpu0, woken = wakeups() - woken0;
+    printf("{\"ops\":%llu,\"bytes\":%llu,\"elapsedNs\":%llu,\"senderCpuNs\":%llu,\"senderWakeups\":%llu}\n",
+           (unsigned long long)count, (unsigned long long)(count * (header_bytes + data_bytes)), (unsigned long long)elapsed,
+           (unsigned long long)cpu, (unsigned long long)woken);
   }
   fflush(stdout);
 

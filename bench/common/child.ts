@@ -28,21 +28,29 @@ function cpuSince(from: NodeJS.CpuUsage): number {
   return (d.user + d.system) * 1000;
 }
 
+/** Voluntary context switches of every thread of this process: its sleeps, so its wake-ups. */
+function wakeups(): number {
+  return process.resourceUsage().voluntaryContextSwitches;
+}
+
 let preparedAt = process.cpuUsage();
+let preparedWakeups = wakeups();
 
 async function handle(role: Role, req: Request): Promise<unknown> {
   switch (req.cmd) {
     case 'prepare':
       preparedAt = process.cpuUsage();
+      preparedWakeups = wakeups();
       return role.prepare!(req.scenario);
     case 'run': {
       const from = process.cpuUsage();
+      const woken = wakeups();
       const m = await role.run!(req.scenario, req.target);
-      return { ...m, senderCpuNs: cpuSince(from) } satisfies Measurement;
+      return { ...m, senderCpuNs: cpuSince(from), senderWakeups: wakeups() - woken } satisfies Measurement;
     }
     case 'finish': {
       const got = await role.finish!(req.expected);
-      return { ...got, cpuNs: cpuSince(preparedAt) } satisfies Received;
+      return { ...got, cpuNs: cpuSince(preparedAt), wakeups: wakeups() - preparedWakeups } satisfies Received;
     }
     case 'exit':
       await role.close();

@@ -55,6 +55,9 @@ export interface Measurement {
   /** CPU time (all threads, user + system) each side spent on warm-up and timed ops */
   senderCpuNs?: number;
   receiverCpuNs?: number;
+  /** Voluntary context switches (all threads: each a sleep and a wake-up) over the same span */
+  senderWakeups?: number;
+  receiverWakeups?: number;
   /** An external tool's own figures, kept for the record when the others are derived from them. */
   reported?: Record<string, number>;
 }
@@ -65,6 +68,8 @@ export interface Received {
   bytes: number;
   /** CPU time since prepare (filled in by the child) */
   cpuNs?: number;
+  /** Voluntary context switches since prepare (filled in by the child) */
+  wakeups?: number;
 }
 
 export type Request =

@@ -80,11 +80,11 @@ export async function runCRing(bin: string, s: Scenario, cpus: string[]): Promis
     const last = (text: string): string => text.trim().split('\n').pop()!;
     const m = JSON.parse(last(outputs[0])) as Measurement;
     const expected = s.warmup + s.count;
-    const forwarded = outputs.slice(1).map((o) => JSON.parse(last(o)) as { frames: number; cpuNs: number });
+    const forwarded = outputs.slice(1).map((o) => JSON.parse(last(o)) as { frames: number; cpuNs: number; wakeups: number });
     forwarded.forEach((f, i) => {
       if (f.frames !== expected) throw new Error(`C ring rank ${i + 1} forwarded ${f.frames} frames, expected ${expected}`);
     });
-    return { ...m, receiverCpuNs: forwarded.reduce((sum, f) => sum + f.cpuNs, 0) };
+    return { ...m, receiverCpuNs: forwarded.reduce((sum, f) => sum + f.cpuNs, 0), receiverWakeups: forwarded.reduce((sum, f) => sum + f.wakeups, 0) };
   } finally {
     clearTimeout(timer);
     // All have exited after a success; after a failure or the timeout none may outlive it.

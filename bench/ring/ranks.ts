@@ -48,7 +48,7 @@ export class RingProcesses {
     got.forEach((g, i) => {
       if (g.count !== expected) throw new Error(`rank ${i + 1} passed on ${g.count} frames or records, expected ${expected}`);
     });
-    return { ...m, receiverCpuNs: got.reduce((sum, g) => sum + (g.cpuNs ?? 0), 0) };
+    return { ...m, receiverCpuNs: got.reduce((sum, g) => sum + (g.cpuNs ?? 0), 0), receiverWakeups: got.reduce((sum, g) => sum + (g.wakeups ?? 0), 0) };
   }
 
   async stop(): Promise<void> {

@@ -15,7 +15,7 @@ export interface PlacedVariant extends Variant {
 
 export const placedId = (ring: string, placement: PlacementMode): string => `${ring}@${placement}`;
 
-type Figure = 'hop' | 'hopP99' | 'frames' | 'around' | 'cpuHop' | 'cpuFrames';
+type Figure = 'hop' | 'hopP99' | 'frames' | 'around' | 'cpuHop' | 'cpuFrames' | 'wakeHop' | 'wakeFrames';
 
 /** One figure of one measurement: µs per hop, frames/s, µs per around(), CPU µs per frame. */
 function figure(f: Figure, s: Scenario, m: Measurement): number {
@@ -31,10 +31,14 @@ function figure(f: Figure, s: Scenario, m: Measurement): number {
     case 'cpuFrames':
       // every rank's CPU time (rank 0 + the forwarders) over the frames rank 0 sent
       return m.senderCpuNs === undefined || m.receiverCpuNs === undefined ? NaN : (m.senderCpuNs + m.receiverCpuNs) / (s.warmup + s.count) / 1000;
+    case 'wakeHop':
+    case 'wakeFrames':
+      // every rank's sleeps (voluntary context switches, all threads) per frame and rank
+      return m.senderWakeups === undefined || m.receiverWakeups === undefined ? NaN : (m.senderWakeups + m.receiverWakeups) / (s.warmup + s.count) / RANKS;
   }
 }
 
-const SCENARIO_OF: Record<Figure, string> = { hop: 'hop', hopP99: 'hop', frames: 'frames', around: 'around', cpuHop: 'hop', cpuFrames: 'frames' };
+const SCENARIO_OF: Record<Figure, string> = { hop: 'hop', hopP99: 'hop', frames: 'frames', around: 'around', cpuHop: 'hop', cpuFrames: 'frames', wakeHop: 'hop', wakeFrames: 'frames' };
 
 /** The columns beside a judged ratio: the same ring under thread progress, and busy polling. */
 const OTHER_COLUMNS = ['thread', 'busy'] as const;
@@ -85,12 +89,13 @@ export function buildRingReport(scenarios: Scenario[], variants: PlacedVariant[]
         value: value(of),
         extra: Object.fromEntries(OTHER_COLUMNS.map((c) => [c, others[c] ? value(placedId(others[c], p)) : NaN])),
       });
-      add({ name: `${label} / net.Socket ring, hop time`, placement: p, of, versus: net, scenario: 'hop', ...both((id) => at(id, 'hop') / at(net, 'hop')) }, { max: TARGETS.hopVersusNet });
-      add({ name: `${label} / net.Socket ring, frames/s`, placement: p, of, versus: net, scenario: 'frames', ...both((id) => at(id, 'frames') / at(net, 'frames')) }, { min: TARGETS.framesVersusNet });
+      const t = TARGETS.byRing[ring];
+      add({ name: `${label} / net.Socket ring, hop time`, placement: p, of, versus: net, scenario: 'hop', ...both((id) => at(id, 'hop') / at(net, 'hop')) }, { max: t.hopVersusNet });
+      add({ name: `${label} / C TCP ring, hop time`, placement: p, of, versus: cRing, scenario: 'hop', ...both((id) => at(id, 'hop') / at(cRing, 'hop')) }, { max: t.hopVersusCRing });
+      add({ name: `${label} / net.Socket ring, frames/s`, placement: p, of, versus: net, scenario: 'frames', ...both((id) => at(id, 'frames') / at(net, 'frames')) }, { min: t.framesVersusNet });
       add({ name: `${label} around() / its hop time`, placement: p, of, versus: of, scenario: 'around', ...both((id) => at(id, 'around') / at(id, 'hop')) }, { max: TARGETS.aroundInHops });
-      if (ring !== 'rvma-shm') continue;
-      add({ name: `${label} / C TCP ring, hop time`, placement: p, of, versus: cRing, scenario: 'hop', ...both((id) => at(id, 'hop') / at(cRing, 'hop')) }, { max: TARGETS.hopVersusCRing });
-      add({ name: `${label} / C TCP ring, frames/s`, placement: p, of, versus: cRing, scenario: 'frames', ...both((id) => at(id, 'frames') / at(cRing, 'frames')) }, { min: TARGETS.framesVersusCRing });
+      add({ name: `${label} / net.Socket ring, CPU per frame (stop and wait)`, placement: p, of, versus: net, scenario: 'cpuHop', ...both((id) => at(id, 'cpuHop') / at(net, 'cpuHop')) }, { max: TARGETS.cpuVersusNet });
+      add({ name: `${label} / net.Socket ring, CPU per frame (pipelined)`, placement: p, of, versus: net, scenario: 'cpuFrames', ...both((id) => at(id, 'cpuFrames') / at(net, 'cpuFrames')) }, { max: TARGETS.cpuVersusNet });
     }
   }
   return { medians, ratios };
@@ -106,7 +111,7 @@ function spread(xs: number[], digits: number, reps: number): string {
 export function formatRingReport(scenarios: Scenario[], variants: PlacedVariant[], samples: Samples, report: RingReport, reps: number): string {
   const values = valuesOf(scenarios, samples);
   const m = (id: string, f: Figure, digits: number): string => fixed(report.medians[id]?.[f] ?? NaN, digits);
-  const head = ['ring', 'hop µs', 'hop p99 µs', 'frames/s', 'around() µs', 'around/hop', 'CPU µs/frame (hop; frames)'];
+  const head = ['ring', 'hop µs', 'hop p99 µs', 'frames/s', 'around() µs', 'around/hop', 'CPU µs/frame (hop; frames)', 'wake-ups/frame/rank (hop; frames)'];
   const out: string[] = [`Medians of ${reps} repetitions [min..max], ${RANKS} ranks, frames of ${FRAME_BYTES} B (8-byte header + ${FRAME_BYTES - 8} B data).`];
   const placements = [...new Set(variants.map((v) => v.placement))];
   for (const p of placements) {
@@ -120,6 +125,7 @@ export function formatRingReport(scenarios: Scenario[], variants: PlacedVariant[
         m(v.id, 'around', 1),
         fixed((report.medians[v.id]?.around ?? NaN) / (report.medians[v.id]?.hop ?? NaN), 2),
         `${m(v.id, 'cpuHop', 1)}; ${m(v.id, 'cpuFrames', 1)}`,
+        `${m(v.id, 'wakeHop', 2)}; ${m(v.id, 'wakeFrames', 2)}`,
       ]);
     out.push('', `Placement ${describeRanks(p, RANKS)}`, table([head, ...rows]));
   }
@@ -133,6 +139,7 @@ export function formatRingReport(scenarios: Scenario[], variants: PlacedVariant[
       '(pipelined, rank 0 sends from a second thread), started afresh for each measurement at the same placement.',
     'around(): ring.around() of a RESIZE_CHAIN of 3 ranges; ranks 1 and 2 take it with ring.control() and pass() it on.',
     `CPU: user + system time of all ${RANKS} ranks (all threads) over warm-up and timed frames, per frame.`,
+    `wake-ups: voluntary context switches (getrusage, all threads: each a sleep and a wake-up) of all ${RANKS} ranks over the same frames, per frame and rank.`,
     '',
     'Targets (ratios of medians; the loop column, the defaults, is judged; thread progress and busy polling, which keeps a CPU busy while waiting, are for information):',
   );

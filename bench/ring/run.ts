@@ -92,6 +92,8 @@ async function main(): Promise<void> {
           around: 'µs per ring.around()',
           cpuHop: 'CPU µs per frame, all ranks, hop scenario',
           cpuFrames: 'CPU µs per frame, all ranks, frames scenario',
+          wakeHop: 'wake-ups (voluntary context switches, all threads) per frame and rank, hop scenario',
+          wakeFrames: 'wake-ups (voluntary context switches, all threads) per frame and rank, frames scenario',
         },
         pipeline: pipeline?.medians,
       },
