@@ -239,8 +239,13 @@ void Progress::run() {
       endRound();
       rounds++;
     }
-    const bool sleeps = rounds < kSettleRounds;
-    if (wait(sleeps ? -1 : 0, sleeps ? &work : nullptr) > 0 && sleeps) wakeups_.fetch_add(1, std::memory_order_relaxed);
+    if (rounds == kSettleRounds) {
+      wait(0);  // a peer that keeps sending: one more round before the next sleep
+    } else if (wait(0) == 0 && wait(-1, &work) > 0) {
+      // Work signalled while this thread was busy (a task queued by JavaScript) was taken by
+      // wait(0) without a sleep: only a wait that blocked counts as a wake-up.
+      wakeups_.fetch_add(1, std::memory_order_relaxed);
+    }
     endRound();
     if (busyPolls_.empty()) continue;
     for (auto until = Clock::now() + window; !stopRequested_;) {

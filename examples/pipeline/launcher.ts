@@ -9,6 +9,7 @@ import { ensureModel } from './model/build';
 import { DEFAULT_CONFIG, ModelConfig, TINY_CONFIG } from './model/config';
 import { makePrompt, referenceGenerate } from './model/runtime';
 import { FromWorker, HeadReport, ToWorker, WorkerConfig } from './protocol';
+import type { SwitchesPerToken } from './switches';
 
 const env = (name: string, fallback: number): number => (process.env[name] === undefined ? fallback : Number(process.env[name]));
 const WORKERS = env('RVMA_PIPELINE_WORKERS', 3);
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
   const children = new Map<string, ChildProcess>();
   const all: ChildProcess[] = [];
   let killed: string | undefined;
+  const switches: (SwitchesPerToken | undefined)[] = [];
   const timer = setTimeout(() => fail(`no result within ${DEADLINE_MS / 1000} s`), DEADLINE_MS);
   function fail(message: string): never {
     for (const child of all) child.kill('SIGKILL');
@@ -68,6 +70,7 @@ async function main(): Promise<void> {
           victim?.kill('SIGKILL');
         }
         if (m.type === 'report') resolve(m.report);
+        if (m.type === 'switches') switches[m.index] = m.perToken;
       });
       const config: WorkerConfig = {
         index,
@@ -93,7 +96,8 @@ async function main(): Promise<void> {
       .filter((c) => c.exitCode === null && c.signalCode === null)
       .map((child) => {
         child.removeAllListeners('exit');
-        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+        // Its channel closes after its last message (its context switches) has been read.
+        const exited = Promise.all([new Promise((resolve) => child.once('exit', resolve)), new Promise((resolve) => child.once('disconnect', resolve))]);
         const force = setTimeout(() => child.kill('SIGKILL'), 5000);
         child.send({ type: 'stop' } satisfies ToWorker);
         return exited.then(() => clearTimeout(force));
@@ -107,6 +111,7 @@ async function main(): Promise<void> {
     ['single-process run', `${refSeconds.toFixed(2)} s (loading the model included)`],
     ['per-hop latency', report.hopLatencyUs === undefined ? '-' : `${report.hopLatencyUs.toFixed(0)} µs (decode round trip less layer compute, per hop)`],
     ['recovery', report.recoveryMs === undefined ? '-' : `${report.recoveryMs.toFixed(0)} ms (re-form, reload, feed the conversation again)`],
+    ['context switches', `${switches.map((s) => (s ? `${s.voluntary.toFixed(2)}+${s.involuntary.toFixed(2)}` : '-')).join(' ')} per decoded token, by worker (voluntary+involuntary)`],
   ];
   for (const s of report.splits) {
     rows.push([`split from token ${s.step}`, `${s.ranges.map((r) => `[${r.start},${r.end})`).join(' ')}  (${s.why})`]);
@@ -121,7 +126,7 @@ async function main(): Promise<void> {
   }
   console.log(`every one of the ${NEW_TOKENS} tokens equals the single-process run`);
   // For bench:ring, which runs the example over both rings.
-  if (process.env.RVMA_PIPELINE_JSON) console.log(`RESULT ${JSON.stringify(report)}`);
+  if (process.env.RVMA_PIPELINE_JSON) console.log(`RESULT ${JSON.stringify({ ...report, decodeSwitches: switches })}`);
 }
 
 main().catch((error: Error) => {

@@ -3,6 +3,7 @@
 // application records sent with ring.around().
 import type { LayerRange } from '../../src';
 import type { ModelConfig } from './model/config';
+import type { SwitchesPerToken } from './switches';
 
 export interface WorkerConfig {
   /** 0 for the head (embeds, samples, runs the first layers). */
@@ -48,6 +49,8 @@ export type FromWorker =
   /** The head asks the launcher to kill a worker (the recovery demonstration). */
   | { type: 'kill'; nodeId: string }
   | { type: 'report'; report: HeadReport }
+  /** As it stops: its context switches per decoded token (undefined: fewer than 2 decode steps). */
+  | { type: 'switches'; index: number; perToken: SwitchesPerToken | undefined }
   | { type: 'failed'; message: string };
 
 // Frame header flags, as LEAP has them.

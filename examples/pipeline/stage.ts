@@ -7,6 +7,7 @@ import { ModelConfig } from './model/config';
 import { LayerRunner } from './model/runtime';
 import { Pipe } from './pipe';
 import { PipelineBody, rangeLayers } from './protocol';
+import { DecodeSwitches } from './switches';
 
 /** The rvma ring's parts: what re-splits, recovery and control records need. */
 export interface Control {
@@ -35,8 +36,12 @@ export class Stage {
     return this.control.ring;
   }
 
-  /** Runs this rank's layers on one token's hidden state. */
+  /** This rank's context switches per decoded token. */
+  readonly switches = new DecodeSwitches();
+
+  /** Runs this rank's layers on one token's hidden state (timed: a decode step). */
   async run(hidden: Float32Array, timed: boolean): Promise<Float32Array> {
+    if (timed) this.switches.step();
     const began = performance.now();
     const out = await this.runner.run(hidden, 1);
     if (timed) {

@@ -11,6 +11,7 @@ import { runHead } from './head';
 import { FLAG_NEED_REPLY, FromWorker, ToWorker, WorkerConfig, activationHeader, evenSplit, rangeLayers, readActivationHeader } from './protocol';
 import { Pipe, netPipe, ringPipe } from './pipe';
 import { Control, Stage } from './stage';
+import type { SwitchesPerToken } from './switches';
 
 const tell = (m: FromWorker): void => void process.send?.(m);
 let stopping = false;
@@ -71,7 +72,7 @@ async function netPipe_(config: WorkerConfig, directory: RedisDirectory): Promis
   return { pipe: netPipe(net), control: undefined, close: () => net.close() };
 }
 
-async function start(config: WorkerConfig): Promise<void> {
+async function start(config: WorkerConfig): Promise<SwitchesPerToken | undefined> {
   const cfg = config.model;
   // Every worker starts at once on one host: give Redis longer than the 2 s default to answer.
   const directory = await RedisDirectory.connect({ url: config.redisUrl, cluster: config.cluster, ttlMs: 2000, connectTimeoutMs: 10_000 });
@@ -110,12 +111,14 @@ async function start(config: WorkerConfig): Promise<void> {
   }
   await stage.runner.close();
   await directory.close();
+  return stage.switches.perToken();
 }
 
 process.once('message', (m: ToWorker) => {
   if (m.type !== 'start') return;
   start(m.config).then(
-    () => process.exit(0),
+    // Exits once the launcher has the message (sent before exit, it could be lost).
+    (perToken) => process.send!({ type: 'switches', index: m.config.index, perToken } satisfies FromWorker, () => process.exit(0)),
     (error: Error) => {
       tell({ type: 'failed', message: String(error.stack ?? error) });
       process.exit(1);

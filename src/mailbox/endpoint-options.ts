@@ -159,7 +159,7 @@ export interface PutOptions {
   /**
    * Nothing waits on this put soon: the receiver may hold its acknowledgement back (as
    * CountedPutOptions.lazyAck says), so the promise may resolve up to 2 ms later than it would
-   * (`'late'`: up to 100 ms later). A refusal still comes at once.
+   * (`'late'`: up to 1 s later). A refusal still comes at once.
    */
   lazyAck?: boolean | 'late';
   timeout?: number;
@@ -181,8 +181,8 @@ export interface CountedPutOptions {
    *
    * `'late'`: nothing waits on the outcome at all, only a failure would matter (a stream whose
    * receiver paces the sender by other means, as the ring's credits do). The acknowledgement
-   * goes with other traffic to the sender, once 32 such puts or 1 MiB wait, or up to 100 ms
-   * later: it never wakes a sender that sleeps meanwhile. Failures still come at once.
+   * goes with other traffic to the sender, once 256 such puts or 1 MiB wait, or up to 1 s
+   * later: it does not wake a sender that sleeps between puts. Failures still come at once.
    */
   lazyAck?: boolean | 'late';
 }

@@ -108,7 +108,6 @@ export interface EndpointStats {
 // their promises must settle. Idle ones may be collected (the native side then closes).
 const busy = new Set<Endpoint>();
 
-
 interface PendingPut {
   id: number;
   wait: Wait<void>;
@@ -208,7 +207,7 @@ export class Endpoint extends EventEmitter {
   private nextRequestId = 1;
   private nextDynamicVaddr = DYNAMIC_VADDR_BASE;
   private waiters = 0;
-  /** In `busy` and referenced natively; let go shortly after the last wait ends. */
+  /** In `busy` and referenced natively; let go at the end of the turn in which the last wait ended. */
   private held = false;
   private releaseDue = false;
   private isClosed = false;
