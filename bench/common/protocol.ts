@@ -37,6 +37,8 @@ export interface Scenario {
   count: number;
   /** Untimed operations before them, on the same connection. */
   warmup: number;
+  /** Ring only: µs every rank spends busy on each frame before it passes it on (a layer computing). */
+  workUs?: number;
 }
 
 /** What a receiver hands the sender for one scenario (bigints travel as decimal strings). */

@@ -10,6 +10,7 @@ import { RANKS } from './config';
 import { joinNetRing } from './net-ring';
 import { Origin, OriginLink } from './origin';
 import { RvmaRank } from './rvma-rank';
+import { work } from './work';
 
 /** A ring's variant, with the group and rank of one of its processes. */
 export interface RankSpec extends Variant {
@@ -22,17 +23,22 @@ interface Rank {
   link: OriginLink;
   /** Starts forwarding (ranks 1 and 2): calls `tally` per frame or record passed on. */
   forward(tally: Tally): void;
+  /** µs of work on each frame before it is passed on, from the next frame on. */
+  setWork(us: number): void;
   close(): Promise<void>;
 }
 
 async function netRank(spec: RankSpec, url: string): Promise<Rank> {
   const directory = await RedisDirectory.connect({ url, cluster: spec.cluster });
   const ring = await joinNetRing(directory, spec.group, spec.rank, RANKS);
+  let workUs = 0;
   return {
     link: ring,
+    setWork: (us) => (workUs = us),
     forward(tally) {
       ring.onError = (error) => tally.fail(error);
       ring.onFrame = (frame) => {
+        work(workUs);
         ring.forward(frame);
         tally.add(frame.bytes.length);
       };
@@ -49,6 +55,7 @@ async function rvmaRank(spec: RankSpec, url: string): Promise<Rank> {
   const r = await RvmaRank.join({ provider: provider ?? 'tcp', progress: progress ?? 'loop', shm, url, cluster, group, rank });
   return {
     link: r,
+    setWork: (us) => (r.workUs = us),
     forward(tally) {
       const failed = (error: unknown): void => tally.fail(error);
       void r.forwardFrames((bytes) => tally.add(bytes), failed);
@@ -69,8 +76,9 @@ serveChild(async (role, variant, url): Promise<Role> => {
   rank.forward(tally);
   return {
     address: url!,
-    prepare: () => {
+    prepare: (s) => {
       tally.reset();
+      rank.setWork(s.workUs ?? 0);
       return {};
     },
     finish: (expected) => tally.finish(expected),

@@ -22,6 +22,9 @@ export const RING_WINDOW = 64;
 
 export const REPETITIONS = 5;
 
+/** The work of each rank on each frame in the hop-work scenario. */
+export const WORK_US = 1000;
+
 /** A RESIZE_CHAIN of 32 layers over the 3 ranks. */
 export const RESIZE_CHAIN = {
   type: 'RESIZE_CHAIN' as const,
@@ -40,6 +43,9 @@ export function scenarios(quick: boolean, iterations: number | undefined): Scena
   const n = iterations ?? (quick ? 500 : 2000);
   return [
     { id: 'hop', label: 'hop', kind: 'rtt', size: FRAME_BYTES, window: 1, count: n, warmup: Math.max(50, n >> 3) },
+    // Decode as a pipeline runs it: each rank works on the frame before passing it on, and the
+    // others sleep meanwhile, so each hop wakes a rank that slept through another's work.
+    { id: 'hop-work', label: 'hop after work', kind: 'rtt', size: FRAME_BYTES, window: 1, count: n >> 3, warmup: Math.max(20, n >> 6), workUs: WORK_US },
     { id: 'frames', label: 'frames/s', kind: 'bw', size: FRAME_BYTES, window: RING_WINDOW, count: 5 * n, warmup: Math.max(200, n >> 1) },
     { id: 'around', label: 'around()', kind: 'rtt', size: 0, window: 1, count: n >> 1, warmup: Math.max(25, n >> 4) },
   ];
@@ -47,7 +53,7 @@ export function scenarios(quick: boolean, iterations: number | undefined): Scena
 
 export const TRANSPORTS: Variant<RingTransport>[] = [
   { id: 'c-tcp', label: 'C TCP ring (LEAP-style: writev, TCP_NODELAY, blocking reads)', transport: 'c', only: ['hop', 'frames'] },
-  { id: 'net', label: 'net.Socket ring (LEAP-style)', transport: 'net', only: ['hop', 'frames'] },
+  { id: 'net', label: 'net.Socket ring (LEAP-style)', transport: 'net', only: ['hop', 'hop-work', 'frames'] },
   { id: 'rvma-tcp', label: 'rvma ring, tcp (loop)', transport: 'rvma', provider: 'tcp', progress: 'loop' },
   { id: 'rvma-shm', label: 'rvma ring, shm (loop)', transport: 'rvma', provider: 'shm', progress: 'loop' },
   { id: 'rvma-tcp-thread', label: 'rvma ring, tcp (thread)', transport: 'rvma', provider: 'tcp', progress: 'thread' },

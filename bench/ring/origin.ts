@@ -3,6 +3,7 @@
 import { Measurement, Scenario } from '../common/protocol';
 import { quantile } from '../common/stats';
 import { DIM, HEADER_BYTES, RANKS, RING_WINDOW } from './config';
+import { work } from './work';
 
 /** A frame back at rank 0: views valid until release(). */
 export interface LinkFrame {
@@ -42,7 +43,7 @@ export class Origin {
   constructor(private readonly link: OriginLink) {}
 
   run(s: Scenario): Promise<Measurement> {
-    if (s.id === 'hop') return this.hop(s);
+    if (s.id === 'hop' || s.id === 'hop-work') return this.hop(s);
     if (s.id === 'frames') return this.frames(s);
     if (s.id === 'around') return this.around(s);
     return Promise.reject(new Error(`unknown scenario ${s.id}`));
@@ -62,10 +63,15 @@ export class Origin {
     if (!ok) throw new Error(`frame ${pos} came back as pos ${got.readUInt32LE(0)}, ${d.byteLength} data bytes`);
   }
 
-  /** Stop and wait: send one frame, wait for it to come round; per op a round trip / RANKS. */
+  /**
+   * Stop and wait: send one frame, wait for it to come round; per op a round trip / RANKS. With
+   * workUs every rank works on the frame first: the forwarders' work is taken out of the time.
+   */
   private async hop(s: Scenario): Promise<Measurement> {
+    const workUs = s.workUs ?? 0;
     const once = async (): Promise<number> => {
       const pos = this.pos++;
+      work(workUs);
       const t0 = process.hrtime.bigint();
       const back = this.link.recv();
       await this.link.send(header(pos), this.data);
@@ -78,12 +84,13 @@ export class Origin {
     for (let i = 0; i < s.count; i++) times[i] = await once();
     const elapsedNs = Number(process.hrtime.bigint() - start);
     const rtt = { median: quantile(times, 0.5), p99: quantile(times, 0.99) };
+    const worked = (RANKS - 1) * workUs * 1000;
     return {
       ops: s.count,
       bytes: s.count * s.size,
       elapsedNs,
-      medianOpNs: rtt.median / RANKS,
-      p99OpNs: rtt.p99 / RANKS,
+      medianOpNs: (rtt.median - worked) / RANKS,
+      p99OpNs: (rtt.p99 - worked) / RANKS,
       reported: { roundTripMedianNs: rtt.median, roundTripP99Ns: rtt.p99 },
     };
   }

@@ -4,7 +4,7 @@ import { PlacementMode } from '../common/placement';
 import { Measurement, Scenario, Variant } from '../common/protocol';
 import { RatioRow, Report, Samples } from '../common/report';
 import { fixed, median, table } from '../common/stats';
-import { FRAME_BYTES, RANKS, RING_WINDOW, SUBJECTS, TARGETS } from './config';
+import { FRAME_BYTES, RANKS, RING_WINDOW, SUBJECTS, TARGETS, WORK_US } from './config';
 import { describeRanks, placementName } from './placement';
 
 /** A ring (transport row) at one placement: the variant repeat() measures. */
@@ -15,12 +15,13 @@ export interface PlacedVariant extends Variant {
 
 export const placedId = (ring: string, placement: PlacementMode): string => `${ring}@${placement}`;
 
-type Figure = 'hop' | 'hopP99' | 'frames' | 'around' | 'cpuHop' | 'cpuFrames' | 'wakeHop' | 'wakeFrames';
+type Figure = 'hop' | 'hopP99' | 'hopWork' | 'frames' | 'around' | 'cpuHop' | 'cpuFrames' | 'wakeHop' | 'wakeFrames' | 'wakeHopWork';
 
 /** One figure of one measurement: µs per hop, frames/s, µs per around(), CPU µs per frame. */
 function figure(f: Figure, s: Scenario, m: Measurement): number {
   switch (f) {
     case 'hop':
+    case 'hopWork':
     case 'around':
       return m.medianOpNs! / 1000;
     case 'hopP99':
@@ -33,12 +34,24 @@ function figure(f: Figure, s: Scenario, m: Measurement): number {
       return m.senderCpuNs === undefined || m.receiverCpuNs === undefined ? NaN : (m.senderCpuNs + m.receiverCpuNs) / (s.warmup + s.count) / 1000;
     case 'wakeHop':
     case 'wakeFrames':
+    case 'wakeHopWork':
       // every rank's sleeps (voluntary context switches, all threads) per frame and rank
       return m.senderWakeups === undefined || m.receiverWakeups === undefined ? NaN : (m.senderWakeups + m.receiverWakeups) / (s.warmup + s.count) / RANKS;
   }
 }
 
-const SCENARIO_OF: Record<Figure, string> = { hop: 'hop', hopP99: 'hop', frames: 'frames', around: 'around', cpuHop: 'hop', cpuFrames: 'frames', wakeHop: 'hop', wakeFrames: 'frames' };
+const SCENARIO_OF: Record<Figure, string> = {
+  hop: 'hop',
+  hopP99: 'hop',
+  hopWork: 'hop-work',
+  frames: 'frames',
+  around: 'around',
+  cpuHop: 'hop',
+  cpuFrames: 'frames',
+  wakeHop: 'hop',
+  wakeFrames: 'frames',
+  wakeHopWork: 'hop-work',
+};
 
 /** The columns beside a judged ratio: the same ring under thread progress, and busy polling. */
 const OTHER_COLUMNS = ['thread', 'busy'] as const;
@@ -111,7 +124,7 @@ function spread(xs: number[], digits: number, reps: number): string {
 export function formatRingReport(scenarios: Scenario[], variants: PlacedVariant[], samples: Samples, report: RingReport, reps: number): string {
   const values = valuesOf(scenarios, samples);
   const m = (id: string, f: Figure, digits: number): string => fixed(report.medians[id]?.[f] ?? NaN, digits);
-  const head = ['ring', 'hop µs', 'hop p99 µs', 'frames/s', 'around() µs', 'around/hop', 'CPU µs/frame (hop; frames)', 'wake-ups/frame/rank (hop; frames)'];
+  const head = ['ring', 'hop µs', 'hop p99 µs', 'hop after work µs', 'frames/s', 'around() µs', 'around/hop', 'CPU µs/frame (hop; frames)', 'wake-ups/frame/rank (hop; frames; after work)'];
   const out: string[] = [`Medians of ${reps} repetitions [min..max], ${RANKS} ranks, frames of ${FRAME_BYTES} B (8-byte header + ${FRAME_BYTES - 8} B data).`];
   const placements = [...new Set(variants.map((v) => v.placement))];
   for (const p of placements) {
@@ -121,17 +134,19 @@ export function formatRingReport(scenarios: Scenario[], variants: PlacedVariant[
         v.label,
         spread(values(v.id, 'hop'), 1, reps),
         m(v.id, 'hopP99', 1),
+        m(v.id, 'hopWork', 1),
         spread(values(v.id, 'frames'), 0, reps),
         m(v.id, 'around', 1),
         fixed((report.medians[v.id]?.around ?? NaN) / (report.medians[v.id]?.hop ?? NaN), 2),
         `${m(v.id, 'cpuHop', 1)}; ${m(v.id, 'cpuFrames', 1)}`,
-        `${m(v.id, 'wakeHop', 2)}; ${m(v.id, 'wakeFrames', 2)}`,
+        `${m(v.id, 'wakeHop', 2)}; ${m(v.id, 'wakeFrames', 2)}; ${m(v.id, 'wakeHopWork', 2)}`,
       ]);
     out.push('', `Placement ${describeRanks(p, RANKS)}`, table([head, ...rows]));
   }
   out.push(
     '',
     `hop: stop and wait (decode), one frame around the ring at a time; a round trip / ${RANKS}, median and p99 of the per-frame times.`,
+    `hop after work: the same, each rank busy ${WORK_US} µs on each frame before passing it on (a layer computing; the others sleep meanwhile), the forwarders' work taken out: a round trip less ${RANKS - 1} x ${WORK_US} µs, / ${RANKS}.`,
     `frames/s: pipelined (prefill), frames back at rank 0 per second, at most ${RING_WINDOW} frames in flight around every ring ` +
       `(rvma on Ring.join's default slots: its sends beyond the credits wait in sendNext).`,
     'net.Socket ring: rank 0 writes length + header and the payload in cork()/uncork() (one writev); forwarders write the received bytes in one write.',

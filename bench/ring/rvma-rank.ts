@@ -3,6 +3,7 @@
 import { Endpoint, ProgressMode, RedisDirectory, Ring, RvmaError, ShmOptions } from '../../src';
 import { FRAME_BYTES, RANKS, RESIZE_CHAIN } from './config';
 import { LinkFrame, OriginLink } from './origin';
+import { work } from './work';
 
 export interface RvmaRankOptions {
   provider: 'tcp' | 'shm';
@@ -43,11 +44,15 @@ export class RvmaRank implements OriginLink {
     return this.ring.around(RESIZE_CHAIN);
   }
 
+  /** µs of work on each frame before it is passed on (the hop-work scenario). */
+  workUs = 0;
+
   /** Forwards every frame from prev to next until the ring closes; counted once sent. */
   async forwardFrames(forwarded: (bytes: number) => void, failed: (error: unknown) => void): Promise<void> {
     try {
       for (;;) {
         const frame = await this.ring.recvPrev();
+        work(this.workUs);
         const bytes = frame.header.byteLength + frame.data.byteLength;
         this.ring.sendNext([frame.header, frame.data]).then(
           () => {
