@@ -73,10 +73,15 @@ bool Progress::runHereIfIdle(const std::function<void()>& fn) {
     return true;
   }
   std::unique_lock<std::mutex> work(work_, std::try_to_lock);
-  if (!work.owns_lock()) return false;
-  if (!worker_.joinable() || stopping()) return false;  // not started, or stopping: queue as before
+  if (!work.owns_lock() || !worker_.joinable()) return false;  // busy or not started: queue it
+  bool queued;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    queued = !queue_.empty();
+  }
   ownWork(true);
-  runTasks();  // what was submitted before goes first
+  if (queued) runTasks();  // what was submitted before goes first (no eventfd read when nothing was)
   fn();
   ownWork(false);
   return true;

@@ -2,9 +2,9 @@
 // a private Redis: order and exactly-once of many frames in both directions, byte-exact
 // gathered frames, and kill -9 of a member: typed errors on every survivor, then reform with a
 // newcomer, and traffic again.
-import { Child, trackChildren } from '../helpers/children';
-import { uniqueNodeId } from '../helpers/endpoints';
-import { RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { trackChildren } from '../helpers/children';
+import { RedisServer, describeRedis, startRedis } from '../helpers/redis';
+import { MemberSetup, RingMember, ringOfProcesses, startMember } from '../helpers/ring-processes';
 import { SANITIZED, TRANSPORTS, Transport } from '../helpers/transports';
 
 const FRAMES = SANITIZED ? 5_000 : 50_000; // per direction: 100,000 in all
@@ -13,11 +13,6 @@ const FRAME_BYTES = 64;
 // stalled one long enough for a 1 s lease to lapse before it joined; the dead member's lease
 // must still lapse well within the re-form's 20 s.
 const LEASE_MS = SANITIZED ? 3000 : 1000;
-
-interface Member {
-  child: Child;
-  nodeId: string;
-}
 
 describeRedis('rings of processes', () => {
   const children = trackChildren('each');
@@ -30,22 +25,10 @@ describeRedis('rings of processes', () => {
     await server?.stop();
   });
 
-  async function start(transport: Transport, cluster: string, label: string, progress: 'loop' | 'thread'): Promise<Member> {
-    const endpoint = { nodeId: uniqueNodeId(label), listen: transport.listen(label), progress, ...transport.options };
-    const child = children.spawn(label, 'ring-member.js', [JSON.stringify({ endpoint, redis: { url: server.url, cluster, ttlMs: LEASE_MS, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS } })]);
-    const ready = await child.next('ready', 30_000);
-    return { child, nodeId: ready.nodeId as string };
-  }
-
-  async function ringOf(transport: Transport, size: number, progress: 'loop' | 'thread'): Promise<{ members: Member[]; byRank: Member[]; group: string }> {
-    const group = uniqueNodeId('ring');
-    const members = await Promise.all([...Array(size).keys()].map((i) => start(transport, group, `${group}-m${i}`, progress)));
-    const joined = await Promise.all(members.map((m) => m.child.request({ cmd: 'join', options: { group, size, timeout: 20_000 } }, 30_000)));
-    const byRank: Member[] = [];
-    joined.forEach((j, i) => (byRank[j.rank as number] = members[i]));
-    expect(joined.map((j) => j.members)).toEqual(joined.map(() => byRank.map((m) => m.nodeId)));
-    return { members, byRank, group };
-  }
+  const setup = (transport: Transport, progress: 'loop' | 'thread'): MemberSetup => ({ children, redisUrl: server.url, transport, progress, leaseMs: LEASE_MS });
+  const start = (transport: Transport, cluster: string, label: string, progress: 'loop' | 'thread'): Promise<RingMember> =>
+    startMember(setup(transport, progress), cluster, label);
+  const ringOf = (transport: Transport, size: number, progress: 'loop' | 'thread') => ringOfProcesses(setup(transport, progress), size);
 
   // tcp with loop progress, shm with thread progress: both transports, both progress modes.
   const cases: [string, Transport, 'loop' | 'thread'][] = [

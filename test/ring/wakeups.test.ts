@@ -3,9 +3,9 @@
 // the others sleep meanwhile as in pipelined decoding. Each rank should wake once per frame,
 // for the frame: not for acknowledgements nobody waits on, nor for credits, nor (thread
 // progress) for the sends of its own JavaScript. Counted by the endpoint (Ring.stats), not timed.
-import { Child, trackChildren } from '../helpers/children';
-import { uniqueNodeId } from '../helpers/endpoints';
-import { RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { trackChildren } from '../helpers/children';
+import { RedisServer, describeRedis, startRedis } from '../helpers/redis';
+import { ringOfProcesses } from '../helpers/ring-processes';
 import { TRANSPORTS } from '../helpers/transports';
 
 const FRAMES = 1000;
@@ -33,20 +33,10 @@ describeRedis('wake-ups per frame on a ring of processes', () => {
   const cases = TRANSPORTS.filter((t) => t.name !== 'shm-copy').flatMap((t) => (['loop', 'thread'] as const).map((p) => [t.name, p, t] as const));
 
   test.each(cases)('over %s, %s progress: one wake-up per frame on every rank', async (_name, progress, transport) => {
-    const group = uniqueNodeId('wake');
-    const members: Child[] = [];
-    for (let i = 0; i < SIZE; i++) {
-      const label = `${group}-m${i}`;
-      const endpoint = { nodeId: uniqueNodeId(label), listen: transport.listen(label), progress, ...transport.options };
-      const child = children.spawn(label, 'ring-member.js', [JSON.stringify({ endpoint, redis: { url: server.url, cluster: group, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS } })]);
-      await child.next('ready', 30_000);
-      members.push(child);
-    }
-    const joined = await Promise.all(members.map((m) => m.request({ cmd: 'join', options: { group, size: SIZE, frameBytes: FRAME_BYTES + 64, timeout: 20_000 } }, 30_000)));
-    const byRank: Child[] = [];
-    joined.forEach((j, i) => (byRank[j.rank as number] = members[i]));
+    const setup = { children, redisUrl: server.url, transport, progress };
+    const { byRank } = await ringOfProcesses(setup, SIZE, { frameBytes: FRAME_BYTES + 64 });
     const run = { cmd: 'stopAndWait', count: FRAMES, size: FRAME_BYTES, computeMs: COMPUTE_MS, timeout: 20_000 };
-    const reports = (await Promise.all(byRank.map((m) => m.request(run, 120_000)))) as unknown as RankReport[];
+    const reports = (await Promise.all(byRank.map((m) => m.child.request(run, 120_000)))) as unknown as RankReport[];
     const perFrame = (n: number): string => (n / FRAMES).toFixed(3);
     console.log(
       `${_name}/${progress}: wake-ups per frame by rank ${reports.map((r) => perFrame(r.stats.wakeups)).join(' ')}; progress thread ${reports.map((r) => perFrame(r.stats.progressWakeups)).join(' ')}; main thread voluntary switches ${reports.map((r) => perFrame(r.switches)).join(' ')}`,
