@@ -247,8 +247,38 @@ void Engine::push(Event e, std::initializer_list<std::string> texts) {
   if (wake_ && !polling_ && !wakePending_.exchange(true)) wake_();
 }
 
+void Engine::claim(uint32_t mailboxId, std::shared_ptr<CompletionClaim> claim) {
+  std::lock_guard<std::mutex> lock(claimsMu_);
+  claims_[mailboxId] = std::move(claim);
+  anyClaims_ = true;
+}
+
+void Engine::unclaim(uint32_t mailboxId) {
+  std::lock_guard<std::mutex> lock(claimsMu_);
+  claims_.erase(mailboxId);
+  anyClaims_ = !claims_.empty();
+}
+
+void Engine::notify(uint64_t id, const std::string& text) {
+  if (text.empty()) push(Event{uint64_t(EventKind::Notify), id, 0, 0, 0, 0, 0, 0});
+  else push(Event{uint64_t(EventKind::Notify), id, 0, 0, 0, 0, 0, 1}, {text});
+}
+
+CompletionClaim* Engine::claimOf(uint32_t mailboxId) {
+  if (!anyClaims_) return nullptr;
+  std::lock_guard<std::mutex> lock(claimsMu_);
+  auto it = claims_.find(mailboxId);
+  return it == claims_.end() ? nullptr : it->second.get();
+}
+
+// A claim stays alive while its mailbox can complete: unclaim() comes after the mailbox closed,
+// and closing takes the table lock these records are reported under.
 void Engine::completions(const std::vector<CompletionRecord>& records) {
   for (const auto& r : records) {
+    if (CompletionClaim* claim = claimOf(r.mailboxId)) {
+      claim->completed(r);
+      continue;
+    }
     Event e{uint64_t(EventKind::Completion), r.mailboxId, r.vaddr, r.epoch, r.bufferIndex, r.bytes, r.ops, 0};
     if (r.sender.empty()) {
       push(e);

@@ -8,9 +8,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "auth/peer_auth.h"
+#include "core/completion_claim.h"
 #include "core/event_sink.h"
 #include "core/mailbox_table.h"
 #include "core/put_counters.h"
@@ -34,6 +36,7 @@ enum class EventKind : uint32_t {
   PeerLost = 8,  // texts: the node id, its incarnation (hex), why the connection ended
   CounterReached = 9,  // id: the put counter's slot, whose armed level was reached
   AuthFailed = 10,     // texts as ProtocolError: the peer, then why
+  Notify = 11,  // id: a claim's id (Engine::notify); with status 1, vaddr indexes the batch's texts
 };
 
 // Flat so the addon can hand a batch to JS as one typed array (kWords per event).
@@ -99,6 +102,11 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   // The verbs registration cache's counters: registered, reused, evicted, cachedBytes.
   // False when the endpoint runs no verbs provider.
   bool registrationStats(uint64_t out[4]) const;
+  // Completions of the mailbox `mailboxId` go to `claim` instead of up to JS, until unclaim().
+  void claim(uint32_t mailboxId, std::shared_ptr<CompletionClaim> claim);
+  void unclaim(uint32_t mailboxId);
+  // Any thread: a Notify event for JS, carrying `id` (and `text` when not empty).
+  void notify(uint64_t id, const std::string& text = std::string());
   // wake() is called at most once between two drain() calls, from any thread.
   void setWake(std::function<void()> wake);
   EventBatch drain();
@@ -133,6 +141,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
  private:
   explicit Engine(const EngineOptions& options);
   bool fallBackToTcp(const std::string& why);
+  CompletionClaim* claimOf(uint32_t mailboxId);
   void push(Event e, std::initializer_list<std::string> texts = {});
 
   EngineOptions options_;
@@ -145,6 +154,9 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   // In routing order: the first that reaches a peer carries its puts.
   std::vector<std::unique_ptr<Provider>> providers_;
   std::string verbsFallback_;
+  std::mutex claimsMu_;
+  std::unordered_map<uint32_t, std::shared_ptr<CompletionClaim>> claims_;
+  std::atomic<bool> anyClaims_{false};
   std::mutex eventsMu_;
   EventBatch pending_;
   std::function<void()> wake_;

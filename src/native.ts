@@ -30,6 +30,8 @@ export const enum EventKind {
   CounterReached = 9,
   /** As ProtocolError: the peer, then why it failed authentication. */
   AuthFailed = 10,
+  /** id: a mailbox whose completions native code takes (a ring direction); word 7 = 1: word 2 indexes the batch's texts, why it broke. */
+  Notify = 11,
 }
 
 export interface NativeEndpoint {
@@ -107,6 +109,15 @@ export interface NativeEndpoint {
   ref(): void;
   unref(): void;
   close(): void;
+  /**
+   * The mailbox's completions go to a native ring direction whose buffers and words lie in slab
+   * (src/ring/slab.ts); Notify events carry mailboxId. 0, or the refusal status.
+   */
+  ringOpen(mailboxId: number, vaddr: bigint, slab: Uint8Array, slots: number, frameBytes: number, stride: number, wordsBytes: number): number;
+  /** The frame in buffer `slot` was released: the sender's credits in all now, or -status. */
+  ringRelease(mailboxId: number, slot: number): number;
+  /** After the mailbox closed: its completions are no longer claimed. */
+  ringClose(mailboxId: number): void;
 }
 
 /** What the constructor reads: the public tcp options plus the transport choice and the verbs group. */

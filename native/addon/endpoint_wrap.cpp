@@ -55,6 +55,9 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::Ref>("ref"),
                          InstanceMethod<&EndpointWrap::Unref>("unref"),
                          InstanceMethod<&EndpointWrap::Close>("close"),
+                         InstanceMethod<&EndpointWrap::RingOpen>("ringOpen"),
+                         InstanceMethod<&EndpointWrap::RingRelease>("ringRelease"),
+                         InstanceMethod<&EndpointWrap::RingClose>("ringClose"),
                      });
 }
 
@@ -239,6 +242,7 @@ void EndpointWrap::onEnvCleanup(void* self) { static_cast<EndpointWrap*>(self)->
 
 void EndpointWrap::shutdown() {
   if (engine_) engine_->close();  // after this no thread signals wake_
+  rings_.clear();
   engine_.reset();
   if (wake_) stopJsWake(wake_);
   wake_ = nullptr;

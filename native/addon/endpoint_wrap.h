@@ -6,9 +6,11 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "../engine.h"
+#include "../ring/ring_inbound.h"
 #include "js_wake.h"
 
 namespace rvma::addon {
@@ -48,6 +50,10 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value Ref(const Napi::CallbackInfo& info);
   Napi::Value Unref(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
+  // endpoint_ring.cpp
+  Napi::Value RingOpen(const Napi::CallbackInfo& info);
+  Napi::Value RingRelease(const Napi::CallbackInfo& info);
+  Napi::Value RingClose(const Napi::CallbackInfo& info);
   void shutdown();
   static void onEnvCleanup(void* self);
 
@@ -59,6 +65,8 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
     uint64_t incarnation;
   };
   std::vector<Destination> routes_;
+  // Ring directions received natively, by their mailbox's id.
+  std::unordered_map<uint32_t, std::shared_ptr<ring::RingInbound>> rings_;
   class JsWake* wake_ = nullptr;
   bool cleanupHook_ = false;
 };

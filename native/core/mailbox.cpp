@@ -102,7 +102,7 @@ void Mailbox::retireReady(std::vector<CompletionRecord>& retired) {
     buffers_--;
     epoch_++;
     CompletionWords::write(words_, epoch_, b->index, b->bytes, b->ops);
-    retired.push_back(CompletionRecord{id_, vaddr_, epoch_, b->index, b->bytes, b->ops, std::move(b->lastSender)});
+    retired.push_back(CompletionRecord{id_, vaddr_, epoch_, b->index, b->bytes, b->ops, std::move(b->lastSender), b->data});
     delete b;
   }
 }

@@ -30,6 +30,7 @@ struct CompletionRecord {
   uint32_t mailboxId;
   uint64_t vaddr, epoch, bufferIndex, bytes, ops;
   std::string sender;  // with MailboxConfig::reportSender; else empty
+  uint8_t* data = nullptr;  // the retired buffer (for a mailbox whose completions are claimed natively)
 };
 
 struct PostedBuffer {

@@ -851,6 +851,8 @@ export class Endpoint extends EventEmitter {
         const at = events[i + 2];
         const info: ProtocolErrorInfo = { peer: texts![at], message: texts![at + 1] };
         this.emit('protocolError', info);
+      } else if (kind === EventKind.Notify) {
+        this.mailboxes.get(id)?.notified(events[i + 7] ? texts![events[i + 2]] : undefined);
       } else if (kind === EventKind.AuthFailed) {
         const at = events[i + 2];
         const info: AuthFailedInfo = { peer: texts![at], message: texts![at + 1] };

@@ -1,11 +1,14 @@
-// One direction's receiving side: a mailbox of `slots` posted frame buffers (one frame each,
-// ops epochs), the frames handed out in send order, and the credits that let the sender use
-// a buffer again once the application released its frame.
+// One direction's receiving side: frames land in `slots` buffers of one slab that the native half
+// (native/ring/ring_inbound.h) checks against the window and publishes there as indices, so JS
+// takes each frame once, from memory, and wakes once per batch of arrivals; a released frame's
+// buffer goes back to the mailbox natively, which also counts the credits the sender may use.
+import { native } from '../native';
 import { RvmaError } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
 import { LoopHold, Wait, WaitOptions } from '../mailbox/wait';
-import { FRAME_HEADER_BYTES, readFrameHeader } from './frame';
+import { FRAME_HEADER_BYTES } from './frame';
 import { RingCounts } from './options';
+import { ENTRIES_WORD, ENTRY_WORDS, GRANTED_WORD, NOTIFY_WORD, RECEIVED_WORD, SlabLayout, slabBytes, slabLayout } from './slab';
 
 /** A received frame: header and data are views of the posted buffer, valid until release(). */
 export interface RingFrame {
@@ -29,27 +32,32 @@ export interface InboundEvents {
   counts: RingCounts;
 }
 
+const TWO_32 = 2 ** 32;
+
 export class Inbound {
-  /** Frames arrived and not taken, at seq % slots (the window holds `slots` sequence numbers). */
-  private readonly arrived: (RingFrame | undefined)[];
+  private readonly layout: SlabLayout;
+  private readonly slab: Uint8Array;
+  private readonly words: Uint32Array;
   private readonly waiters: Wait<RingFrame>[] = [];
   private nextSeq = 0;
-  private received = 0;
-  private released = 0;
+  /** Frames arrived (mod 2^32) when last counted. */
+  private counted = 0;
+  /** The credits last sent to the sender, in all. */
   private granted: number;
   private failure: Error | undefined;
 
   constructor(
     private readonly mailbox: Mailbox,
-    private readonly slots: number,
+    slots: number,
     readonly frameBytes: number,
     private readonly what: string,
     private readonly events: InboundEvents,
   ) {
-    this.arrived = new Array<RingFrame | undefined>(slots).fill(undefined);
-    for (let i = 0; i < slots; i++) mailbox.post(FRAME_HEADER_BYTES + frameBytes);
+    this.layout = slabLayout(slots, frameBytes);
+    this.slab = new Uint8Array(native().allocBuffer(slabBytes(this.layout)));
+    this.words = new Uint32Array(this.slab.buffer, this.slab.byteOffset, this.layout.wordsBytes / 4);
+    mailbox.receiveRing(this.slab, this.layout, (why) => this.notified(why));
     this.granted = slots;
-    mailbox.listen((c) => this.arrive(c.buffer, c.bytes));
   }
 
   /** The first grant, once the sender is known to exist. */
@@ -81,6 +89,15 @@ export class Inbound {
     return this.waiters.length === 0 ? this.take() : undefined;
   }
 
+  /** Up to `max` frames that have arrived, in order, none when a recv() waits; throws once the direction failed. */
+  tryRecvMany(max: number): RingFrame[] {
+    if (this.failure) throw this.failure;
+    const out: RingFrame[] = [];
+    if (this.waiters.length > 0) return out;
+    for (let frame = this.take(); frame; frame = out.length < max ? this.take() : undefined) out.push(frame);
+    return out;
+  }
+
   /** Ends every wait with `error`; later recv() calls get it too. */
   fail(error: Error): void {
     if (this.failure) return;
@@ -89,13 +106,14 @@ export class Inbound {
     this.mailbox.close();
   }
 
+  /** The next frame in order, read from the slab's words if it has arrived. */
   private take(): RingFrame | undefined {
-    const at = this.nextSeq % this.slots;
-    const frame = this.arrived[at];
-    if (!frame) return undefined;
-    this.arrived[at] = undefined;
-    this.nextSeq++;
-    return frame;
+    const { slots } = this.layout;
+    const at = ENTRIES_WORD + ENTRY_WORDS * (this.nextSeq % slots);
+    // The tag is written last, natively: once it names this lap, the rest of the entry is there.
+    if (Atomics.load(this.words, at) !== (Math.floor(this.nextSeq / slots) + 1) % TWO_32) return undefined;
+    const w = this.words;
+    return new ArrivedFrame(this.nextSeq++, this.slab, this.layout.wordsBytes + this.layout.stride * w[at + 1], w[at + 3], w[at + 2], w[at + 1], this);
   }
 
   private copyOut(frame: RingFrame, into: Uint8Array): RingFrame {
@@ -109,64 +127,59 @@ export class Inbound {
     return copied;
   }
 
-  private arrive(buffer: Uint8Array, bytes: number): void {
-    this.received++;
-    let seq: number;
-    let headerLen: number;
-    try {
-      ({ seq, headerLen } = readFrameHeader(buffer, bytes));
-      if (seq < this.nextSeq || seq >= this.nextSeq + this.slots) {
-        throw new RvmaError('ERR_RVMA_PROTOCOL', `ring frame: sequence number ${seq} outside the window [${this.nextSeq}, ${this.nextSeq + this.slots})`);
-      }
-      if (this.arrived[seq % this.slots]) throw new RvmaError('ERR_RVMA_PROTOCOL', `ring frame: sequence number ${seq} arrived twice`);
-    } catch (error) {
-      this.events.broken(error as RvmaError);
+  /** Frames arrived (why undefined), or the sender broke the frame format (why says how). */
+  private notified(why: string | undefined): void {
+    if (why !== undefined) {
+      this.events.broken(new RvmaError('ERR_RVMA_PROTOCOL', why));
       return;
     }
-    this.events.counts.framesReceived++;
-    const frame = new ArrivedFrame(seq, buffer, headerLen, bytes, this);
-    this.arrived[seq % this.slots] = frame;
+    // Taken back before the entries are read: what arrives from now on sends another Notify.
+    Atomics.exchange(this.words, NOTIFY_WORD, 0);
+    const received = this.words[RECEIVED_WORD];
+    this.events.counts.framesReceived += (received - this.counted + TWO_32) % TWO_32;
+    this.counted = received;
     while (this.waiters.length > 0) {
       const next = this.take();
       if (!next) break;
       this.waiters.shift()!.resolve(next);
     }
-    this.maybeGrant();
+    this.sendGrant(this.grantedNow());
   }
 
-  /** @internal A frame was released: its buffer goes back to the mailbox. */
-  repost(buffer: Uint8Array): void {
-    if (this.failure || this.mailbox.closed) return;
-    this.mailbox.post(buffer);
-    this.released++;
-    this.maybeGrant();
-  }
-
-  /**
-   * Credits go back in batches of half the slots, and at once when the sender has used every
-   * credit it holds (so it never waits on a batch that cannot fill).
-   */
-  private maybeGrant(): void {
-    const allowed = this.slots + this.released;
-    if (allowed === this.granted) return;
-    if (allowed - this.granted >= Math.max(1, this.slots >> 1) || this.received === this.granted) {
-      this.granted = allowed;
-      this.events.grant(allowed);
+  /** The credits the native half counts, read whole (a progress thread may be writing them). */
+  private grantedNow(): number {
+    for (;;) {
+      const high = Atomics.load(this.words, GRANTED_WORD + 1);
+      const low = Atomics.load(this.words, GRANTED_WORD);
+      if (Atomics.load(this.words, GRANTED_WORD + 1) === high) return high * TWO_32 + low;
     }
+  }
+
+  private sendGrant(total: number): void {
+    if (total <= this.granted || this.failure) return;
+    this.granted = total;
+    this.events.grant(total);
+  }
+
+  /** @internal A frame was released: its buffer goes back natively. */
+  repost(slot: number): void {
+    if (this.failure) return;
+    const granted = this.mailbox.releaseRingSlot(slot);
+    if (granted >= 0) this.sendGrant(granted);
   }
 }
 
-/** A frame in its posted buffer (a class: no closure per frame). */
+/** A frame in its slab buffer (a class: no closure per frame). */
 class ArrivedFrame implements RingFrame {
   readonly header: Uint8Array;
   readonly data: Uint8Array;
   #inbound: Inbound | undefined;
-  readonly #buffer: Uint8Array;
+  readonly #slot: number;
 
-  constructor(readonly seq: number, buffer: Uint8Array, headerLen: number, bytes: number, inbound: Inbound) {
-    this.header = buffer.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + headerLen);
-    this.data = buffer.subarray(FRAME_HEADER_BYTES + headerLen, bytes);
-    this.#buffer = buffer;
+  constructor(readonly seq: number, slab: Uint8Array, at: number, headerLen: number, bytes: number, slot: number, inbound: Inbound) {
+    this.header = slab.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + headerLen);
+    this.data = slab.subarray(at + FRAME_HEADER_BYTES + headerLen, at + bytes);
+    this.#slot = slot;
     this.#inbound = inbound;
   }
 
@@ -174,6 +187,6 @@ class ArrivedFrame implements RingFrame {
     const inbound = this.#inbound;
     if (!inbound) return;
     this.#inbound = undefined;
-    inbound.repost(this.#buffer);
+    inbound.repost(this.#slot);
   }
 }

@@ -76,19 +76,23 @@ describe('ring inbound: a neighbour that breaks the frame order', () => {
   });
 
   test('a frame released twice gives its buffer back once: one re-post, one credit', async () => {
-    const { sender, to, inbound, grants } = await setup();
-    const mailbox = (inbound as unknown as { mailbox: { postedCount: number } }).mailbox;
+    const { sender, to, inbound, grants, broken } = await setup();
     for (let seq = 0; seq < SLOTS; seq++) await sender.put(to, VADDR, frame(seq, 0x20 + seq));
     const frames = [];
     for (let seq = 0; seq < SLOTS; seq++) frames.push(await inbound.recv({ timeout: 1000 }));
-    expect(mailbox.postedCount).toBe(0);
+    // Every buffer holds a frame: one more put finds none posted.
+    await expect(sender.put(to, VADDR, frame(SLOTS, 0x30))).rejects.toMatchObject({ code: 'ERR_RVMA_NO_BUFFER' });
     const [first] = frames;
     first.release();
     first.release();
-    expect(mailbox.postedCount).toBe(1);
     // Every credit used: the one buffer back is granted at once, and only once.
     expect(grants).toEqual([SLOTS, SLOTS + 1]);
+    await sender.put(to, VADDR, frame(SLOTS, 0x31));
+    const next = await inbound.recv({ timeout: 1000 });
+    expect([next.seq, next.data[0]]).toEqual([SLOTS, 0x31]);
+    // One buffer came back, not two: the next frame finds none.
+    await expect(sender.put(to, VADDR, frame(SLOTS + 1, 0x32))).rejects.toMatchObject({ code: 'ERR_RVMA_NO_BUFFER' });
+    expect(await Promise.race([broken, 'intact'])).toBe('intact');
     for (const f of frames.slice(1)) f.release();
-    expect(mailbox.postedCount).toBe(SLOTS);
   });
 });
