@@ -16,6 +16,9 @@ class LoopbackProvider final : public Provider {
   bool reaches(const std::string& peer) override;
   void put(PutRequest req) override;
   bool gathers(const PutRequest&) const override { return true; }
+  // The bytes are placed during put(), never held past it: a copy:true put is copied once, into
+  // the target's buffer.
+  bool keepsOnDemand() const override { return true; }
   void close() override {}
 
  private:
