@@ -300,7 +300,7 @@ void Engine::putDone(uint64_t putId, Status status) { putFailed(putId, status, s
 void Engine::putFailed(uint64_t putId, Status status, const std::string& reason) {
   // From close on nothing is reported: JS settles what is left itself (a counter reports its
   // puts still in flight as lost, with ERR_RVMA_CLOSED).
-  if (closed_) return;
+  if (closed_ || (!CounterPutId::is(putId) && (putId & kUnreportedFlag))) return;
   bool reached = false;
   if (CounterPutId::is(putId)) counters_.settle(CounterPutId::slot(putId), uint32_t(putId), status, &reached);
   // The failure first: a waiter woken by its level has heard of the failures within it.

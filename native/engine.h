@@ -82,6 +82,10 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   const std::string& verbsFallback() const { return verbsFallback_; }
   uint64_t incarnation() const { return incarnation_; }
 
+  // A put id that reports nothing: for a native protocol's record whose loss the protocol
+  // notices by itself (a ring credit). Unique like every put id (transports keep puts apart by
+  // id), and far above JS's request numbers and below the counters' flag (CounterPutId).
+  uint64_t unreportedPutId() { return kUnreportedFlag | unreported_.fetch_add(1, std::memory_order_relaxed); }
   // Ok: accepted, the outcome arrives as a PutDone event. Anything else: refused now.
   // A put whose id names a counter (CounterPutId) is always accepted: its outcome, a refusal
   // now included, bumps the counter, and only a failure comes up as a PutDone event.
@@ -154,6 +158,8 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   // In routing order: the first that reaches a peer carries its puts.
   std::vector<std::unique_ptr<Provider>> providers_;
   std::string verbsFallback_;
+  static constexpr uint64_t kUnreportedFlag = 1ull << 51;
+  std::atomic<uint64_t> unreported_{0};
   std::mutex claimsMu_;
   std::unordered_map<uint32_t, std::shared_ptr<CompletionClaim>> claims_;
   std::atomic<bool> anyClaims_{false};

@@ -21,7 +21,7 @@ if ! { cmake -S . -B build-fuzz -DRVMA_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DCM
   exit 1
 fi
 
-harnesses=(fuzz_frames fuzz_verbs_messages fuzz_tcp_stream fuzz_shm)
+harnesses=(fuzz_frames fuzz_verbs_messages fuzz_tcp_stream fuzz_shm fuzz_ring)
 [ -n "${RVMA_FUZZ_ONLY:-}" ] && harnesses=("$RVMA_FUZZ_ONLY")
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"

@@ -43,6 +43,8 @@ export interface NativeEndpoint {
     maxBuffers: number,
     allow?: string[],
     reportSender?: boolean,
+    /** A retired buffer is posted again at once (a mailbox whose completions native code takes). */
+    recycle?: boolean,
   ): [number, number] | number;
   /** 1: released now, 0: a release event follows (puts still in flight), negative: -status. */
   closeMailbox(vaddr: bigint): number;
@@ -114,8 +116,19 @@ export interface NativeEndpoint {
    * (src/ring/slab.ts); Notify events carry mailboxId. 0, or the refusal status.
    */
   ringOpen(mailboxId: number, vaddr: bigint, slab: Uint8Array, slots: number, frameBytes: number, stride: number, wordsBytes: number): number;
-  /** The frame in buffer `slot` was released: the sender's credits in all now, or -status. */
+  /**
+   * The direction's sender: credits go to its credits mailbox (dir 0: its frames to next, 1: to
+   * prev), naming this member's ring mailboxes (base), the first of them now.
+   */
+  ringTarget(mailboxId: number, peer: string, incarnation: bigint, creditsVaddr: bigint, dir: 0 | 1, frameBytes: number, base: bigint): void;
+  /** The frame in buffer `slot` was released (a credit that comes due goes at once): 0 or a status. */
   ringRelease(mailboxId: number, slot: number): number;
+  /** A credit that came due on an arrival (the slab's grantDue word) goes now. */
+  ringGrant(mailboxId: number): void;
+  /** The mailbox (opened with recycle) takes credit records into block (src/ring/slab.ts): 0 or a status. */
+  ringCreditsOpen(mailboxId: number, vaddr: bigint, block: Uint8Array): number;
+  /** Credits of direction dir count only from this node's instance whose ring mailboxes are at base. */
+  ringCreditsExpect(mailboxId: number, dir: 0 | 1, nodeId: string, base: bigint): void;
   /** After the mailbox closed: its completions are no longer claimed. */
   ringClose(mailboxId: number): void;
 }

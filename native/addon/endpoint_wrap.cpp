@@ -56,7 +56,11 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::Unref>("unref"),
                          InstanceMethod<&EndpointWrap::Close>("close"),
                          InstanceMethod<&EndpointWrap::RingOpen>("ringOpen"),
+                         InstanceMethod<&EndpointWrap::RingTarget>("ringTarget"),
                          InstanceMethod<&EndpointWrap::RingRelease>("ringRelease"),
+                         InstanceMethod<&EndpointWrap::RingGrant>("ringGrant"),
+                         InstanceMethod<&EndpointWrap::RingCreditsOpen>("ringCreditsOpen"),
+                         InstanceMethod<&EndpointWrap::RingCreditsExpect>("ringCreditsExpect"),
                          InstanceMethod<&EndpointWrap::RingClose>("ringClose"),
                      });
 }
@@ -242,7 +246,8 @@ void EndpointWrap::onEnvCleanup(void* self) { static_cast<EndpointWrap*>(self)->
 
 void EndpointWrap::shutdown() {
   if (engine_) engine_->close();  // after this no thread signals wake_
-  rings_.clear();
+  inbounds_.clear();
+  credits_.clear();
   engine_.reset();
   if (wake_) stopJsWake(wake_);
   wake_ = nullptr;
@@ -266,9 +271,10 @@ Napi::Value EndpointWrap::OpenMailbox(const Napi::CallbackInfo& info) {
   cfg.threshold = threshold;
   cfg.maxBuffers = info[3].As<Napi::Number>().Uint32Value();
   if (!readAllow(info[4], &cfg.access) || (info.Length() > 5 && !info[5].IsUndefined() && !info[5].IsBoolean())) {
-    return typeError(env, "openMailbox(vaddr, epochType, threshold, maxBuffers, allow?: string[], reportSender?: boolean)");
+    return typeError(env, "openMailbox(vaddr, epochType, threshold, maxBuffers, allow?: string[], reportSender?: boolean, recycle?: boolean)");
   }
   cfg.reportSender = info.Length() > 5 && info[5].IsBoolean() && info[5].As<Napi::Boolean>().Value();
+  cfg.recycle = info.Length() > 6 && info[6].IsBoolean() && info[6].As<Napi::Boolean>().Value();
   OpenedMailbox opened;
   Status s;
   try {

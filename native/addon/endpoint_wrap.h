@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../engine.h"
+#include "../ring/ring_credits.h"
 #include "../ring/ring_inbound.h"
 #include "js_wake.h"
 
@@ -52,7 +53,11 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value Close(const Napi::CallbackInfo& info);
   // endpoint_ring.cpp
   Napi::Value RingOpen(const Napi::CallbackInfo& info);
+  Napi::Value RingTarget(const Napi::CallbackInfo& info);
   Napi::Value RingRelease(const Napi::CallbackInfo& info);
+  Napi::Value RingGrant(const Napi::CallbackInfo& info);
+  Napi::Value RingCreditsOpen(const Napi::CallbackInfo& info);
+  Napi::Value RingCreditsExpect(const Napi::CallbackInfo& info);
   Napi::Value RingClose(const Napi::CallbackInfo& info);
   void shutdown();
   static void onEnvCleanup(void* self);
@@ -65,8 +70,9 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
     uint64_t incarnation;
   };
   std::vector<Destination> routes_;
-  // Ring directions received natively, by their mailbox's id.
-  std::unordered_map<uint32_t, std::shared_ptr<ring::RingInbound>> rings_;
+  // A ring's receiving sides and credits, by their mailbox's id (endpoint_ring.cpp).
+  std::unordered_map<uint32_t, std::shared_ptr<ring::RingInbound>> inbounds_;
+  std::unordered_map<uint32_t, std::shared_ptr<ring::RingCredits>> credits_;
   class JsWake* wake_ = nullptr;
   bool cleanupHook_ = false;
 };

@@ -6,7 +6,7 @@ namespace rvma {
 
 Mailbox::Mailbox(uint64_t vaddr, uint32_t id, uint32_t slot, uint32_t* words, const MailboxConfig& cfg)
     : vaddr_(vaddr), threshold_(cfg.threshold), words_(words), id_(id), slot_(slot), maxBuffers_(cfg.maxBuffers),
-      type_(cfg.epochType), access_(cfg.access), reportSender_(cfg.reportSender) {}
+      type_(cfg.epochType), access_(cfg.access), reportSender_(cfg.reportSender), recycle_(cfg.recycle) {}
 
 Mailbox::~Mailbox() {
   while (head_) {
@@ -103,6 +103,14 @@ void Mailbox::retireReady(std::vector<CompletionRecord>& retired) {
     epoch_++;
     CompletionWords::write(words_, epoch_, b->index, b->bytes, b->ops);
     retired.push_back(CompletionRecord{id_, vaddr_, epoch_, b->index, b->bytes, b->ops, std::move(b->lastSender), b->data});
+    if (recycle_) {
+      // Read during this completion, under the table's lock: no put can reach it before.
+      *b = PostedBuffer{b->data, b->size, b->threshold, nextIndex_++, b->memory};
+      if (tail_) tail_->next = b; else head_ = b;
+      tail_ = b;
+      buffers_++;
+      continue;
+    }
     delete b;
   }
 }

@@ -18,6 +18,9 @@ struct MailboxConfig {
   uint32_t maxBuffers = 16;
   AccessPolicy access;
   bool reportSender = false;  // completions name the node whose put was last admitted to the buffer
+  // A buffer whose epoch ended is posted again at once, at the tail: for a mailbox whose
+  // completions native code reads during the completion (CompletionClaim), which cannot post.
+  bool recycle = false;
 };
 
 // Where a put lands: at an explicit offset, or appended after what earlier puts reserved.
@@ -104,6 +107,7 @@ class Mailbox {
   EpochType type_;
   AccessPolicy access_;
   bool reportSender_;
+  bool recycle_;
   bool closed_ = false;
 };
 

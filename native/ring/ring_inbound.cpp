@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "ring_frame.h"
+#include "shared_u64.h"
 
 namespace rvma::ring {
 
@@ -18,8 +19,7 @@ RingInbound::RingInbound(uint64_t vaddr, uint8_t* slab, uint64_t memory, const S
     : vaddr_(vaddr), slab_(slab), memory_(memory), layout_(layout), notify_(std::move(notify)),
       nextAt_(layout.slots), out_(layout.slots, 0), granted_(layout.slots) {
   for (uint32_t p = 0; p < layout.slots; p++) nextAt_[p] = p;
-  std::lock_guard<std::mutex> lock(mu_);
-  publishGrant();
+  publishU64(words() + SlabLayout::kGranted, granted_);
 }
 
 Status RingInbound::start(MailboxTable& table) {
@@ -31,20 +31,54 @@ Status RingInbound::start(MailboxTable& table) {
   return Status::Ok;
 }
 
-Status RingInbound::release(MailboxTable& table, uint32_t slot, uint64_t* granted) {
+void RingInbound::target(std::function<void(uint64_t)> sendCredit) {
+  uint64_t due;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    *granted = granted_;
+    sendCredit_ = std::move(sendCredit);
+    due = creditDue();
+  }
+  send(due);
+}
+
+void RingInbound::sendDue() {
+  uint64_t due;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    due = creditDue();
+  }
+  send(due);
+}
+
+Status RingInbound::release(MailboxTable& table, uint32_t slot) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
     if (slot >= layout_.slots || !out_[slot] || broken_) return Status::Ok;
     out_[slot] = 0;
     released_++;
     maybeGrant();
-    *granted = granted_;
   }
-  // Outside mu_: a completion holds the table's lock while it takes mu_.
+  // Outside mu_: a completion holds the table's lock while it takes mu_. Posted before the
+  // credit goes, so that a frame sent on it finds the buffer.
   uint64_t index;
   Status s = table.post(vaddr_, buffer(slot), layout_.stride, 1, memory_, &index);
-  return s == Status::NoMailbox ? Status::Ok : s;  // closed meanwhile: nothing more arrives
+  if (s == Status::NoMailbox) return Status::Ok;  // closed meanwhile: nothing more arrives
+  if (!ok(s)) return s;
+  sendDue();
+  return s;
+}
+
+uint64_t RingInbound::creditDue() {
+  __atomic_store_n(&words()[SlabLayout::kGrantDue], 0u, __ATOMIC_RELAXED);
+  if (!sendCredit_ || broken_ || granted_ <= sent_) return 0;
+  sent_ = granted_;
+  __atomic_store_n(&words()[SlabLayout::kCreditsSent], ++creditsSent_, __ATOMIC_RELAXED);
+  return granted_;
+}
+
+// Outside mu_ and the table's lock: a put may place into another endpoint's table (loopback).
+void RingInbound::send(uint64_t total) {
+  if (total) sendCredit_(total);
 }
 
 uint64_t RingInbound::received() const {
@@ -89,6 +123,8 @@ std::string RingInbound::accept(uint32_t slot, uint64_t bytes) {
   entry[3] = h.headerLen;
   __atomic_store_n(&entry[0], uint32_t(h.seq / layout_.slots + 1), __ATOMIC_RELEASE);
   maybeGrant();
+  // Under the table's lock, where no put may be made: JS sends it (sendDue).
+  if (granted_ > sent_ && sendCredit_) __atomic_store_n(&words()[SlabLayout::kGrantDue], 1u, __ATOMIC_RELAXED);
   return std::string();
 }
 
@@ -99,16 +135,8 @@ void RingInbound::maybeGrant() {
   if (allowed == granted_) return;
   if (allowed - granted_ >= std::max<uint64_t>(1, layout_.slots >> 1) || received_ == granted_) {
     granted_ = allowed;
-    publishGrant();
+    publishU64(words() + SlabLayout::kGranted, granted_);
   }
-}
-
-void RingInbound::publishGrant() {
-  uint32_t* w = words();
-  // JS reads the two halves between its own calls and Notify events, never while this runs
-  // on its thread; a progress thread's write is ordered by the notify that follows it.
-  __atomic_store_n(&w[SlabLayout::kGrantedLo + 1], uint32_t(granted_ >> 32), __ATOMIC_RELAXED);
-  __atomic_store_n(&w[SlabLayout::kGrantedLo], uint32_t(granted_), __ATOMIC_RELEASE);
 }
 
 // One Notify per batch: the next goes only once JS has taken this one back.

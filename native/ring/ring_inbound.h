@@ -17,9 +17,10 @@ namespace rvma::ring {
 
 // Where things are in the slab (mirrored in src/ring/slab.ts). In 32-bit words from the start:
 //   w0 notify: 1 once a Notify event was sent, until JS takes it back (Atomics.exchange to 0)
-//   w1-2 granted: the credits the sender may have in all (u64), for JS to send on
-//   w3 received: frames arrived (mod 2^32), for the ring's counts
-//   per position p = seq % slots, 4 words at 4 + 4p: tag (seq / slots + 1, mod 2^32, written
+//   w1-3 granted: the credits the sender may have in all (a shared_u64.h count)
+//   w4 received: frames arrived (mod 2^32)   w5 grantDue: 1 when an arrival made a credit due
+//   that JS must have sent (sendDue())   w6 credit records sent (mod 2^32)
+//   per position p = seq % slots, 4 words at 8 + 4p: tag (seq / slots + 1, mod 2^32, written
 //   last), the buffer's slot, the frame's bytes, its header's bytes.
 // Buffers follow from wordsBytes on, one every stride bytes.
 struct SlabLayout {
@@ -27,7 +28,8 @@ struct SlabLayout {
   uint64_t frameBytes;  // the largest frame: header and data, without the ring header
   uint64_t stride;
   uint64_t wordsBytes;
-  static constexpr uint32_t kNotify = 0, kGrantedLo = 1, kReceived = 3, kEntries = 4, kEntryWords = 4;
+  static constexpr uint32_t kNotify = 0, kGranted = 1, kReceived = 4, kGrantDue = 5, kCreditsSent = 6, kEntries = 8,
+                            kEntryWords = 4;
   uint64_t bytes() const { return wordsBytes + stride * slots; }
   // Whether a slab of `len` bytes holds this layout.
   bool fits(uint64_t len) const;
@@ -41,10 +43,14 @@ class RingInbound final : public CompletionClaim {
 
   // JS thread: posts every buffer.
   Status start(MailboxTable& table);
+  // JS thread: how credits reach the sender; the first of them goes now.
+  void target(std::function<void(uint64_t total)> sendCredit);
+  // JS thread: a credit that came due on an arrival (grantDue) goes now.
+  void sendDue();
   // JS thread: the frame in buffer `slot` was released; its buffer goes back to the mailbox.
-  // A slot not taken out (never arrived, or released already) is left alone. *granted: the
-  // credits the sender may have in all, now.
-  Status release(MailboxTable& table, uint32_t slot, uint64_t* granted);
+  // A slot not taken out (never arrived, or released already) is left alone. A credit that
+  // comes due goes at once.
+  Status release(MailboxTable& table, uint32_t slot);
   void completed(const CompletionRecord& record) override;
 
   uint64_t received() const;
@@ -54,8 +60,10 @@ class RingInbound final : public CompletionClaim {
   uint8_t* buffer(uint32_t slot) { return slab_ + layout_.wordsBytes + layout_.stride * slot; }
   // Why a frame of `bytes` in buffer `slot` may not be taken; "" when it may (mu_ held).
   std::string accept(uint32_t slot, uint64_t bytes);
-  void publishGrant();  // mu_ held
-  void maybeGrant();    // mu_ held
+  void maybeGrant();  // mu_ held
+  // The credit to send now, if one is due (mu_ held); 0 if none.
+  uint64_t creditDue();
+  void send(uint64_t total);
   void wake(const std::string& text);
 
   const uint64_t vaddr_;
@@ -67,7 +75,9 @@ class RingInbound final : public CompletionClaim {
   // The sequence number each position takes next: p, p + slots, p + 2 slots...
   std::vector<uint64_t> nextAt_;
   std::vector<uint8_t> out_;  // per buffer slot: 1 while its frame is out of the mailbox
-  uint64_t received_ = 0, released_ = 0, granted_ = 0;
+  std::function<void(uint64_t)> sendCredit_;
+  uint64_t received_ = 0, released_ = 0, granted_ = 0, sent_ = 0;
+  uint32_t creditsSent_ = 0;
   bool broken_ = false;
 };
 

@@ -465,8 +465,11 @@ export class Endpoint extends EventEmitter {
    */
   readonly holdLoop: LoopHold = (delta) => this.waiting(delta);
 
-  /** @internal Opens any vaddr, reserved ones included (used by the library's own protocols). */
-  openAt(call: string, vaddr: bigint, options?: MailboxOptions): Mailbox {
+  /**
+   * @internal Opens any vaddr, reserved ones included (used by the library's own protocols).
+   * recycle: a retired buffer is posted again at once (for completions native code takes).
+   */
+  openAt(call: string, vaddr: bigint, options?: MailboxOptions, recycle = false): Mailbox {
     const o = checkOptions<MailboxOptions>(call, options, ['epoch', 'threshold', 'maxBuffers', 'allow', 'reportSender']);
     const epoch = checkOneOf<EpochType>(call, 'epoch', o.epoch ?? 'bytes', ['bytes', 'ops']);
     const threshold = o.threshold === undefined ? 0n : checkU64(call, 'threshold', o.threshold, 1n);
@@ -474,7 +477,7 @@ export class Endpoint extends EventEmitter {
     const allow = parseAllow(call, o.allow);
     const reportSender = o.reportSender === undefined ? false : checkBoolean(call, 'reportSender', o.reportSender);
     this.assertOpen(call);
-    const opened = this.handle.openMailbox(vaddr, epoch === 'ops' ? 1 : 0, threshold, maxBuffers, allow, reportSender);
+    const opened = this.handle.openMailbox(vaddr, epoch === 'ops' ? 1 : 0, threshold, maxBuffers, allow, reportSender, recycle);
     if (typeof opened === 'number') throw statusError(opened, { op: call, vaddr });
     const [id, slot] = opened;
     const mailbox = new Mailbox(this.host, vaddr, id, epoch, threshold, this.wordsOf(slot));
@@ -593,6 +596,12 @@ export class Endpoint extends EventEmitter {
 
   private targetName(call: string, target: string | Endpoint): string {
     return target instanceof Endpoint ? target.nodeId : checkString(call, 'target', target);
+  }
+
+  /** @internal What native code's own puts to `nodeId` name it by (its route's peer), now or once the directory answered. */
+  nativePeer(nodeId: string): string | Promise<string> {
+    const route = this.resolver.route(nodeId);
+    return route instanceof Promise ? route.then((r) => r.peer) : route.peer;
   }
 
   /** The route and vaddr of a put, now or once the directory answered. */

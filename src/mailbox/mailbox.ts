@@ -6,7 +6,6 @@ import { RvmaError, hex, statusError } from './errors';
 import { checkBytes, checkInteger, checkOptions, checkU64, invalid } from './validate';
 import { lend } from './lent-memory';
 import { LoopHold, Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from './wait';
-import type { SlabLayout } from '../ring/slab';
 
 export type EpochType = 'bytes' | 'ops';
 
@@ -43,8 +42,8 @@ export class Mailbox {
   private closedSnapshot: CompletionWordsSnapshot | undefined; // the slot is reused after close
   private nextLabel: string | undefined; // names next() waits in their errors
   private listener: ((c: Completion) => void) | undefined;
-  /** A ring direction received natively: its slab, kept until the native mailbox is gone. */
-  private ring: { slab: Uint8Array; onNotify: (why: string | undefined) => void } | undefined;
+  /** Completions taken natively (claim): the memory they land in, kept until the native mailbox is gone. */
+  private claimed: { memory: Uint8Array; onNotify: (why: string | undefined) => void } | undefined;
 
   /** @internal Created by Endpoint.openMailbox. */
   constructor(
@@ -158,7 +157,7 @@ export class Mailbox {
     if (this.closed) return;
     this.freeze();
     const result = this.host.handle.closeMailbox(this.vaddr);
-    if (this.ring) this.host.handle.ringClose(this.id);
+    if (this.claimed) this.host.handle.ringClose(this.id);
     // 1: gone now. 0: puts still being written; buffers stay referenced until the release event.
     if (result !== 0) this.released();
     this.dropWaits();
@@ -173,25 +172,22 @@ export class Mailbox {
   }
 
   /**
-   * @internal A ring direction's frames are received natively into `slab` (src/ring/slab.ts):
-   * completions stop coming here, and `onNotify` hears that frames arrived (why undefined) or
-   * why the direction broke.
+   * @internal Native code takes this mailbox's completions from now on (src/ring/): `open` hands
+   * them over, with `memory` that native code works in and that stays referenced until the native
+   * mailbox is gone. `onNotify` hears the mailbox's Notify events. Returns the native endpoint,
+   * for the calls that follow.
    */
-  receiveRing(slab: Uint8Array, layout: SlabLayout, onNotify: (why: string | undefined) => void): void {
+  claim(memory: Uint8Array, open: (handle: NativeEndpoint, id: number) => number, onNotify: (why: string | undefined) => void): NativeEndpoint {
     this.assertOpen('Ring.join');
-    const status = this.host.handle.ringOpen(this.id, this.vaddr, slab, layout.slots, layout.frameBytes, layout.stride, layout.wordsBytes);
+    const status = open(this.host.handle, this.id);
     if (status !== 0) throw statusError(status, { op: 'Ring.join', vaddr: this.vaddr });
-    this.ring = { slab, onNotify };
+    this.claimed = { memory, onNotify };
+    return this.host.handle;
   }
 
-  /** @internal A ring frame's buffer goes back (receiveRing): the sender's credits in all, or -status. */
-  releaseRingSlot(slot: number): number {
-    return this.closed ? 0 : this.host.handle.ringRelease(this.id, slot);
-  }
-
-  /** @internal A Notify event for this mailbox (receiveRing). */
+  /** @internal A Notify event for this mailbox (claim). */
   notified(why: string | undefined): void {
-    if (!this.closed) this.ring?.onNotify(why);
+    if (!this.closed) this.claimed?.onNotify(why);
   }
 
   /** @internal An epoch ended natively. */
@@ -212,7 +208,7 @@ export class Mailbox {
   /** @internal The native mailbox is gone: no more writes into our buffers. */
   released(): void {
     this.posted = undefined;
-    this.ring = undefined;
+    this.claimed = undefined;
     this.host.released(this.id);
   }
 
@@ -221,7 +217,7 @@ export class Mailbox {
     if (this.closed) return;
     this.freeze();
     this.posted = undefined;
-    this.ring = undefined;
+    this.claimed = undefined;
     this.dropWaits();
   }
 

@@ -1,15 +1,16 @@
-// One generation of a ring: its membership, its three mailboxes (control, frames from prev,
-// frames from next), both directions' senders, and the around() waits. A generation that loses
+// One generation of a ring: its membership, its four mailboxes (control, frames from prev,
+// frames from next, credits), both directions' senders, and the around() waits. A generation that loses
 // a member fails as a whole, tells every other member, and is replaced by a new one (reform).
 import { Endpoint } from '../mailbox/endpoint';
 import { RvmaError } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
 import { Wait, WaitOptions } from '../mailbox/wait';
+import { Credits } from './credits';
 import { Inbound, RingFrame } from './inbound';
 import { Member, Membership } from './membership';
 import { CONTROL_SLOTS, CONTROL_WAITING_MAX, RingCounts, RingOptions } from './options';
 import { Outbound } from './outbound';
-import { Direction, Kind, RingControl, WireRecord, decodeRecord, encodeRecord } from './records';
+import { Kind, RingControl, WireRecord, decodeRecord, encodeRecord } from './records';
 
 /** A control record for the application (ring.pollControl(), ring.control()). */
 export interface RingControlMessage {
@@ -41,12 +42,13 @@ export interface GenerationHost {
 const CONTROL_SEND_TIMEOUT_MS = 10_000;
 const NO_TIMEOUT: WaitOptions = { timeout: Infinity };
 const LAZY = { lazy: true } as const;
-/** Nothing waits on a credit's acknowledgement at all: it must not wake the neighbour. */
+/** Nothing waits on the acknowledgement at all: it must not wake the neighbour. */
 const LATE = { lazy: 'late' } as const;
 const QUIET = { quiet: true } as const;
 
 export class Generation {
   private readonly control: Mailbox;
+  private readonly credits: Credits;
   private readonly fromPrev: Inbound;
   private readonly fromNext: Inbound;
   private toNext!: Outbound;
@@ -70,16 +72,20 @@ export class Generation {
       endpoint.openAt('Ring.join', vaddr, { epoch: 'ops', threshold: 1, maxBuffers, reportSender });
     // Control records say who sent them; the transport says it too, and the two must agree.
     this.control = open(base, CONTROL_SLOTS, true);
+    const opened: { close(): void }[] = [this.control];
     try {
-      // Frames from prev are prev's sendNext: the credits for them are for direction 'next'.
-      const inbound = (vaddr: bigint, what: string, dir: Direction): Inbound => {
-        const events = { grant: (total: number) => this.grant(dir, total), broken: (e: RvmaError) => this.fail(e, undefined), hold: endpoint.holdLoop, counts: host.counts };
-        return new Inbound(open(vaddr, options.slots), options.slots, options.frameBytes, what, events);
+      this.credits = new Credits(endpoint, base + 3n);
+      opened.push(this.credits);
+      const inbound = (vaddr: bigint, what: string): Inbound => {
+        const events = { broken: (e: RvmaError) => this.fail(e, undefined), hold: endpoint.holdLoop };
+        const mailbox = open(vaddr, options.slots);
+        opened.push(mailbox);
+        return new Inbound(mailbox, options.slots, options.frameBytes, what, events);
       };
-      this.fromPrev = inbound(base + 1n, 'Ring.recvPrev', 'next');
-      this.fromNext = inbound(base + 2n, 'Ring.recvNext', 'prev');
+      this.fromPrev = inbound(base + 1n, 'Ring.recvPrev');
+      this.fromNext = inbound(base + 2n, 'Ring.recvNext');
     } catch (error) {
-      this.control.close();
+      for (const o of opened) o.close();
       throw error;
     }
     for (let i = 0; i < CONTROL_SLOTS; i++) this.control.post(options.controlBytes);
@@ -122,21 +128,24 @@ export class Generation {
     const { endpoint } = this.host;
     const lost = (who: Member) => (e: RvmaError) => this.memberLost(who.nodeId, who.incarnation, e.message);
     const { counts } = this.host;
-    this.toNext = new Outbound(endpoint, this.next.nodeId, this.next.base + 1n, 'Ring.sendNext', lost(this.next), counts);
-    this.toPrev = new Outbound(endpoint, this.prev.nodeId, this.prev.base + 2n, 'Ring.sendPrev', lost(this.prev), counts);
-    this.fromPrev.start();
-    this.fromNext.start();
+    this.toNext = new Outbound(endpoint, this.next.nodeId, this.next.base + 1n, 'Ring.sendNext', lost(this.next), counts, this.credits, 0, this.next.base);
+    this.toPrev = new Outbound(endpoint, this.prev.nodeId, this.prev.base + 2n, 'Ring.sendPrev', lost(this.prev), counts, this.credits, 1, this.prev.base);
+    // Frames from prev are prev's sendNext (direction 0 at prev); from next, next's sendPrev.
+    this.fromPrev.start(endpoint, this.prev, this.prev.base + 3n, 0, this.base);
+    this.fromNext.start(endpoint, this.next, this.next.base + 3n, 1, this.base);
+    // The neighbours learn which instance of this member runs the generation (see handle()).
+    for (const neighbour of new Set([this.next, this.prev])) {
+      if (neighbour.rank !== this.rank) this.sendRecord(neighbour, { kind: Kind.Joined }, NO_TIMEOUT, LATE).catch(() => undefined);
+    }
     for (const [record, sender] of this.early.splice(0)) this.handle(record, sender);
   }
 
-  /** Credits for the neighbour that sends us `dir` frames (a failed send ends the generation). */
-  private grant(dir: Direction, total: number): void {
-    if (!this.membership || this.failure) return;
-    const to = dir === 'next' ? this.prev : this.next;
-    this.host.counts.creditRecordsSent++;
-    // No timer: a credit is small and the neighbour's loss is noticed anyway. Nothing waits
-    // for its acknowledgement.
-    this.sendRecord(to, { kind: Kind.Credit, dir, total, frameBytes: this.host.options.frameBytes }, NO_TIMEOUT, LATE).catch(() => undefined);
+  /** Adds what the native halves counted since the last call to the ring's counts. */
+  count(): void {
+    const { counts } = this.host;
+    this.fromPrev.count(counts);
+    this.fromNext.count(counts);
+    this.credits.count(counts);
   }
 
   sendNext(header: Uint8Array | undefined, data: Uint8Array, options: WaitOptions): Promise<void> {
@@ -227,8 +236,10 @@ export class Generation {
   private fail(error: RvmaError, lost: string | undefined): void {
     if (this.failure) return;
     this.failure = error;
+    this.count();
     this.fromPrev.fail(error);
     this.fromNext.fail(error);
+    this.credits.close();
     this.toNext?.fail(error);
     this.toPrev?.fail(error);
     for (const wait of [...this.arounds.values()]) wait.reject(error);
@@ -264,12 +275,8 @@ export class Generation {
       return;
     }
     switch (r.kind) {
-      case Kind.Credit:
-        this.host.counts.creditRecordsReceived++;
-        if (r.dir === 'next' && from.rank === this.next.rank) this.toNext.credit(r.total, r.frameBytes);
-        else if (r.dir === 'prev' && from.rank === this.prev.rank) this.toPrev.credit(r.total, r.frameBytes);
-        else this.dropped++;
-        return;
+      case Kind.Joined:
+        return; // what it says, the header's base, was checked above
       case Kind.Around:
         if (r.origin >= this.size || from.rank !== this.prev.rank) {
           this.dropped++;

@@ -1,14 +1,17 @@
 // One direction's receiving side: frames land in `slots` buffers of one slab that the native half
 // (native/ring/ring_inbound.h) checks against the window and publishes there as indices, so JS
-// takes each frame once, from memory, and wakes once per batch of arrivals; a released frame's
-// buffer goes back to the mailbox natively, which also counts the credits the sender may use.
-import { native } from '../native';
+// takes each frame once, from memory, and wakes once per batch of arrivals. A released frame's
+// buffer goes back to the mailbox natively, and the credits it makes go to the sender from
+// there too (never as a JavaScript put).
+import { native, NativeEndpoint } from '../native';
+import { Endpoint } from '../mailbox/endpoint';
 import { RvmaError } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
 import { LoopHold, Wait, WaitOptions } from '../mailbox/wait';
 import { FRAME_HEADER_BYTES } from './frame';
 import { RingCounts } from './options';
-import { ENTRIES_WORD, ENTRY_WORDS, GRANTED_WORD, NOTIFY_WORD, RECEIVED_WORD, SlabLayout, slabBytes, slabLayout } from './slab';
+import { Member } from './membership';
+import { ENTRIES_WORD, ENTRY_WORDS, CREDITS_SENT_WORD, GRANT_DUE_WORD, NOTIFY_WORD, RECEIVED_WORD, SlabLayout, slabBytes, slabLayout } from './slab';
 
 /** A received frame: header and data are views of the posted buffer, valid until release(). */
 export interface RingFrame {
@@ -22,14 +25,10 @@ export interface RingFrame {
 }
 
 export interface InboundEvents {
-  /** Tell the sender it may send `total` frames in all. */
-  grant(total: number): void;
   /** The sender broke the frame format: the generation is over. */
   broken(error: RvmaError): void;
   /** Holds the event loop while a recv waits (the endpoint's holdLoop). */
   hold: LoopHold;
-  /** Counts the frames that arrive. */
-  counts: RingCounts;
 }
 
 const TWO_32 = 2 ** 32;
@@ -38,12 +37,11 @@ export class Inbound {
   private readonly layout: SlabLayout;
   private readonly slab: Uint8Array;
   private readonly words: Uint32Array;
+  private readonly handle: NativeEndpoint;
   private readonly waiters: Wait<RingFrame>[] = [];
   private nextSeq = 0;
-  /** Frames arrived (mod 2^32) when last counted. */
-  private counted = 0;
-  /** The credits last sent to the sender, in all. */
-  private granted: number;
+  /** Frames arrived and credit records sent (mod 2^32) when last counted. */
+  private counted = { received: 0, credits: 0 };
   private failure: Error | undefined;
 
   constructor(
@@ -56,13 +54,31 @@ export class Inbound {
     this.layout = slabLayout(slots, frameBytes);
     this.slab = new Uint8Array(native().allocBuffer(slabBytes(this.layout)));
     this.words = new Uint32Array(this.slab.buffer, this.slab.byteOffset, this.layout.wordsBytes / 4);
-    mailbox.receiveRing(this.slab, this.layout, (why) => this.notified(why));
-    this.granted = slots;
+    const l = this.layout;
+    this.handle = mailbox.claim(this.slab, (handle, id) => handle.ringOpen(id, mailbox.vaddr, this.slab, l.slots, l.frameBytes, l.stride, l.wordsBytes), (why) => this.notified(why));
   }
 
-  /** The first grant, once the sender is known to exist. */
-  start(): void {
-    this.events.grant(this.granted);
+  /**
+   * The ring is complete: `sender` sends this direction's frames, and its credits go to its
+   * credits mailbox (`creditsVaddr`) as records of direction `dir` (0: its sendNext, 1: its
+   * sendPrev) naming this member's ring mailboxes (`base`), the first of them now.
+   */
+  start(endpoint: Endpoint, sender: Member, creditsVaddr: bigint, dir: 0 | 1, base: bigint): void {
+    const target = (peer: string): void => {
+      if (!this.failure) this.handle.ringTarget(this.mailbox.id, peer, BigInt(`0x${sender.incarnation}`), creditsVaddr, dir, this.frameBytes, base);
+    };
+    const peer = endpoint.nativePeer(sender.nodeId);
+    if (typeof peer === 'string') target(peer);
+    else peer.then(target, (error: Error) => this.events.broken(new RvmaError('ERR_RVMA_NO_PEER', `${this.what}: the sender's node "${sender.nodeId}" could not be resolved: ${error.message}`)));
+  }
+
+  /** Adds the frames that arrived and the credit records sent since the last call to counts. */
+  count(counts: RingCounts): void {
+    const received = Atomics.load(this.words, RECEIVED_WORD);
+    const credits = Atomics.load(this.words, CREDITS_SENT_WORD);
+    counts.framesReceived += (received - this.counted.received + TWO_32) % TWO_32;
+    counts.creditRecordsSent += (credits - this.counted.credits + TWO_32) % TWO_32;
+    this.counted = { received, credits };
   }
 
   recv(options: WaitOptions, into?: Uint8Array): Promise<RingFrame> {
@@ -135,37 +151,18 @@ export class Inbound {
     }
     // Taken back before the entries are read: what arrives from now on sends another Notify.
     Atomics.exchange(this.words, NOTIFY_WORD, 0);
-    const received = this.words[RECEIVED_WORD];
-    this.events.counts.framesReceived += (received - this.counted + TWO_32) % TWO_32;
-    this.counted = received;
+    // An arrival made a credit due where none could be sent (under the mailbox table's lock).
+    if (Atomics.load(this.words, GRANT_DUE_WORD) === 1 && !this.failure) this.handle.ringGrant(this.mailbox.id);
     while (this.waiters.length > 0) {
       const next = this.take();
       if (!next) break;
       this.waiters.shift()!.resolve(next);
     }
-    this.sendGrant(this.grantedNow());
   }
 
-  /** The credits the native half counts, read whole (a progress thread may be writing them). */
-  private grantedNow(): number {
-    for (;;) {
-      const high = Atomics.load(this.words, GRANTED_WORD + 1);
-      const low = Atomics.load(this.words, GRANTED_WORD);
-      if (Atomics.load(this.words, GRANTED_WORD + 1) === high) return high * TWO_32 + low;
-    }
-  }
-
-  private sendGrant(total: number): void {
-    if (total <= this.granted || this.failure) return;
-    this.granted = total;
-    this.events.grant(total);
-  }
-
-  /** @internal A frame was released: its buffer goes back natively. */
+  /** @internal A frame was released: its buffer goes back natively (and a credit, when one is due). */
   repost(slot: number): void {
-    if (this.failure) return;
-    const granted = this.mailbox.releaseRingSlot(slot);
-    if (granted >= 0) this.sendGrant(granted);
+    if (!this.failure && !this.mailbox.closed) this.handle.ringRelease(this.mailbox.id, slot);
   }
 }
 

@@ -1,5 +1,6 @@
 // One direction's sending side: frames go, in call order, as gathered puts into the
-// neighbour's frame mailbox, each only once the neighbour's credits say a buffer is free there.
+// neighbour's frame mailbox, each only once the neighbour's credits (read from Credits, where
+// they arrive natively) say a buffer is free there.
 // A frame of up to COPIED_FRAME_MAX bytes is copied as it is sent and counted, with its
 // acknowledgement left late: the send is done once it is handed over, and the neighbour's
 // acknowledgement, which nobody waits for (its credits pace the sender), rides with other
@@ -10,6 +11,7 @@ import { Endpoint } from '../mailbox/endpoint';
 import { RvmaError } from '../mailbox/errors';
 import { PutCounter, PutFailure } from '../mailbox/put-counter';
 import { Wait, WaitOptions } from '../mailbox/wait';
+import { CreditDir, Credits } from './credits';
 import { FRAME_HEADER_BYTES, frameHead, writeFrameHead } from './frame';
 import { RingCounts } from './options';
 
@@ -20,6 +22,7 @@ const SENT: Promise<void> = Promise.resolve();
 export const COPIED_FRAME_MAX = 64 << 10;
 
 export class Outbound {
+  /** The credits as last read: re-read when they seem used up. */
   private granted = 0;
   private frameBytes = 0;
   private sent = 0;
@@ -40,21 +43,40 @@ export class Outbound {
     /** A put failed for a reason that ends the generation (the peer is gone). */
     private readonly lost: (error: RvmaError) => void,
     private readonly counts: RingCounts,
+    private readonly credits: Credits,
+    private readonly dir: CreditDir,
+    /** The neighbour's ring mailboxes (Member.base): its credits name them. */
+    peerBase: bigint,
   ) {
+    credits.expect(dir, peer, peerBase, () => this.credit());
     this.counter = endpoint.createPutCounter();
     this.counter.on('failed', (f: PutFailure) => lost(f.error));
     this.counted = { counter: this.counter, append: true, copy: true, lazyAck: 'late' };
   }
 
-  /** The receiver's cumulative grant (credits may arrive out of order: the largest counts). */
-  credit(total: number, frameBytes: number): void {
-    if (total <= this.granted) return;
-    this.granted = total;
-    this.frameBytes = frameBytes;
-    while (this.waiters.length > 0 && this.sent < this.granted) {
-      const { wait, size } = this.waiters.shift()!;
-      if (size > this.frameBytes) wait.reject(this.tooLarge(size));
-      else wait.resolve(this.sent++);
+  /** Whether a credit is free, reading the receiver's latest grant when the last one is used up. */
+  private hasCredit(): boolean {
+    if (this.sent < this.granted) return true;
+    const granted = this.credits.granted(this.dir);
+    if (granted > this.granted) {
+      this.frameBytes = this.credits.frameBytes(this.dir);
+      this.granted = granted;
+    }
+    return this.sent < this.granted;
+  }
+
+  /** Credits came (or may have): the sends waiting for them go, in order. */
+  credit(): void {
+    for (;;) {
+      while (this.waiters.length > 0 && !this.failure && this.hasCredit()) {
+        const { wait, size } = this.waiters.shift()!;
+        if (size > this.frameBytes) wait.reject(this.tooLarge(size));
+        else wait.resolve(this.sent++);
+      }
+      if (this.waiters.length === 0 || this.failure) return;
+      // Asked for first, then checked again: a credit that came in between is not missed.
+      this.credits.waitFor(this.dir);
+      if (!this.hasCredit()) return;
     }
   }
 
@@ -68,7 +90,8 @@ export class Outbound {
       if (options.signal?.aborted) throw new RvmaError('ERR_RVMA_ABORTED', `${this.what} was aborted`, { cause: options.signal.reason });
       // The header is the caller's to reuse once the call returns (often a view of the frame it
       // just released): a send that waits takes a copy of it now.
-      if (this.waiters.length > 0 || this.sent >= this.granted) return this.sendOnCredit(header?.slice(), data, size, options);
+      if (this.waiters.length > 0 || !this.hasCredit()) return this.sendOnCredit(header?.slice(), data, size, options);
+      if (size > this.frameBytes) throw this.tooLarge(size);
       if (size > COPIED_FRAME_MAX) return this.put(this.sent++, header, data, options);
       this.putCopied(this.sent++, header, data);
       return SENT; // not an async function: no promise of its own per frame
@@ -108,7 +131,9 @@ export class Outbound {
       },
       this.endpoint.holdLoop,
     );
-    if (!wait.done) this.waiters.push({ wait, size });
+    if (wait.done) return wait.promise;
+    this.waiters.push({ wait, size });
+    this.credit();
     return wait.promise;
   }
 

@@ -24,8 +24,11 @@ export type RingControl =
 export type Direction = 'next' | 'prev';
 
 export const enum Kind {
-  /** The receiver of one direction's frames allows `total` frames of `frameBytes` in all. */
-  Credit = 1,
+  /**
+   * The sender's ring is complete: its header names the instance of the member its neighbours
+   * must know (credits travel natively, as records of their own: native/ring/ring_credit.h).
+   */
+  Joined = 1,
   /** An application record travelling around the ring from `origin`. */
   Around = 2,
   /** The last rank of an around() applied it: back to the origin. */
@@ -50,7 +53,7 @@ interface Header {
 
 export type WireRecord = Header &
   (
-    | { kind: Kind.Credit; dir: Direction; total: number; frameBytes: number }
+    | { kind: Kind.Joined }
     | { kind: Kind.Around; id: number; origin: number; record: RingControl }
     | { kind: Kind.Ack; id: number }
     | { kind: Kind.Direct; record: RingControl }
@@ -167,11 +170,9 @@ export function decodeRecord(bytes: Uint8Array): WireRecord {
   const base = count(v.base, 'base');
   const common = ['gen', 'from', 'fromRank', 'base', 'kind'];
   switch (v.kind) {
-    case Kind.Credit: {
-      onlyKeys(v, [...common, 'dir', 'total', 'frameBytes'], 'a credit');
-      if (v.dir !== 'next' && v.dir !== 'prev') throw bad('a credit\'s dir must be "next" or "prev"');
-      return { gen, from, fromRank, base, kind: Kind.Credit, dir: v.dir, total: count(v.total, 'total'), frameBytes: count(v.frameBytes, 'frameBytes') };
-    }
+    case Kind.Joined:
+      onlyKeys(v, common, 'a join notice');
+      return { gen, from, fromRank, base, kind: Kind.Joined };
     case Kind.Around:
       onlyKeys(v, [...common, 'id', 'origin', 'record'], 'an around record');
       return { gen, from, fromRank, base, kind: Kind.Around, id: count(v.id, 'id'), origin: count(v.origin, 'origin'), record: carried(checkControl(v.record)) };

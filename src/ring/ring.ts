@@ -136,6 +136,7 @@ export class Ring extends EventEmitter {
    * read it before and after a run to see wake-ups per frame without timing anything.
    */
   stats(): RingStats {
+    this.current?.count();
     return { ...this.host.counts, ...this.endpoint.stats() };
   }
 

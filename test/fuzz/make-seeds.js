@@ -318,7 +318,59 @@ const shm = {
   refuseUnauthenticated: shmSession(3 | AUTH.refuse, SHM.own, SHM.run),
 };
 
-const sets = { fuzz_frames: frames, fuzz_tcp_stream: streams, fuzz_verbs_messages: verbs, fuzz_shm: shm };
+// --- a ring direction's receiving side (test/fuzz/fuzz_ring.cpp; native/ring) ---
+// Byte 0: slots - 1 (| 8: the credit target waits for operation 11), byte 1: frameBytes; then operations:
+// 0 a frame (seq u16, n, h, n bytes after the 16-byte ring header; 4: seq u64), 1 raw bytes
+// (n, then n bytes), 2 take, 3 release the i-th frame held (7: a slot as it is; 11: set the
+// credit target).
+const RING_MAGIC = 0x5246;
+function ringFrame(seq, body, headerLen = 0, wide = false) {
+  return Buffer.concat([Buffer.from([wide ? 4 : 0]), le(seq, wide ? 8 : 2), Buffer.from([body.length, headerLen]), body]);
+}
+const ringRaw = (bytes) => Buffer.concat([Buffer.from([1, bytes.length]), bytes]);
+const TAKE = Buffer.from([2]);
+const releaseHeld = (i = 0) => Buffer.from([3, i]);
+const releaseSlot = (slot) => Buffer.from([7, slot]);
+const TARGET = Buffer.from([11]);
+const ringSession = (slots, frameBytes, ...ops) => Buffer.concat([Buffer.from([slots - 1, frameBytes]), ...ops]);
+const times = (n, f) => Array.from({ length: n }, (_, i) => f(i));
+// A raw frame whose ring header is whole but for its magic.
+const badMagic = Buffer.alloc(24, 0x33);
+badMagic.writeUInt16LE(RING_MAGIC ^ 0x0101, 0);
+badMagic[2] = 1;
+badMagic[3] = 0;
+badMagic.writeUInt32LE(0, 4);
+badMagic.writeBigUInt64LE(0n, 8);
+const ring = {
+  inOrder: ringSession(4, 64, ...times(4, (i) => ringFrame(i, fill(32, i))), ...times(4, () => TAKE), ...times(4, () => releaseHeld()),
+    ...times(4, (i) => ringFrame(4 + i, fill(40, i), 8)), ...times(4, () => TAKE), ...times(4, () => releaseHeld())),
+  outOfOrder: ringSession(4, 64, ringFrame(2, fill(16, 2)), ringFrame(0, fill(16, 0)), TAKE, ringFrame(3, fill(16, 3)), TAKE,
+    ringFrame(1, fill(16, 1)), TAKE, TAKE, TAKE, releaseHeld(2), releaseHeld(0), ringFrame(5, fill(8, 5)), ringFrame(4, fill(8, 4)), TAKE, TAKE),
+  // One slot, lap after lap: a take and a release between frames.
+  oneSlot: ringSession(1, 32, ...times(12, (i) => Buffer.concat([ringFrame(i, fill(i, i), i % 3), TAKE, releaseHeld()]))),
+  // Eight slots, credits back in batches of four as frames are released one by one.
+  batches: ringSession(8, 200, ...times(8, (i) => ringFrame(i, fill(100 + i, i), 20)), ...times(8, () => TAKE),
+    ...times(8, () => releaseHeld()), ...times(8, (i) => ringFrame(8 + i, fill(180, i), 0)), ...times(8, () => TAKE)),
+  // Frames before the sender was targeted (a hostile one), released before and after.
+  targetLate: ringSession(2 | 8, 16, ringFrame(0, fill(4, 0)), ringFrame(1, fill(4, 1)), TAKE, TAKE, releaseHeld(), TARGET,
+    ringFrame(2, fill(4, 2)), TAKE, releaseHeld(), TAKE),
+  duplicate: ringSession(4, 64, ringFrame(0, fill(8, 0)), ringFrame(1, fill(8, 1)), ringFrame(1, fill(8, 1)), TAKE, TAKE, releaseHeld(), TAKE),
+  // A second frame 0 after it was released: below the window.
+  belowWindow: ringSession(2, 64, ringFrame(0, fill(8, 0)), TAKE, releaseHeld(), ringFrame(0, fill(8, 0)), TAKE),
+  aboveWindow: ringSession(2, 64, ringFrame(0, fill(8, 0)), ringFrame(5, fill(8, 5)), TAKE, releaseHeld(), ringFrame(1, fill(8, 1))),
+  seqOutOfRange: ringSession(2, 64, ringFrame(2n ** 53n, fill(8, 0), 0, true), TAKE),
+  headerTooLong: ringSession(2, 64, ringFrame(0, fill(8, 0), 9), TAKE),
+  badMagic: ringSession(2, 64, ringRaw(badMagic), TAKE),
+  shortFrame: ringSession(2, 64, ringRaw(fill(10, 1)), TAKE),
+  // Released twice, never taken, out of range: none of them a release.
+  doubleRelease: ringSession(2, 64, ringFrame(0, fill(8, 0)), TAKE, releaseHeld(), releaseSlot(0), releaseSlot(1), releaseSlot(3),
+    ringFrame(1, fill(8, 1)), ringFrame(2, fill(8, 2)), TAKE, TAKE),
+  // Larger than a buffer, then no buffer left.
+  tooLarge: ringSession(2, 16, Buffer.concat([Buffer.from([8]), le(0, 2), Buffer.from([200, 0]), fill(456, 7)]),
+    ringFrame(0, fill(16, 0)), ringFrame(1, fill(16, 1)), ringFrame(2, fill(16, 2)), TAKE),
+};
+
+const sets = { fuzz_frames: frames, fuzz_tcp_stream: streams, fuzz_verbs_messages: verbs, fuzz_shm: shm, fuzz_ring: ring };
 for (const [harness, seeds] of Object.entries(sets)) {
   const dir = path.join(root, harness);
   fs.rmSync(dir, { recursive: true, force: true });

@@ -23,6 +23,7 @@ import {
   sink,
   source,
   wireFrom,
+  creditRecord,
 } from './ring';
 
 export interface RingSuiteScale {
@@ -282,8 +283,9 @@ export function ringSuite(title: string, rings: RingTracker, { frames, longTestM
       const record: RingControl = { type: 'CONTROL', body: { stop: true } };
       // Exactly what r0 would put into r1's (or r2's) control mailbox.
       const lookalikes = [
-        encodeRecord(wireFrom(r0, { kind: Kind.Credit, dir: 'next', total: 1_000_000, frameBytes: 1 << 20 })),
-        encodeRecord(wireFrom(r0, { kind: Kind.Credit, dir: 'prev', total: 1_000_000, frameBytes: 1 << 20 })),
+        encodeRecord(wireFrom(r0, { kind: Kind.Joined })),
+        creditRecord(0, 1_000_000, 1 << 20, 0x100n),
+        creditRecord(1, 1_000_000, 1 << 20, 0x100n),
         encodeRecord(wireFrom(r0, { kind: Kind.Around, id: 1, origin: 0, record })),
         encodeRecord(wireFrom(r0, { kind: Kind.Ack, id: 1 })),
         encodeRecord(wireFrom(r0, { kind: Kind.Direct, record })),

@@ -172,3 +172,15 @@ export function failures(ring: Ring): { first: Promise<RingFailure>; events: Rin
 export function wireFrom(ring: Ring, body: Record<string, unknown>): WireRecord {
   return { ...body, gen: ring.generation, from: ring.endpoint.nodeId, fromRank: ring.rank, base: 0x100 } as unknown as WireRecord;
 }
+
+/** A native ring credit record (native/ring/ring_credit.h): what a neighbour's credits mailbox takes. */
+export function creditRecord(dir: 0 | 1, total: number, frameBytes: number, base: bigint): Uint8Array {
+  const b = Buffer.alloc(24);
+  b.writeUInt16LE(0x4352, 0);
+  b[2] = 1;
+  b[3] = dir;
+  b.writeUInt32LE(frameBytes, 4);
+  b.writeBigUInt64LE(BigInt(total), 8);
+  b.writeBigUInt64LE(base, 16);
+  return b;
+}

@@ -122,7 +122,7 @@ describe('data frames: readFrameHeader', () => {
 
 const COMMON = ['gen', 'from', 'fromRank', 'base', 'kind'];
 const FIELDS: Record<number, string[]> = {
-  [Kind.Credit]: [...COMMON, 'dir', 'total', 'frameBytes'],
+  [Kind.Joined]: COMMON,
   [Kind.Around]: [...COMMON, 'id', 'origin', 'record'],
   [Kind.Ack]: [...COMMON, 'id'],
   [Kind.Direct]: [...COMMON, 'record'],
@@ -170,8 +170,7 @@ function assertRecord(r: WireRecord): void {
   assertKeys(r, fields);
   if (!isIndex(r.gen) || !isIndex(r.fromRank) || !isIndex(r.base) || !isText(r.from)) fail('bad header', r);
   switch (r.kind) {
-    case Kind.Credit:
-      if ((r.dir !== 'next' && r.dir !== 'prev') || !isIndex(r.total) || !isIndex(r.frameBytes)) fail('bad credit', r);
+    case Kind.Joined:
       return;
     case Kind.Around:
       if (!isIndex(r.id) || !isIndex(r.origin)) fail('bad around', r);
@@ -225,9 +224,7 @@ const validControl: fc.Arbitrary<RingControl> = fc.oneof(
 );
 const header = { gen: index, from: text, fromRank: index, base: index };
 const validRecord: fc.Arbitrary<WireRecord> = fc.oneof(
-  fc
-    .record({ ...header, dir: fc.constantFrom('next' as const, 'prev' as const), total: index, frameBytes: index })
-    .map((r) => ({ ...r, kind: Kind.Credit as const })),
+  fc.record(header).map((r) => ({ ...r, kind: Kind.Joined as const })),
   fc.record({ ...header, id: index, origin: index, record: validControl }).map((r) => ({ ...r, kind: Kind.Around as const })),
   fc.record({ ...header, id: index }).map((r) => ({ ...r, kind: Kind.Ack as const })),
   fc.record({ ...header, record: validControl }).map((r) => ({ ...r, kind: Kind.Direct as const })),
@@ -365,17 +362,17 @@ describe('control records: edges', () => {
   });
 
   test('missing, extra and mistyped fields are refused, naming the field', () => {
-    const credit = { ...base, kind: Kind.Credit, dir: 'next', total: 1, frameBytes: 1 };
+    const joined = { ...base, kind: Kind.Joined };
+    const ack = { ...base, kind: Kind.Ack, id: 1 };
     const cases: [unknown, RegExp][] = [
-      [{ ...credit, dir: 'up' }, /dir must be "next" or "prev"/],
-      [{ ...credit, extra: 1 }, /a credit has an unknown field "extra"/],
-      [{ ...credit, total: undefined }, /total must be a non-negative integer/],
-      [{ ...credit, total: -1 }, /total must be a non-negative integer/],
-      [{ ...credit, gen: 1.5 }, /gen must be a non-negative integer/],
-      [{ ...credit, gen: 2 ** 53 }, /gen must be a non-negative integer/],
-      [{ ...credit, from: 7 }, /from must be a string/],
-      [{ ...credit, kind: 6 }, /unknown kind 6/],
-      [{ ...credit, kind: '1' }, /unknown kind 1/],
+      [{ ...joined, extra: 1 }, /a join notice has an unknown field "extra"/],
+      [{ ...ack, id: undefined }, /id must be a non-negative integer/],
+      [{ ...ack, id: -1 }, /id must be a non-negative integer/],
+      [{ ...joined, gen: 1.5 }, /gen must be a non-negative integer/],
+      [{ ...joined, gen: 2 ** 53 }, /gen must be a non-negative integer/],
+      [{ ...joined, from: 7 }, /from must be a string/],
+      [{ ...joined, kind: 6 }, /unknown kind 6/],
+      [{ ...joined, kind: '1' }, /unknown kind 1/],
       [{ ...base, kind: Kind.Ack }, /an ack lacks "id"/],
       [{ ...base, kind: Kind.Direct, record: { type: 'CONTROL', body: 1, more: 2 } }, /CONTROL has an unknown field "more"/],
       [
@@ -391,7 +388,7 @@ describe('control records: edges', () => {
   });
 
   test('a "__proto__" key sets no prototype: its fields are not the record\'s', () => {
-    const inner = { ...base, kind: Kind.Credit, dir: 'next', total: 1, frameBytes: 1 };
+    const inner = { ...base, kind: Kind.Ack, id: 1 };
     const bytes = packValue(JSON.parse(`{"__proto__":${JSON.stringify(inner)}}`));
     expectThrows(() => decodeRecord(bytes), PROTOCOL, /gen must be a non-negative integer/);
     const nested = packValue({ ...base, kind: Kind.Direct, record: JSON.parse('{"__proto__":{"type":"CONTROL","body":1}}') });

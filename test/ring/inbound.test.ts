@@ -1,10 +1,11 @@
 // The receiving side of one ring direction against a neighbour that breaks the frame order: a
 // sequence number sent twice, or beyond the credits it was given, ends the direction with a
-// typed ERR_RVMA_PROTOCOL naming what was wrong.
+// typed ERR_RVMA_PROTOCOL naming what was wrong. The credits it grants arrive at the sender's
+// credits mailbox natively.
 import { Endpoint, RvmaError } from '../../src';
 import { frameHead } from '../../src/ring/frame';
+import { Credits } from '../../src/ring/credits';
 import { Inbound } from '../../src/ring/inbound';
-import { zeroCounts } from '../../src/ring/options';
 import { VADDR, trackEndpoints } from '../helpers/endpoints';
 
 const endpoints = trackEndpoints();
@@ -15,26 +16,35 @@ interface Setup {
   to: Endpoint;
   inbound: Inbound;
   broken: Promise<RvmaError>;
-  grants: number[];
+  /** The credits the sender has been granted, once they reach `total`; false if they never do. */
+  granted: (total: number) => Promise<boolean>;
+}
+
+const CREDITS_VADDR = VADDR + 3n;
+
+async function pollUntil(holds: () => boolean, ms = 5000): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 5))) if (holds()) return true;
+  return holds();
 }
 
 async function setup(): Promise<Setup> {
   const { receiver: to, sender } = await endpoints.pair('loop');
   const mailbox = to.openMailbox(VADDR, { epoch: 'ops', threshold: 1, maxBuffers: SLOTS });
-  const grants: number[] = [];
   let reportBroken!: (e: RvmaError) => void;
   const broken = new Promise<RvmaError>((resolve) => (reportBroken = resolve));
   const inbound = new Inbound(mailbox, SLOTS, 64, 'test.recv', {
-    grant: (total) => grants.push(total),
     broken: (e) => {
       reportBroken(e);
       inbound.fail(e);
     },
     hold: to.holdLoop,
-    counts: zeroCounts(),
   });
-  inbound.start();
-  return { sender, to, inbound, broken, grants };
+  const credits = new Credits(sender, CREDITS_VADDR);
+  const base = VADDR - 1n; // the receiver's ring mailboxes, as its credits name them
+  credits.expect(0, to.nodeId, base, () => undefined);
+  inbound.start(to, { rank: 0, nodeId: sender.nodeId, incarnation: sender.incarnation, base: VADDR }, CREDITS_VADDR, 0, base);
+  const granted = (total: number): Promise<boolean> => pollUntil(() => credits.granted(0) >= total).then((ok) => ok && credits.granted(0) === total);
+  return { sender, to, inbound, broken, granted };
 }
 
 function frame(seq: number, byte: number): Uint8Array {
@@ -46,8 +56,8 @@ function frame(seq: number, byte: number): Uint8Array {
 
 describe('ring inbound: a neighbour that breaks the frame order', () => {
   test('a sequence number sent twice: ERR_RVMA_PROTOCOL "arrived twice", and receives reject with it', async () => {
-    const { sender, to, inbound, broken, grants } = await setup();
-    expect(grants).toEqual([SLOTS]);
+    const { sender, to, inbound, broken, granted } = await setup();
+    expect(await granted(SLOTS)).toBe(true);
     await sender.put(to, VADDR, frame(1, 0xa1));
     await sender.put(to, VADDR, frame(1, 0xa2));
     const error = await broken;
@@ -76,7 +86,7 @@ describe('ring inbound: a neighbour that breaks the frame order', () => {
   });
 
   test('a frame released twice gives its buffer back once: one re-post, one credit', async () => {
-    const { sender, to, inbound, grants, broken } = await setup();
+    const { sender, to, inbound, granted, broken } = await setup();
     for (let seq = 0; seq < SLOTS; seq++) await sender.put(to, VADDR, frame(seq, 0x20 + seq));
     const frames = [];
     for (let seq = 0; seq < SLOTS; seq++) frames.push(await inbound.recv({ timeout: 1000 }));
@@ -86,7 +96,7 @@ describe('ring inbound: a neighbour that breaks the frame order', () => {
     first.release();
     first.release();
     // Every credit used: the one buffer back is granted at once, and only once.
-    expect(grants).toEqual([SLOTS, SLOTS + 1]);
+    expect(await granted(SLOTS + 1)).toBe(true);
     await sender.put(to, VADDR, frame(SLOTS, 0x31));
     const next = await inbound.recv({ timeout: 1000 });
     expect([next.seq, next.data[0]]).toEqual([SLOTS, 0x31]);
