@@ -166,6 +166,12 @@ export class Generation {
   tryRecvNext(): RingFrame | undefined {
     return this.fromNext.tryRecv();
   }
+  recvManyPrev(max: number): RingFrame[] {
+    return this.fromPrev.tryRecvMany(max);
+  }
+  recvManyNext(max: number): RingFrame[] {
+    return this.fromNext.tryRecvMany(max);
+  }
 
   async sendControl(to: number, record: RingControl, options: WaitOptions): Promise<void> {
     if (this.failure) throw this.failure;

@@ -175,6 +175,21 @@ export class Ring extends EventEmitter {
     return this.live().tryRecvNext();
   }
 
+  /**
+   * Up to `max` frames from the previous rank that have arrived, in order, at once: no promise,
+   * and an empty array when none has (or a recvPrev() waits for the next one). Throws as
+   * tryRecvPrev() does.
+   */
+  recvManyPrev(max: number): RingFrame[] {
+    checkInteger('Ring.recvManyPrev', 'max', max, 1, 2 ** 32);
+    return this.live().recvManyPrev(max);
+  }
+  /** Up to `max` frames from the next rank that have arrived (see recvManyPrev). */
+  recvManyNext(max: number): RingFrame[] {
+    checkInteger('Ring.recvManyNext', 'max', max, 1, 2 ** 32);
+    return this.live().recvManyNext(max);
+  }
+
   /** The next control record, or undefined at once when none is waiting. */
   pollControl(): RingControlMessage | undefined {
     return this.messages.shift();

@@ -77,6 +77,29 @@ export function ringSuite(title: string, rings: RingTracker, { frames, longTestM
       expect(() => r1.tryRecvPrev()).toThrow(expect.objectContaining({ code: 'ERR_RVMA_PEER_LOST' }));
     });
 
+    test('recvManyPrev / recvManyNext: the frames that have arrived, up to max, in order, with no promise', async () => {
+      const [r0, r1] = await ringOf(2, progress);
+      expect(r1.recvManyPrev(8)).toEqual([]);
+      const received1 = r1.stats();
+      for (let i = 0; i < 5; i++) await r0.sendNext([indexHeader(i), frameData(i, 64)], { timeout: WAIT });
+      expect(await pollUntil(() => r1.stats().framesReceived - received1.framesReceived === 5)).toBe(true);
+      const first = r1.recvManyPrev(3);
+      const rest = r1.recvManyPrev(8);
+      expect([...first, ...rest].map((f) => [f.seq, indexOf(f), same(f.data, frameData(indexOf(f), 64))])).toEqual(
+        [0, 1, 2, 3, 4].map((i) => [i, i, true]),
+      );
+      expect([first.length, rest.length]).toEqual([3, 2]);
+      for (const f of [...first, ...rest]) f.release();
+      // A recvPrev() that waits takes the next frame first: recvManyPrev() leaves it alone.
+      const waiting = r1.recvPrev({ timeout: WAIT });
+      expect(r1.recvManyPrev(8)).toEqual([]);
+      await r0.sendNext([indexHeader(5), frameData(5, 64)], { timeout: WAIT });
+      expect(indexOf(await waiting)).toBe(5);
+      expect(() => r1.recvManyPrev(0)).toThrow(expect.objectContaining({ code: 'ERR_RVMA_INVALID_ARGUMENT' }));
+      await r0.close();
+      expect(() => r0.recvManyNext(1)).toThrow(expect.objectContaining({ code: 'ERR_RVMA_CLOSED' }));
+    });
+
     test('a 1-rank ring sends to itself in both directions', async () => {
       const [ring] = await ringOf(1, progress);
       expect([ring.rank, ring.size, ring.next, ring.prev]).toEqual([0, 1, ring.endpoint.nodeId, ring.endpoint.nodeId]);

@@ -1,9 +1,10 @@
-// Property-based fuzz of the ring's decoders of peer bytes (data frame headers, control records): each input is
-// refused with ERR_RVMA_PROTOCOL or decodes to a value the ring relies on and re-encodes unchanged. RVMA_FUZZ_SEED=<n> replays.
+// Property-based fuzz of the ring's control record decoder (peer bytes): each input is refused with
+// ERR_RVMA_PROTOCOL or decodes to a value the ring relies on and re-encodes unchanged.
+// RVMA_FUZZ_SEED=<n> replays. Data frames and credit records are decoded natively: libFuzzer
+// harness test/fuzz/fuzz_ring.cpp.
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
-import { FRAME_HEADER_BYTES, frameHead, readFrameHeader } from '../../src/ring/frame';
 import { Kind, MAX_RANKS, RingControl, WireRecord, checkControl, decodeRecord, encodeRecord } from '../../src/ring/records';
 import { packValue } from '../../src/tensor/codec';
 import { expectThrows } from '../helpers/errors';
@@ -14,109 +15,6 @@ const MAX_TEXT = 4096;
 
 const { fuzz } = fuzzer('test/ring/decoder-fuzz', 0x71e6);
 
-
-// ---- data frames: readFrameHeader
-
-function checkFrame([bytes, length]: [Uint8Array, number]): void {
-  let header: ReturnType<typeof readFrameHeader>;
-  try {
-    header = readFrameHeader(bytes, length);
-  } catch (error) {
-    return assertRefusal(error, PROTOCOL);
-  }
-  const keys = Object.keys(header).sort();
-  if (!isDeepStrictEqual(keys, ['headerLen', 'seq'])) fail('fields of the header', keys);
-  if (!Number.isSafeInteger(header.seq) || header.seq < 0) fail('seq is not a non-negative safe integer', header);
-  if (!Number.isSafeInteger(header.headerLen) || header.headerLen < 0) fail('headerLen is not a non-negative integer', header);
-  if (header.headerLen > length - FRAME_HEADER_BYTES) fail('the header runs past the frame', { header, length });
-  if (length > bytes.byteLength) fail('accepted a length beyond the buffer', { length, bytes: bytes.byteLength });
-}
-
-const MAGIC_LE = [0x46, 0x52];
-/** A 16-byte ring header with each field valid or not, then a few more bytes. */
-const nearHeader = fc
-  .tuple(
-    fc.oneof(fc.constant(MAGIC_LE), fc.tuple(fc.nat(255), fc.nat(255))),
-    fc.oneof(fc.constant(1), fc.nat(255)),
-    fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.nat(255) }),
-    fc.oneof(fc.nat(64), fc.constantFrom(0xffffffff, 0x80000000, 0x7fffffff, 17, 48)),
-    fc.oneof(
-      fc.bigInt({ min: 0n, max: BigInt(Number.MAX_SAFE_INTEGER) }),
-      fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
-      fc.constantFrom(2n ** 53n, 2n ** 53n - 1n, 2n ** 63n),
-    ),
-    fc.uint8Array({ maxLength: 64 }),
-  )
-  .map(([magic, version, flags, headerLen, seq, rest]) => {
-    const out = new Uint8Array(FRAME_HEADER_BYTES + rest.length);
-    const view = new DataView(out.buffer);
-    out[0] = magic[0];
-    out[1] = magic[1];
-    view.setUint8(2, version);
-    view.setUint8(3, flags);
-    view.setUint32(4, headerLen, true);
-    view.setBigUint64(8, seq, true);
-    out.set(rest, FRAME_HEADER_BYTES);
-    return out;
-  });
-
-/** A length around the interesting bounds of the bytes (and some far off them). */
-const lengthFor = (bytes: Uint8Array) =>
-  fc.oneof(
-    fc.integer({ min: -2, max: bytes.byteLength + 2 }),
-    fc.constantFrom(0, FRAME_HEADER_BYTES - 1, FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + 1, bytes.byteLength, bytes.byteLength + 1),
-    fc.integer({ min: -(2 ** 31), max: 2 ** 31 }),
-  );
-
-describe('data frames: readFrameHeader', () => {
-  const arbitrary = fc
-    .uint8Array({ maxLength: 80 })
-    .chain((bytes) => fc.tuple(fc.constant(inView(bytes)), lengthFor(bytes)));
-  fuzz('arbitrary bytes and lengths', 15_000, arbitrary, checkFrame, ([b, n]) => `${hex(b)} length ${n}`);
-
-  const near = nearHeader.chain((bytes) => fc.tuple(fc.constant(inView(bytes, 0xff)), lengthFor(bytes)));
-  fuzz('headers with each field valid or not, any length', 15_000, near, checkFrame, ([b, n]) => `${hex(b)} length ${n}`);
-
-  const valid = fc.tuple(fc.oneof(fc.nat(1000), fc.maxSafeNat()), fc.uint8Array({ maxLength: 48 }), fc.nat(48), fc.boolean());
-  fuzz(
-    'frameHead round-trips seq and headerLen',
-    5_000,
-    valid,
-    ([seq, header, dataLen, noHeader]) => {
-      const head = frameHead(seq, noHeader ? undefined : header);
-      const frame = new Uint8Array(head.length + dataLen + 7); // a posted buffer is larger than its frame
-      frame.set(head);
-      const got = readFrameHeader(frame, head.length + dataLen);
-      const headerLen = noHeader ? 0 : header.length;
-      if (got.seq !== seq || got.headerLen !== headerLen) fail('round trip changed the header', { seq, headerLen, got });
-      if (hex(frame.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + headerLen)) !== (noHeader ? '' : hex(header))) fail('header bytes moved');
-    },
-    ([seq, header, dataLen, noHeader]) => printable({ seq, header: noHeader ? null : hex(header), dataLen }),
-  );
-
-  test('edges: the smallest frame, the largest safe seq, and refusals just past each bound', () => {
-    expect(readFrameHeader(frameHead(0, undefined), FRAME_HEADER_BYTES)).toEqual({ seq: 0, headerLen: 0 });
-    const max = frameHead(Number.MAX_SAFE_INTEGER, Uint8Array.of(1, 2));
-    expect(readFrameHeader(max, max.length)).toEqual({ seq: Number.MAX_SAFE_INTEGER, headerLen: 2 });
-    expectThrows(() => readFrameHeader(max, max.length - 1), PROTOCOL, /a 2-byte header in a 17-byte frame/);
-    expectThrows(() => readFrameHeader(max, max.length + 1), PROTOCOL, /cannot hold a frame/);
-    expectThrows(() => readFrameHeader(max.subarray(0, 15), 15), PROTOCOL, /15 bytes cannot hold a frame/);
-    const big = frameHead(0, undefined);
-    new DataView(big.buffer).setBigUint64(8, 2n ** 53n, true);
-    expectThrows(() => readFrameHeader(big, 16), PROTOCOL, /sequence number 9007199254740992 out of range/);
-    const flagged = frameHead(0, undefined);
-    flagged[3] = 1;
-    expectThrows(() => readFrameHeader(flagged, 16), PROTOCOL, /unknown flags 1/);
-    const v2 = frameHead(0, undefined);
-    v2[2] = 2;
-    expectThrows(() => readFrameHeader(v2, 16), PROTOCOL, /version 2/);
-    expectThrows(() => readFrameHeader(new Uint8Array(16), 16), PROTOCOL, /bad magic/);
-    // The view's offset counts: the header is read from the view, not from its buffer's start.
-    const shifted = new Uint8Array(40);
-    shifted.set(frameHead(5, Uint8Array.of(9)), 8);
-    expect(readFrameHeader(shifted.subarray(8), 17)).toEqual({ seq: 5, headerLen: 1 });
-  });
-});
 
 // ---- control records: decodeRecord
 
