@@ -123,8 +123,8 @@ export interface NativeEndpoint {
   ringTarget(mailboxId: number, peer: string, incarnation: bigint, creditsVaddr: bigint, dir: 0 | 1, frameBytes: number, base: bigint): void;
   /** The frame in buffer `slot` was released (a credit that comes due goes at once): 0 or a status. */
   ringRelease(mailboxId: number, slot: number): number;
-  /** A credit that came due on an arrival (the slab's grantDue word) goes now. */
-  ringGrant(mailboxId: number): void;
+  /** A credit that came due on an arrival (the slab's grantDue word) goes now; with again, the credits granted so far go again. */
+  ringGrant(mailboxId: number, again?: boolean): void;
   /** The mailbox (opened with recycle) takes credit records into block (src/ring/slab.ts): 0 or a status. */
   ringCreditsOpen(mailboxId: number, vaddr: bigint, block: Uint8Array): number;
   /** Credits of direction dir count only from this node's instance whose ring mailboxes are at base. */

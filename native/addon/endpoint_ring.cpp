@@ -86,10 +86,12 @@ Napi::Value EndpointWrap::RingRelease(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, double(it->second->release(engine_->table(), u32Arg(info, 1))));
 }
 
-// ringGrant(mailboxId): a credit that came due on an arrival goes now.
+// ringGrant(mailboxId, again?: boolean): a credit that came due on an arrival goes now; with
+// `again`, the credits granted so far go again.
 Napi::Value EndpointWrap::RingGrant(const Napi::CallbackInfo& info) {
   auto it = inbounds_.find(u32Arg(info, 0));
-  if (engine_ && it != inbounds_.end()) it->second->sendDue();
+  const bool again = info.Length() > 1 && info[1].IsBoolean() && info[1].As<Napi::Boolean>().Value();
+  if (engine_ && it != inbounds_.end()) it->second->sendDue(again);
   return info.Env().Undefined();
 }
 

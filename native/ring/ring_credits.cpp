@@ -25,8 +25,10 @@ void RingCredits::expect(Dir dir, const std::string& node, uint64_t base) {
     std::lock_guard<std::mutex> lock(mu_);
     from_[uint8_t(dir)] = node;
     fromBase_[uint8_t(dir)] = base;
-    for (const auto& [sender, credit] : early_[uint8_t(dir)]) {
-      if (sender == node && credit.base == base) wake = grant(credit) || wake;
+    for (const Early& e : early_[uint8_t(dir)]) {
+      const bool ours = e.sender == node && e.credit.base == base;
+      counted(ours, e.records);
+      if (ours) wake = grant(e.credit) || wake;
     }
     early_[uint8_t(dir)].clear();
   }
@@ -38,37 +40,36 @@ void RingCredits::completed(const CompletionRecord& r) {
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!decodeCredit(r.data, r.bytes, &c).empty()) {
-      __atomic_store_n(&words()[CreditsLayout::kDropped], ++dropped_, __ATOMIC_RELAXED);
-      return;
-    }
+    if (!decodeCredit(r.data, r.bytes, &c).empty()) return counted(false, 1);
     const std::string& from = from_[uint8_t(c.dir)];
     if (from.empty()) {
       // Before this member knows its neighbours: kept (the largest per instance) until expect().
       auto& early = early_[uint8_t(c.dir)];
       auto it = std::find_if(early.begin(), early.end(),
-                             [&](const auto& e) { return e.first == r.sender && e.second.base == c.base; });
-      if (it != early.end()) {
-        if (c.total > it->second.total) it->second = c;
-      } else if (early.size() < kEarlySenders) {
-        early.emplace_back(r.sender, c);
+                             [&](const Early& e) { return e.sender == r.sender && e.credit.base == c.base; });
+      if (it == early.end()) {
+        if (early.size() == kEarlySenders) return counted(false, 1);
+        early.push_back(Early{r.sender, c, 1});
       } else {
-        __atomic_store_n(&words()[CreditsLayout::kDropped], ++dropped_, __ATOMIC_RELAXED);
+        if (c.total > it->credit.total) it->credit = c;
+        it->records++;
       }
       return;
     }
     // From another node than the neighbour of that direction, or another instance of it: not a credit.
-    if (r.sender != from || c.base != fromBase_[uint8_t(c.dir)]) {
-      __atomic_store_n(&words()[CreditsLayout::kDropped], ++dropped_, __ATOMIC_RELAXED);
-      return;
-    }
+    if (r.sender != from || c.base != fromBase_[uint8_t(c.dir)]) return counted(false, 1);
+    counted(true, 1);
     wake = grant(c);
   }
   if (wake) notify_();
 }
 
+void RingCredits::counted(bool taken, uint32_t records) {
+  if (taken) __atomic_store_n(&words()[CreditsLayout::kTaken], taken_ += records, __ATOMIC_RELAXED);
+  else __atomic_store_n(&words()[CreditsLayout::kDropped], dropped_ += records, __ATOMIC_RELAXED);
+}
+
 bool RingCredits::grant(const Credit& c) {
-  __atomic_store_n(&words()[CreditsLayout::kTaken], ++taken_, __ATOMIC_RELAXED);
   if (c.total <= granted_[uint8_t(c.dir)]) return false;  // records may arrive out of order: the largest counts
   granted_[uint8_t(c.dir)] = c.total;
   uint32_t* w = words() + CreditsLayout::kDirs + CreditsLayout::kDirWords * uint8_t(c.dir);

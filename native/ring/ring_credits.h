@@ -8,7 +8,6 @@
 #include <functional>
 #include <mutex>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "../core/completion_claim.h"
@@ -44,7 +43,16 @@ class RingCredits final : public CompletionClaim {
   uint32_t* words() { return reinterpret_cast<uint32_t*>(block_); }
   // Publishes a larger total for dir (mu_ held); true when a send waits for it.
   bool grant(const Credit& c);
-  // Credits that came before expect(), by sender: a few senders at most (the neighbours).
+  // Records taken (counted as credits) or dropped (mu_ held).
+  void counted(bool taken, uint32_t records);
+  // Credits that came before expect(): the largest per sender and instance, a few at most (the
+  // neighbours). Only an optimisation: the receiver sends its credits again when it hears that
+  // this member's ring is complete (Kind.Joined), so one crowded out by others still comes.
+  struct Early {
+    std::string sender;
+    Credit credit;
+    uint32_t records;
+  };
   static constexpr size_t kEarlySenders = 8;
 
   const uint64_t vaddr_;
@@ -53,7 +61,7 @@ class RingCredits final : public CompletionClaim {
   std::mutex mu_;
   std::string from_[2];
   uint64_t fromBase_[2] = {0, 0};
-  std::vector<std::pair<std::string, Credit>> early_[2];
+  std::vector<Early> early_[2];
   uint64_t granted_[2] = {0, 0};
   uint32_t taken_ = 0, dropped_ = 0;
 };

@@ -41,11 +41,11 @@ void RingInbound::target(std::function<void(uint64_t)> sendCredit) {
   send(due);
 }
 
-void RingInbound::sendDue() {
+void RingInbound::sendDue(bool again) {
   uint64_t due;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    due = creditDue();
+    due = creditDue(again);
   }
   send(due);
 }
@@ -68,9 +68,9 @@ Status RingInbound::release(MailboxTable& table, uint32_t slot) {
   return s;
 }
 
-uint64_t RingInbound::creditDue() {
+uint64_t RingInbound::creditDue(bool again) {
   __atomic_store_n(&words()[SlabLayout::kGrantDue], 0u, __ATOMIC_RELAXED);
-  if (!sendCredit_ || broken_ || granted_ <= sent_) return 0;
+  if (!sendCredit_ || broken_ || (granted_ <= sent_ && !again)) return 0;
   sent_ = granted_;
   __atomic_store_n(&words()[SlabLayout::kCreditsSent], ++creditsSent_, __ATOMIC_RELAXED);
   return granted_;

@@ -45,8 +45,10 @@ class RingInbound final : public CompletionClaim {
   Status start(MailboxTable& table);
   // JS thread: how credits reach the sender; the first of them goes now.
   void target(std::function<void(uint64_t total)> sendCredit);
-  // JS thread: a credit that came due on an arrival (grantDue) goes now.
-  void sendDue();
+  // JS thread: a credit that came due on an arrival (grantDue) goes now; with `again`, the
+  // credits granted so far go again even when they went already (the sender's ring has just
+  // completed: what it received before may not have counted).
+  void sendDue(bool again = false);
   // JS thread: the frame in buffer `slot` was released; its buffer goes back to the mailbox.
   // A slot not taken out (never arrived, or released already) is left alone. A credit that
   // comes due goes at once.
@@ -61,8 +63,8 @@ class RingInbound final : public CompletionClaim {
   // Why a frame of `bytes` in buffer `slot` may not be taken; "" when it may (mu_ held).
   std::string accept(uint32_t slot, uint64_t bytes);
   void maybeGrant();  // mu_ held
-  // The credit to send now, if one is due (mu_ held); 0 if none.
-  uint64_t creditDue();
+  // The credit to send now, if one is due (or `again`, if any was granted) (mu_ held); 0 if none.
+  uint64_t creditDue(bool again = false);
   void send(uint64_t total);
   void wake(const std::string& text);
 

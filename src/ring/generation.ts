@@ -282,7 +282,11 @@ export class Generation {
     }
     switch (r.kind) {
       case Kind.Joined:
-        return; // what it says, the header's base, was checked above
+        // Its base was checked above. Its credits mailbox counts credits from now on: those
+        // this member sent before may have been crowded out there.
+        if (from.rank === this.prev.rank) this.fromPrev.senderJoined();
+        if (from.rank === this.next.rank) this.fromNext.senderJoined();
+        return;
       case Kind.Around:
         if (r.origin >= this.size || from.rank !== this.prev.rank) {
           this.dropped++;

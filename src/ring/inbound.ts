@@ -72,6 +72,14 @@ export class Inbound {
     else peer.then(target, (error: Error) => this.events.broken(new RvmaError('ERR_RVMA_NO_PEER', `${this.what}: the sender's node "${sender.nodeId}" could not be resolved: ${error.message}`)));
   }
 
+  /**
+   * The sender's ring is complete (its JOINED record): the credits granted so far go again, as
+   * those that reached it before may not have counted.
+   */
+  senderJoined(): void {
+    if (!this.failure && !this.mailbox.closed) this.handle.ringGrant(this.mailbox.id, true);
+  }
+
   /** Adds the frames that arrived and the credit records sent since the last call to counts. */
   count(counts: RingCounts): void {
     const received = Atomics.load(this.words, RECEIVED_WORD);

@@ -1,8 +1,14 @@
-// libFuzzer harness: a ring direction's native receive path (native/ring). The whole input is
-// first a frame for the header decoder (whatever decodes re-encodes to the same 16 bytes and is
-// in range). Then it drives a RingInbound as the engine does (its mailbox's completions handed
-// to it) and takes and releases frames the way src/ring/inbound.ts does, while a peer delivers
-// frames in any order, twice, outside the window or malformed.
+// libFuzzer harness: a ring member's native receive path (native/ring): a direction's frames
+// (ring_frame, ring_inbound) and the credits its senders may use (ring_credit, ring_credits).
+// The whole input is first a frame for the header decoder, and it and its first 24 bytes are
+// records for the credit decoder (whatever decodes re-encodes to the same 16 or 24 bytes and is
+// in range; a record decodes exactly when ring_credit.h says it is one). Then it drives a
+// RingInbound as the engine does (its mailbox's completions handed to it) and takes and releases
+// frames the way src/ring/inbound.ts does, while a peer delivers frames in any order, twice,
+// outside the window or malformed. Alongside (opened by the first credits operation), a
+// RingCredits takes the credit records that neighbours (and others) put into its own recycled
+// mailbox of the same table, used as src/ring/credits.ts does: expect() once per direction,
+// possibly after records came, and the waiting word set when a send waits.
 //
 // Input: byte 0: slots = b % 8 + 1; bit 3: the credit target is set by an operation rather than
 // at once (JS sets it once the sender is known; a hostile one sends before). Byte 1: frameBytes
@@ -11,12 +17,23 @@
 //   0 a frame with a ring header: seq (2 bytes LE; bit 2: 8 bytes), n (1 byte; bit 3: + 256),
 //     h (headerLen = h % (n + 2): n + 1 is one byte too many), then the n bytes after the header
 //   1 raw bytes as a frame: n (1 byte; bit 3: + 256), then n bytes
-//   2 take the next frame in order, as JS does (after handling a pending Notify: taking it
-//     back, and sending the credit an arrival made due)
+//   2 bit 2 clear: take the next frame in order, as JS does (after handling a pending Notify:
+//     taking it back, and sending the credit an arrival made due). Bit 2 set: a credits
+//     operation, below
 //   3 bit 3: set the credit target now (once). Else release, next byte b: the b % count-th
 //     frame still held (none held: nothing); bit 2: slot b % (slots + 2) as it is (a double
 //     release, a slot never taken or out of range), unless a frame waits there untaken (JS
 //     cannot name that slot)
+// A credits operation (op & 7 == 6): c = (op >> 3) & 3, x = (op >> 5) & 1, y = op >> 6; a sender
+// or node is one of "node-a", "node-b", "node-c", "" (index y); a base is one byte b: b & 3, or
+// (b & 0x80) the 8 bytes LE that follow; a total likewise: b & 0x7f, or (b & 0x80) 8 bytes.
+//   c 0 a valid record from sender y, built by encodeCredit: dir x, frameBytes (4 bytes LE),
+//     total, base (a total over 2^53 makes it invalid)
+//   c 1 raw bytes from sender y: x clear: n = b & 63 (over 32 is larger than a buffer), then n
+//     bytes; x set: 24 bytes (a record's length)
+//   c 2 expect(dir x, node y % 3, base): the first for a direction only (JS calls it once)
+//   c 3 y < 3: the waiting word of direction x is set to 1 (Credits.waitFor); y 3: the credits
+//     mailbox closes (later deliveries find no mailbox)
 // Operands past the end read as zeros.
 //
 // Checks: the harness models the window (a frame is accepted exactly when it decodes, lies in
@@ -26,7 +43,20 @@
 // exceed slots + releases, go back in batches of at most half the slots, and at once when the
 // sender has used them all (else it would wait forever); each goes to the sender on the release
 // that made it, or, made by an arrival, with the Notify that JS handles. A Notify goes out once
-// per batch, and a release that is not one changes nothing.
+// per batch, and a release that is not one changes nothing (after the mailbox closed: nothing
+// is sent and grantDue and the credits-sent count stay as they were).
+// Credits: every put of at most a buffer's 32 bytes lands (the mailbox recycles its buffers: it
+// never runs out), in the buffers in turn, and completes once, naming its sender. The harness
+// decodes each record itself (magic, version, dir <= 1, total <= 2^53, 24 bytes) and models
+// RingCredits: before expect() a direction keeps, per (sender, base), the record of the largest
+// total (the first of it), for at most 8 of them (a record of another one is dropped); expect()
+// applies the kept one of (node, base), if any (every record kept for it counts as taken), and
+// forgets the others (every record kept for them counts as dropped); after it, a record of
+// (node, base) is taken, any other dropped;
+// a malformed one is always dropped. Granted (read as JS reads a shared_u64) is the largest
+// total taken, published once per increase, with the frameBytes of the record that first
+// reached it; notify() runs exactly when it increases while the direction's waiting word is 1,
+// which it sets back to 0. The taken and dropped words count as modelled; the others stay 0.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -39,6 +69,8 @@
 
 #include "native/core/event_sink.h"
 #include "native/core/mailbox_table.h"
+#include "native/ring/ring_credit.h"
+#include "native/ring/ring_credits.h"
 #include "native/ring/ring_frame.h"
 #include "native/ring/ring_inbound.h"
 
@@ -48,6 +80,8 @@ using namespace rvma::ring;
 namespace {
 
 constexpr uint64_t kBox = 0x10000;
+constexpr uint64_t kCreditsBox = 0x20000;
+const char* const kSenders[4] = {"node-a", "node-b", "node-c", ""};
 
 void require(bool holds) {
   if (!holds) std::abort();
@@ -88,12 +122,40 @@ void fuzzDecoder(const uint8_t* data, size_t size) {
   require(h.headerLen <= size - kFrameHeaderBytes && h.seq <= kMaxSeq);
 }
 
-class Ring;
+uint64_t readU64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= uint64_t(p[i]) << (8 * i);
+  return v;
+}
 
-// Hands the mailbox's completions to the ring, as the engine does for a claimed mailbox.
+// A credit record as ring_credit.h describes it, read here on its own: whether it is one.
+bool isCredit(const uint8_t* b, size_t len) {
+  return len == kCreditBytes && b[0] == 0x52 && b[1] == 0x43 && b[2] == kCreditVersion && b[3] <= 1 &&
+         readU64(b + 8) <= kMaxSeq + 1;
+}
+
+// The credit decoder takes exactly the records of ring_credit.h, which re-encode to the same bytes.
+void fuzzCreditDecoder(const uint8_t* data, size_t size) {
+  Credit c{};
+  const bool decodes = decodeCredit(data, size, &c).empty();
+  require(decodes == isCredit(data, size));
+  if (!decodes) return;
+  uint8_t again[kCreditBytes];
+  encodeCredit(again, c);
+  require(std::memcmp(again, data, kCreditBytes) == 0);
+  require(uint8_t(c.dir) <= 1 && c.total <= kMaxSeq + 1 && c.total == readU64(data + 8) &&
+          c.base == readU64(data + 16) && c.frameBytes == uint32_t(readU64(data + 4)));
+}
+
+class Ring;
+class Credits;
+
+// Hands each mailbox's completions to what claimed it (the ring's frames, the credits), as the
+// engine does for a claimed mailbox.
 class Sink : public EventSink {
  public:
   Ring* ring = nullptr;
+  Credits* credits = nullptr;
   void completions(const std::vector<CompletionRecord>& records) override;
   void mailboxReleased(uint32_t) override {}
   void putDone(uint64_t, Status) override {}
@@ -105,12 +167,14 @@ class Sink : public EventSink {
   void authFailed(const std::string&, const std::string&) override {}
 };
 
-// One table for every input, its mailbox opened and closed by each: a table of its own would
+// One table for every input, its mailboxes opened and closed by each: a table of its own would
 // allocate and fault in a 128 KiB page of completion words per input, most of a run's time.
-MailboxTable& sharedTable(Ring* ring) {
+Sink& sharedSink() {
   static Sink sink;
-  static MailboxTable table(sink);
-  sink.ring = ring;
+  return sink;
+}
+MailboxTable& sharedTable() {
+  static MailboxTable table(sharedSink());
   return table;
 }
 
@@ -124,10 +188,11 @@ class Ring {
                 roundUp64(4ull * (SlabLayout::kEntries + SlabLayout::kEntryWords * slots))},
         // Zeroed, as JS's is: no entry's tag names a lap before a frame is published there.
         slab_(static_cast<uint8_t*>(std::aligned_alloc(64, layout_.bytes())), &std::free),
-        table_(sharedTable(this)),
+        table_(sharedTable()),
         state_(slots, Slot::Posted),
         content_(slots) {
     require(slab_ && layout_.fits(layout_.bytes()));
+    sharedSink().ring = this;
     std::memset(slab_.get(), 0, layout_.bytes());
     // As src/ring/generation.ts opens it: an epoch per frame, a buffer per slot.
     MailboxConfig cfg;
@@ -285,8 +350,8 @@ class Ring {
       if (targeted_ && open_) require(due == (granted > lastSent() ? 1u : 0u));
     }
     require(lastSent() <= granted);
-    // Once the mailbox is closed a release counts a credit it cannot send (nobody to send to).
-    if (open_) require(words()[SlabLayout::kCreditsSent] == uint32_t(sent_.size()));
+    // Counted when sent, and only then (after the mailbox closed a release sends nothing).
+    require(words()[SlabLayout::kCreditsSent] == uint32_t(sent_.size()));
     // Frames published or held are intact until released.
     for (uint32_t slot = 0; slot < layout_.slots; slot++) {
       if (state_[slot] != Slot::Arrived && state_[slot] != Slot::Taken) continue;
@@ -305,6 +370,7 @@ class Ring {
     open_ = false;
     while (!held_.empty()) releaseHeld(0);
     check();
+    sharedSink().ring = nullptr;
   }
 
  private:
@@ -325,10 +391,16 @@ class Ring {
     const bool counts = slot < layout_.slots && state_[slot] == Slot::Taken && !broken_;
     const uint64_t before = readGranted();
     const size_t sends = sent_.size();
+    const uint32_t due = words()[SlabLayout::kGrantDue], sentWord = words()[SlabLayout::kCreditsSent];
     if (counts) released_++;
     require(ok(inbound_->release(table_, slot)));
     const uint64_t granted = readGranted();
     require(granted >= granted_ && granted <= layout_.slots + released_);
+    if (!open_) {
+      // Its buffer finds no mailbox: nothing is sent, counted as sent or taken back.
+      require(sent_.size() == sends && words()[SlabLayout::kGrantDue] == due &&
+              words()[SlabLayout::kCreditsSent] == sentWord);
+    }
     if (counts) {
       state_[slot] = Slot::Posted;
       // The credit it made due goes with it (the mailbox closed: nobody is left to send to).
@@ -360,19 +432,247 @@ class Ring {
   unsigned completions_ = 0;
 };
 
+// A RingCredits on its recycled mailbox in the shared table, as src/ring/credits.ts opens it,
+// with a model of what it publishes.
+class Credits {
+ public:
+  Credits()
+      : block_(static_cast<uint8_t*>(std::aligned_alloc(64, CreditsLayout::kBytes)), &std::free),
+        table_(sharedTable()) {
+    require(block_ != nullptr);
+    std::memset(block_.get(), 0, CreditsLayout::kBytes);
+    sharedSink().credits = this;
+    MailboxConfig cfg;
+    cfg.epochType = EpochType::Ops;
+    cfg.threshold = 1;
+    cfg.maxBuffers = CreditsLayout::kBuffers;
+    cfg.reportSender = true;
+    cfg.recycle = true;
+    OpenedMailbox opened;
+    require(ok(table_.open(kCreditsBox, cfg, &opened)));
+    credits_ = std::make_unique<RingCredits>(kCreditsBox, block_.get(), [this] { notifies_++; });
+    require(ok(credits_->start(table_)));
+    check();
+  }
+
+  // A put of `bytes` from kSenders[sender].
+  void deliver(const std::vector<uint8_t>& bytes, uint32_t sender) {
+    const Status expected = !open_ ? Status::NoMailbox
+                            : bytes.size() > CreditsLayout::kBufferBytes ? Status::TooLarge
+                                                                         : Status::Ok;
+    pending_ = &bytes;
+    pendingSender_ = sender;
+    completions_ = 0;
+    Status s = table_.deliver(kCreditsBox, Placement{false, 0}, bytes.data(), bytes.size(), kSenders[sender]);
+    pending_ = nullptr;
+    // Recycled buffers: a put that fits always finds one, and ends its epoch.
+    require(s == expected && completions_ == (ok(s) ? 1u : 0u));
+  }
+
+  // What the engine's completions() does for the credits mailbox, with the model alongside.
+  void completed(const CompletionRecord& r) {
+    require(pending_ && open_ && r.vaddr == kCreditsBox && r.bytes == pending_->size() && r.ops == 1 &&
+            r.sender == kSenders[pendingSender_]);
+    // Re-posted at the tail as each retires: the buffers come round in turn.
+    require(r.data == block_.get() + CreditsLayout::kBuffersAt +
+                          uint64_t(CreditsLayout::kBufferBytes) * (retired_ % CreditsLayout::kBuffers));
+    if (r.bytes) require(std::memcmp(r.data, pending_->data(), r.bytes) == 0);
+    completions_++;
+    retired_++;
+    fuzzCreditDecoder(r.data, r.bytes);
+    if (!isCredit(r.data, r.bytes)) {
+      dropped_++;
+    } else {
+      const uint32_t dir = r.data[3];
+      const uint64_t total = readU64(r.data + 8), base = readU64(r.data + 16);
+      const uint32_t frameBytes = uint32_t(readU64(r.data + 4));
+      Dir_& d = dirs_[dir];
+      if (!d.expected) {
+        auto it = std::find_if(d.early.begin(), d.early.end(),
+                               [&](const Kept& k) { return k.sender == r.sender && k.base == base; });
+        if (it != d.early.end()) {
+          if (total > it->total) it->total = total, it->frameBytes = frameBytes;
+          it->records++;
+        } else if (d.early.size() < 8) {
+          d.early.push_back(Kept{r.sender, base, total, frameBytes, 1});
+        } else {
+          dropped_++;
+        }
+      } else if (r.sender == d.node && base == d.base) {
+        taken_++;
+        raise(d, total, frameBytes);
+      } else {
+        dropped_++;
+      }
+    }
+    credits_->completed(r);
+  }
+
+  // Credits of `dir` count from kSenders[node]'s instance at `base` (once per direction, as JS).
+  void expect(uint32_t dir, uint32_t node, uint64_t base) {
+    Dir_& d = dirs_[dir];
+    if (d.expected) return;
+    d.expected = true;
+    d.node = kSenders[node];
+    d.base = base;
+    for (const Kept& k : d.early) {
+      if (k.sender != d.node || k.base != base) {
+        dropped_ += k.records;
+        continue;
+      }
+      taken_ += k.records;
+      raise(d, k.total, k.frameBytes);
+    }
+    d.early.clear();
+    credits_->expect(Dir(dir), kSenders[node], base);
+  }
+
+  // Credits.waitFor(dir).
+  void wait(uint32_t dir) {
+    dirs_[dir].waiting = 1;
+    __atomic_store_n(&dirWords(dir)[CreditsLayout::kWaiting], 1u, __ATOMIC_SEQ_CST);
+  }
+
+  void close() {
+    if (!open_) return;
+    bool released = false;
+    require(ok(table_.close(kCreditsBox, &released)) && released);
+    open_ = false;
+  }
+
+  // After every operation.
+  void check() {
+    require(words()[CreditsLayout::kTaken] == taken_ && words()[CreditsLayout::kDropped] == dropped_);
+    require(notifies_ == expectedNotifies_);
+    for (uint32_t w = 0; w < CreditsLayout::kBuffersAt / 4; w++) {
+      const bool used = w == CreditsLayout::kTaken || w == CreditsLayout::kDropped ||
+                        (w >= CreditsLayout::kDirs && w < CreditsLayout::kDirs + 2 * CreditsLayout::kDirWords &&
+                         (w - CreditsLayout::kDirs) % CreditsLayout::kDirWords <= CreditsLayout::kWaiting);
+      if (!used) require(words()[w] == 0);
+    }
+    for (uint32_t dir = 0; dir < 2; dir++) {
+      const Dir_& d = dirs_[dir];
+      const uint32_t* w = dirWords(dir);
+      // Written once per increase; JS's read (readSharedU64) finds it even, so it takes it.
+      require(w[CreditsLayout::kGranted] == 2 * d.publishes);
+      const uint64_t granted = uint64_t(w[CreditsLayout::kGranted + 1]) | uint64_t(w[CreditsLayout::kGranted + 2]) << 32;
+      require(granted == d.granted && granted >= d.lastRead && granted <= kMaxSeq + 1);
+      dirs_[dir].lastRead = granted;
+      require(w[CreditsLayout::kFrameBytes] == d.frameBytes && w[CreditsLayout::kWaiting] == d.waiting);
+    }
+  }
+
+  void finish() {
+    close();
+    check();
+    sharedSink().credits = nullptr;
+  }
+
+ private:
+  // A record kept before expect(): the largest total of (sender, base), the first with it.
+  struct Kept {
+    std::string sender;
+    uint64_t base, total;
+    uint32_t frameBytes;
+    uint32_t records;  // kept for this (sender, base)
+  };
+  struct Dir_ {
+    bool expected = false;
+    std::string node;
+    uint64_t base = 0;
+    std::vector<Kept> early;
+    uint64_t granted = 0, lastRead = 0;
+    uint32_t frameBytes = 0, waiting = 0, publishes = 0;
+  };
+
+  // A taken record's total: published when larger; a send waiting for it hears of it.
+  void raise(Dir_& d, uint64_t total, uint32_t frameBytes) {
+    if (total <= d.granted) return;
+    d.granted = total;
+    d.frameBytes = frameBytes;
+    d.publishes++;
+    if (d.waiting == 1) expectedNotifies_++;
+    d.waiting = 0;
+  }
+  uint32_t* words() { return reinterpret_cast<uint32_t*>(block_.get()); }
+  uint32_t* dirWords(uint32_t dir) { return words() + CreditsLayout::kDirs + CreditsLayout::kDirWords * dir; }
+
+  std::unique_ptr<uint8_t, decltype(&std::free)> block_;
+  MailboxTable& table_;
+  std::unique_ptr<RingCredits> credits_;
+  Dir_ dirs_[2];
+  uint32_t taken_ = 0, dropped_ = 0;
+  uint64_t notifies_ = 0, expectedNotifies_ = 0, retired_ = 0;
+  bool open_ = true;
+  const std::vector<uint8_t>* pending_ = nullptr;  // the record deliver() is placing
+  uint32_t pendingSender_ = 0;
+  unsigned completions_ = 0;
+};
+
 void Sink::completions(const std::vector<CompletionRecord>& records) {
-  for (const auto& r : records) ring->completed(r);
+  for (const auto& r : records) {
+    if (r.vaddr == kBox && ring) ring->completed(r);
+    else if (r.vaddr == kCreditsBox && credits) credits->completed(r);
+    else std::abort();
+  }
+}
+
+// A credit record's base or total: one byte (its low bits), or the 8 bytes after it.
+uint64_t smallOrWide(Input& in, uint8_t lowBits) {
+  const uint8_t b = in.byte();
+  return b & 0x80 ? in.word(8) : b & lowBits;
+}
+
+void creditsOperation(Credits& credits, uint8_t op, Input& in) {
+  const uint32_t x = (op >> 5) & 1, y = op >> 6;
+  switch ((op >> 3) & 3) {
+    case 0: {
+      Credit c{};
+      c.dir = Dir(x);
+      c.frameBytes = uint32_t(in.word(4));
+      c.total = smallOrWide(in, 0x7f);
+      c.base = smallOrWide(in, 3);
+      std::vector<uint8_t> record(kCreditBytes);
+      encodeCredit(record.data(), c);
+      // What the encoder writes decodes whenever its total is in range.
+      Credit back{};
+      const bool decodes = decodeCredit(record.data(), record.size(), &back).empty();
+      require(decodes == (c.total <= kMaxSeq + 1));
+      if (decodes) {
+        require(back.dir == c.dir && back.frameBytes == c.frameBytes && back.total == c.total && back.base == c.base);
+      }
+      credits.deliver(record, y);
+      break;
+    }
+    case 1: {
+      std::vector<uint8_t> bytes(x ? kCreditBytes : in.byte() & 63);
+      in.take(bytes.data(), bytes.size());
+      fuzzCreditDecoder(bytes.data(), bytes.size());
+      credits.deliver(bytes, y);
+      break;
+    }
+    case 2:
+      credits.expect(x, y % 3, smallOrWide(in, 3));
+      break;
+    case 3:
+      if (y < 3) credits.wait(x);
+      else credits.close();
+      break;
+  }
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzzDecoder(data, size);
+  fuzzCreditDecoder(data, size);
+  if (size >= kCreditBytes) fuzzCreditDecoder(data, kCreditBytes);
   Input in(data, size);
   const uint8_t setup = in.byte();
   const uint32_t slots = setup % 8 + 1;
   const uint64_t frameBytes = in.byte();
   Ring ring(slots, frameBytes, setup & 8);
+  std::unique_ptr<Credits> credits;  // opened by the first credits operation
   while (in.more()) {
     const uint8_t op = in.byte();
     switch (op & 3) {
@@ -399,7 +699,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 2:
-        ring.take();
+        if (op & 4) {
+          if (!credits) credits = std::make_unique<Credits>();
+          creditsOperation(*credits, op, in);
+        }
+        else ring.take();
         break;
       case 3: {
         if (op & 8) {
@@ -413,7 +717,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
     ring.check();
+    if (credits) credits->check();
   }
   ring.finish();
+  if (credits) credits->finish();
   return 0;
 }

@@ -321,8 +321,8 @@ const shm = {
 // --- a ring direction's receiving side (test/fuzz/fuzz_ring.cpp; native/ring) ---
 // Byte 0: slots - 1 (| 8: the credit target waits for operation 11), byte 1: frameBytes; then operations:
 // 0 a frame (seq u16, n, h, n bytes after the 16-byte ring header; 4: seq u64), 1 raw bytes
-// (n, then n bytes), 2 take, 3 release the i-th frame held (7: a slot as it is; 11: set the
-// credit target).
+// (n, then n bytes), 2 take (6: a credits operation, below), 3 release the i-th frame held
+// (7: a slot as it is; 11: set the credit target).
 const RING_MAGIC = 0x5246;
 function ringFrame(seq, body, headerLen = 0, wide = false) {
   return Buffer.concat([Buffer.from([wide ? 4 : 0]), le(seq, wide ? 8 : 2), Buffer.from([body.length, headerLen]), body]);
@@ -341,6 +341,32 @@ badMagic[2] = 1;
 badMagic[3] = 0;
 badMagic.writeUInt32LE(0, 4);
 badMagic.writeBigUInt64LE(0n, 8);
+// Credits operations: 6 | c << 3 | x << 5 | y << 6, y naming a node (A: node-a, B, C, NONE: "").
+// c 0 a record built by encodeCredit (dir x, frameBytes u32, total, base), 1 raw bytes (x: 24 of
+// them, else n & 63 then n), 2 expect(dir x, node y, base), 3 waiting word of dir x set to 1
+// (y 3: the credits mailbox closes). A base or total is one byte when small, else 0x80 and 8.
+const [A, B, C, NONE] = [0, 1, 2, 3];
+const creditsOp = (c, x, y) => Buffer.from([6 | (c << 3) | (x << 5) | (y << 6)]);
+const smallOrWide = (v, small) => (BigInt(v) <= BigInt(small) ? Buffer.from([Number(v)]) : Buffer.concat([Buffer.from([0x80]), le(v, 8)]));
+const credit = (dir, sender, total, base, frameBytes = 64) =>
+  Buffer.concat([creditsOp(0, dir, sender), le(frameBytes, 4), smallOrWide(total, 0x7f), smallOrWide(base, 3)]);
+const rawCredit = (sender, bytes) =>
+  bytes.length === 24 ? Buffer.concat([creditsOp(1, 1, sender), bytes]) : Buffer.concat([creditsOp(1, 0, sender), Buffer.from([bytes.length]), bytes]);
+const expect = (dir, node, base) => Buffer.concat([creditsOp(2, dir, node), smallOrWide(base, 3)]);
+const waitFor = (dir) => creditsOp(3, dir, 0);
+const CLOSE_CREDITS = creditsOp(3, 0, 3);
+// A credit record's 24 bytes (native/ring/ring_credit.h), for raw puts.
+function creditRecord({ magic = 0x4352, version = 1, dir = 0, frameBytes = 64, total = 1n, base = 1n } = {}) {
+  const b = Buffer.alloc(24);
+  b.writeUInt16LE(magic, 0);
+  b[2] = version;
+  b[3] = dir;
+  b.writeUInt32LE(frameBytes, 4);
+  b.writeBigUInt64LE(BigInt(total), 8);
+  b.writeBigUInt64LE(BigInt(base), 16);
+  return b;
+}
+const WIDE_BASE = 0x7f0000001000n;
 const ring = {
   inOrder: ringSession(4, 64, ...times(4, (i) => ringFrame(i, fill(32, i))), ...times(4, () => TAKE), ...times(4, () => releaseHeld()),
     ...times(4, (i) => ringFrame(4 + i, fill(40, i), 8)), ...times(4, () => TAKE), ...times(4, () => releaseHeld())),
@@ -368,6 +394,36 @@ const ring = {
   // Larger than a buffer, then no buffer left.
   tooLarge: ringSession(2, 16, Buffer.concat([Buffer.from([8]), le(0, 2), Buffer.from([200, 0]), fill(456, 7)]),
     ringFrame(0, fill(16, 0)), ringFrame(1, fill(16, 1)), ringFrame(2, fill(16, 2)), TAKE),
+  // Credits from the expected neighbours: larger totals count, a send waiting hears of one.
+  creditsInOrder: ringSession(4, 64, expect(0, A, 1), expect(1, B, 2), credit(0, A, 4, 1), credit(1, B, 4, 2), waitFor(0),
+    credit(0, A, 6, 1, 128), credit(0, A, 5, 1), waitFor(1), credit(1, B, 4, 2), credit(1, B, 8, 2, 256), credit(0, A, 7, 1)),
+  // Records before expect(): the largest per (sender, base) is kept and counts once expected.
+  creditsEarly: ringSession(4, 64, credit(0, A, 4, 1), credit(0, A, 6, 1, 96), credit(0, A, 5, 1), credit(0, A, 6, 1, 32),
+    credit(0, B, 9, 1), credit(0, A, 7, 2), credit(1, C, 3, 0), waitFor(0), expect(0, A, 1), credit(0, A, 8, 1),
+    credit(1, C, 5, 0), waitFor(1), expect(1, C, 0), credit(1, C, 6, 0)),
+  // More than 8 instances before expect(): the ninth is dropped, even the one expected.
+  creditsEarlyFull: ringSession(4, 64, ...[A, B].flatMap((s) => times(4, (b) => credit(0, s, 2 + b, b))), credit(0, C, 9, 0),
+    credit(0, A, 20, 3), credit(0, C, 10, 0), expect(0, C, 0), credit(0, C, 3, 0), credit(0, A, 30, 3)),
+  // After expect(): another node, another base, no node at all, another direction's node.
+  creditsWrongSource: ringSession(2, 64, expect(0, A, 1), credit(0, B, 5, 1), credit(0, A, 5, 2), credit(0, NONE, 5, 1),
+    credit(0, A, 5, WIDE_BASE), credit(0, A, 3, 1), credit(1, A, 5, 1), expect(1, A, WIDE_BASE), credit(1, A, 6, WIDE_BASE)),
+  // Malformed records and puts of every length, then the largest totals there are.
+  creditsMalformed: ringSession(2, 64, expect(0, A, 1), expect(1, A, 1),
+    rawCredit(A, creditRecord({ magic: 0x5246 })), rawCredit(A, creditRecord({ version: 2 })), rawCredit(A, creditRecord({ dir: 2 })),
+    rawCredit(A, creditRecord({ total: 2n ** 53n + 1n })), credit(0, A, 2n ** 53n + 1n, 1), credit(0, A, 2n ** 64n - 1n, 1),
+    rawCredit(A, creditRecord({ total: 3n }).subarray(0, 23)), rawCredit(A, Buffer.concat([creditRecord({ total: 3n }), fill(1, 0)])),
+    rawCredit(A, Buffer.alloc(0)), rawCredit(A, fill(32, 0x43)), rawCredit(A, fill(33, 0x43)), rawCredit(A, fill(63, 0x52)),
+    rawCredit(A, creditRecord({ total: 2n ** 53n, frameBytes: 0xffffffff })), rawCredit(A, creditRecord({ dir: 1, total: 2n ** 32n + 1n }))),
+  // More records than buffers: the mailbox recycles them and never runs out.
+  creditsBurst: ringSession(2, 64, expect(0, B, 0), expect(1, C, 3), ...times(40, (i) => Buffer.concat([
+    credit(i % 2, i % 2 ? C : B, 1 + (i >> 1), i % 2 ? 3 : 0), i % 5 === 0 ? waitFor(i % 2) : Buffer.alloc(0)]))),
+  // The credits mailbox closes: puts find no mailbox; what came before still counts.
+  creditsClosed: ringSession(2, 64, credit(0, A, 4, 1), credit(1, B, 2, 0), expect(1, B, 0), CLOSE_CREDITS, credit(0, A, 9, 1),
+    waitFor(0), expect(0, A, 1), rawCredit(A, creditRecord({ total: 12n })), waitFor(1)),
+  // A direction's frames and the credits of both, interleaved.
+  creditsWithFrames: ringSession(4, 64, credit(0, A, 4, 1), ringFrame(0, fill(32, 0)), ringFrame(1, fill(32, 1)), expect(0, A, 1), TAKE,
+    waitFor(0), credit(0, A, 5, 1), TAKE, releaseHeld(), ringFrame(2, fill(8, 2)), expect(1, B, 2), credit(1, B, 6, 2), TAKE,
+    releaseHeld(), releaseHeld(), waitFor(1), credit(1, B, 7, 2), TAKE, releaseHeld()),
 };
 
 const sets = { fuzz_frames: frames, fuzz_tcp_stream: streams, fuzz_verbs_messages: verbs, fuzz_shm: shm, fuzz_ring: ring };
