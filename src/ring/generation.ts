@@ -1,6 +1,7 @@
 // One generation of a ring: its membership, its four mailboxes (control, frames from prev,
-// frames from next, credits), both directions' senders, and the around() waits. A generation that loses
-// a member fails as a whole, tells every other member, and is replaced by a new one (reform).
+// frames from next, credits), both directions' senders, and the around() waits. A generation
+// that loses a member fails as a whole, tells every other member, and is replaced by a new one
+// (reform).
 import { Endpoint } from '../mailbox/endpoint';
 import { RvmaError } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';

@@ -11,7 +11,7 @@ export interface Member {
   rank: number;
   nodeId: string;
   incarnation: string;
-  /** Base vaddr of its ring mailboxes (control, frames from prev, frames from next). */
+  /** Base vaddr of its ring mailboxes (control, frames from prev, frames from next, credits). */
   base: bigint;
 }
 

@@ -40,7 +40,7 @@ export interface RingFailure {
   lost: string | undefined;
 }
 
-// Reserved vaddrs of ring mailboxes: three per generation (control, from prev, from next).
+// Reserved vaddrs of ring mailboxes: four per generation (control, from prev, from next, credits).
 const BASE_FIRST = 0x100n;
 const BASE_LAST = 0xfffcn;
 const nextBase = new WeakMap<Endpoint, bigint>();
