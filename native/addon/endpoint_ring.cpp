@@ -1,5 +1,7 @@
 // EndpointWrap's ring bindings: a ring's receiving sides and its credits in native code (ring/).
 // Each claims a mailbox JS opened; Notify events carry that mailbox's id.
+#include <unordered_map>
+
 #include "../ring/ring_credit.h"
 #include "../ring/ring_credits.h"
 #include "../ring/ring_inbound.h"
@@ -10,6 +12,18 @@ namespace rvma::addon {
 namespace {
 uint32_t u32Arg(const Napi::CallbackInfo& info, size_t i) { return info[i].As<Napi::Number>().Uint32Value(); }
 uint64_t u64Arg(const Napi::CallbackInfo& info, size_t i) { return uint64_t(info[i].As<Napi::Number>().Int64Value()); }
+
+// Claims the mailbox's completions for `claim`, which then posts its buffers; kept in `into` by
+// the mailbox's id once that worked. The status, as a JS number.
+template <typename Claim>
+Napi::Value claimAndStart(Napi::Env env, Engine& engine, uint32_t id, std::shared_ptr<Claim> claim,
+                          std::unordered_map<uint32_t, std::shared_ptr<Claim>>& into) {
+  engine.claim(id, claim);
+  Status s = claim->start(engine.table());
+  if (ok(s)) into.emplace(id, std::move(claim));
+  else engine.unclaim(id);
+  return Napi::Number::New(env, double(s));
+}
 }  // namespace
 
 // ringOpen(mailboxId, vaddr, slab, slots, frameBytes, stride, wordsBytes) -> status. The mailbox
@@ -32,17 +46,10 @@ Napi::Value EndpointWrap::RingOpen(const Napi::CallbackInfo& info) {
     return Napi::Number::New(env, double(Status::InvalidArgument));
   }
   std::weak_ptr<Engine> weak = engine_;
-  auto inbound = std::make_shared<ring::RingInbound>(vaddr, slab, 0, layout, [weak, id](const std::string& why) {
+  auto inbound = std::make_shared<ring::RingInbound>(vaddr, slab, layout, [weak, id](const std::string& why) {
     if (auto e = weak.lock()) e->notify(id, why);
   });
-  engine_->claim(id, inbound);
-  Status s = inbound->start(engine_->table());
-  if (!ok(s)) {
-    engine_->unclaim(id);
-    return Napi::Number::New(env, double(s));
-  }
-  inbounds_.emplace(id, std::move(inbound));
-  return Napi::Number::New(env, 0);
+  return claimAndStart(env, *engine_, id, std::move(inbound), inbounds_);
 }
 
 // ringTarget(mailboxId, peer, incarnation: bigint, creditsVaddr: bigint, dir, frameBytes, base:
@@ -114,14 +121,7 @@ Napi::Value EndpointWrap::RingCreditsOpen(const Napi::CallbackInfo& info) {
   auto credits = std::make_shared<ring::RingCredits>(vaddr, block, [weak, id] {
     if (auto e = weak.lock()) e->notify(id);
   });
-  engine_->claim(id, credits);
-  Status s = credits->start(engine_->table());
-  if (!ok(s)) {
-    engine_->unclaim(id);
-    return Napi::Number::New(env, double(s));
-  }
-  credits_.emplace(id, std::move(credits));
-  return Napi::Number::New(env, 0);
+  return claimAndStart(env, *engine_, id, std::move(credits), credits_);
 }
 
 // ringCreditsExpect(mailboxId, dir, node, base: bigint): credits for direction `dir` count only

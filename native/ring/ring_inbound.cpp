@@ -14,9 +14,9 @@ bool SlabLayout::fits(uint64_t len) const {
   return stride <= (len - wordsBytes) / slots;
 }
 
-RingInbound::RingInbound(uint64_t vaddr, uint8_t* slab, uint64_t memory, const SlabLayout& layout,
+RingInbound::RingInbound(uint64_t vaddr, uint8_t* slab, const SlabLayout& layout,
                          std::function<void(const std::string&)> notify)
-    : vaddr_(vaddr), slab_(slab), memory_(memory), layout_(layout), notify_(std::move(notify)),
+    : vaddr_(vaddr), slab_(slab), layout_(layout), notify_(std::move(notify)),
       nextAt_(layout.slots), out_(layout.slots, 0), granted_(layout.slots) {
   for (uint32_t p = 0; p < layout.slots; p++) nextAt_[p] = p;
   publishU64(words() + SlabLayout::kGranted, granted_);
@@ -25,7 +25,7 @@ RingInbound::RingInbound(uint64_t vaddr, uint8_t* slab, uint64_t memory, const S
 Status RingInbound::start(MailboxTable& table) {
   for (uint32_t slot = 0; slot < layout_.slots; slot++) {
     uint64_t index;
-    Status s = table.post(vaddr_, buffer(slot), layout_.stride, 1, memory_, &index);
+    Status s = table.post(vaddr_, buffer(slot), layout_.stride, 1, 0, &index);
     if (!ok(s)) return s;
   }
   return Status::Ok;
@@ -61,7 +61,7 @@ Status RingInbound::release(MailboxTable& table, uint32_t slot) {
   // Outside mu_: a completion holds the table's lock while it takes mu_. Posted before the
   // credit goes, so that a frame sent on it finds the buffer.
   uint64_t index;
-  Status s = table.post(vaddr_, buffer(slot), layout_.stride, 1, memory_, &index);
+  Status s = table.post(vaddr_, buffer(slot), layout_.stride, 1, 0, &index);
   if (s == Status::NoMailbox) return Status::Ok;  // closed meanwhile: nothing more arrives
   if (!ok(s)) return s;
   sendDue();

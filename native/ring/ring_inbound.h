@@ -38,7 +38,7 @@ struct SlabLayout {
 class RingInbound final : public CompletionClaim {
  public:
   // notify(text): tell JS that frames arrived, or (text not empty) why the direction broke.
-  RingInbound(uint64_t vaddr, uint8_t* slab, uint64_t memory, const SlabLayout& layout,
+  RingInbound(uint64_t vaddr, uint8_t* slab, const SlabLayout& layout,
               std::function<void(const std::string&)> notify);
 
   // JS thread: posts every buffer.
@@ -70,7 +70,6 @@ class RingInbound final : public CompletionClaim {
 
   const uint64_t vaddr_;
   uint8_t* const slab_;
-  const uint64_t memory_;
   const SlabLayout layout_;
   const std::function<void(const std::string&)> notify_;
   mutable std::mutex mu_;

@@ -22,7 +22,7 @@ export class Credits {
   /** Records taken (mod 2^32) when last counted. */
   private counted = 0;
 
-  constructor(endpoint: Endpoint, readonly vaddr: bigint) {
+  constructor(endpoint: Endpoint, vaddr: bigint) {
     // The transport names each record's sender: credits count only from the neighbour of their direction.
     this.mailbox = endpoint.openAt('Ring.join', vaddr, { epoch: 'ops', threshold: 1, maxBuffers: CREDIT_BUFFERS, reportSender: true }, true);
     const block = new Uint8Array(native().allocBuffer(CREDITS_BLOCK_BYTES));

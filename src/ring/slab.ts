@@ -3,18 +3,16 @@
 // credits block (totals per direction, then the credit records' buffers: ring_credits.h).
 import { FRAME_HEADER_BYTES } from './frame';
 
-/** A direction's slab, in 32-bit words from its start. */
+/** A direction's slab, in 32-bit words from its start (words 1-3: the credits granted, read natively). */
 export const NOTIFY_WORD = 0;
-export const GRANTED_WORD = 1;
 export const RECEIVED_WORD = 4;
 export const GRANT_DUE_WORD = 5;
 export const CREDITS_SENT_WORD = 6;
 export const ENTRIES_WORD = 8;
 export const ENTRY_WORDS = 4;
 
-/** The credits block, in 32-bit words: records taken, then per direction (next, prev) DIR_WORDS words. */
+/** The credits block, in 32-bit words: records taken (then dropped), then per direction (next, prev) DIR_WORDS words. */
 export const CREDITS_TAKEN_WORD = 0;
-export const CREDITS_DROPPED_WORD = 1;
 export const DIRS_WORD = 8;
 export const DIR_WORDS = 8;
 export const DIR_GRANTED = 0;

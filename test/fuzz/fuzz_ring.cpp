@@ -201,7 +201,7 @@ class Ring {
     cfg.maxBuffers = slots;
     OpenedMailbox opened;
     require(ok(table_.open(kBox, cfg, &opened)));
-    inbound_ = std::make_unique<RingInbound>(kBox, slab_.get(), 0, layout_, [this](const std::string& text) {
+    inbound_ = std::make_unique<RingInbound>(kBox, slab_.get(), layout_, [this](const std::string& text) {
       if (text.empty()) {
         notifies_++;
         return;
