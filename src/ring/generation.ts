@@ -6,12 +6,13 @@ import { Endpoint } from '../mailbox/endpoint';
 import { RvmaError } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
 import { Wait, WaitOptions } from '../mailbox/wait';
+import { ControlLink } from './control-link';
 import { Credits } from './credits';
 import { Inbound, RingFrame } from './inbound';
 import { Member, Membership } from './membership';
 import { CONTROL_SLOTS, CONTROL_WAITING_MAX, RingCounts, RingOptions } from './options';
 import { Outbound } from './outbound';
-import { Kind, RingControl, WireRecord, decodeRecord, encodeRecord } from './records';
+import { Kind, RingControl, WireRecord, aroundIdOf, decodeRecord, encodeRecord, packRecord } from './records';
 
 /** A control record for the application (ring.pollControl(), ring.control()). */
 export interface RingControlMessage {
@@ -42,7 +43,6 @@ export interface GenerationHost {
 
 const CONTROL_SEND_TIMEOUT_MS = 10_000;
 const NO_TIMEOUT: WaitOptions = { timeout: Infinity };
-const LAZY = { lazy: true } as const;
 /** Nothing waits on the acknowledgement at all: it must not wake the neighbour. */
 const LATE = { lazy: 'late' } as const;
 const QUIET = { quiet: true } as const;
@@ -54,6 +54,8 @@ export class Generation {
   private readonly fromNext: Inbound;
   private toNext!: Outbound;
   private toPrev!: Outbound;
+  /** around() records (AROUND, ACK) to the next rank. */
+  private aroundLink: ControlLink | undefined;
   private membership: Membership | undefined;
   private readonly early: [WireRecord, string][] = [];
   private readonly arounds = new Map<number, Wait<void>>();
@@ -131,6 +133,8 @@ export class Generation {
     const { counts } = this.host;
     this.toNext = new Outbound(endpoint, this.next.nodeId, this.next.base + 1n, 'Ring.sendNext', lost(this.next), counts, this.credits, 0, this.next.base);
     this.toPrev = new Outbound(endpoint, this.prev.nodeId, this.prev.base + 2n, 'Ring.sendPrev', lost(this.prev), counts, this.credits, 1, this.prev.base);
+    const next = this.next;
+    this.aroundLink = new ControlLink(endpoint, next.nodeId, next.base, (error, bytes) => this.aroundRefused(next, error, bytes));
     // Frames from prev are prev's sendNext (direction 0 at prev); from next, next's sendPrev.
     this.fromPrev.start(endpoint, this.prev, this.prev.base + 3n, 0, this.base);
     this.fromNext.start(endpoint, this.next, this.next.base + 3n, 1, this.base);
@@ -182,13 +186,36 @@ export class Generation {
   around(record: RingControl, options: WaitOptions): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.size === 1) return Promise.resolve(); // nobody else to apply it
-    const id = this.nextAroundId++;
+    const id = this.nextAroundId;
+    this.nextAroundId = id === 0xffff_ffff ? 1 : id + 1; // the record's id is 32 bits
     const wait = new Wait<void>('Ring.around', options, () => this.arounds.delete(id), this.host.endpoint.holdLoop);
     if (wait.done) return wait.promise;
     this.arounds.set(id, wait);
     // What is waited for is the ACK record, not this put's acknowledgement.
-    this.sendRecord(this.next, { kind: Kind.Around, id, origin: this.rank, record }, options, LAZY).catch((e: Error) => wait.reject(e));
+    try {
+      this.aroundLink!.send(this.encode({ kind: Kind.Around, id, origin: this.rank, record }));
+    } catch (error) {
+      wait.reject(error as Error);
+    }
     return wait.promise;
+  }
+
+  /**
+   * The next rank refused an around() record: one it had no free buffer for goes again through a
+   * put that retries; one too large for it fails the origin's around() (at the origin now, at
+   * others by its timeout); anything else, or a record no longer known, ends the generation.
+   */
+  private aroundRefused(to: Member, error: RvmaError, bytes: Uint8Array | undefined): void {
+    if (this.failure) return;
+    const ours = bytes && aroundIdOf(bytes, this.rank);
+    const own = ours === undefined ? undefined : this.arounds.get(ours);
+    if (bytes && error.code === 'ERR_RVMA_NO_BUFFER') {
+      this.putRecord(to, bytes).catch((e: Error) => own?.reject(e));
+    } else if (bytes && error.code === 'ERR_RVMA_TOO_LARGE') {
+      own?.reject(error);
+    } else {
+      this.memberLost(to.nodeId, to.incarnation, error.message);
+    }
   }
 
   /** A member is gone (a transport or the directory said so): the generation fails. */
@@ -249,6 +276,7 @@ export class Generation {
     this.credits.close();
     this.toNext?.fail(error);
     this.toPrev?.fail(error);
+    this.aroundLink?.close();
     for (const wait of [...this.arounds.values()]) wait.reject(error);
     this.host.failed(this, error, lost);
   }
@@ -269,7 +297,7 @@ export class Generation {
 
   private handle(r: WireRecord, sender: string): void {
     const from = this.members[r.fromRank];
-    if (r.gen !== this.gen || !from || from.nodeId !== r.from || sender !== r.from) {
+    if (r.gen !== this.gen || !from || sender !== from.nodeId) {
       this.dropped++;
       return;
     }
@@ -293,7 +321,7 @@ export class Generation {
           this.dropped++;
           return;
         }
-        this.host.deliver(this.message(r.record, from.rank, r.origin, r.id));
+        this.host.deliver(this.message(r.record, from.rank, r.origin, r.id, r.body));
         return;
       case Kind.Ack:
         if (from.rank === this.prev.rank) this.arounds.get(r.id)?.resolve();
@@ -311,7 +339,7 @@ export class Generation {
     }
   }
 
-  private message(record: RingControl, from: number, origin: number | undefined, id: number): RingControlMessage {
+  private message(record: RingControl, from: number, origin: number | undefined, id: number, body?: Uint8Array): RingControlMessage {
     let passed = false;
     const pass = (options?: WaitOptions): Promise<void> => {
       if (origin === undefined) return Promise.resolve();
@@ -319,27 +347,42 @@ export class Generation {
       if (passed) return Promise.resolve();
       if (options?.signal?.aborted) return Promise.reject(new RvmaError('ERR_RVMA_ABORTED', 'RingControlMessage.pass was aborted', { cause: options.signal.reason }));
       passed = true;
-      // The last rank before the origin acknowledges instead of forwarding. Done once handed
-      // over (a signal aborted later does not stop it): the origin's around() waits for the
-      // ring, and a failed put (other than a timeout, which the origin sees as its own) fails
-      // the generation.
-      const forward: RecordBody = this.next.rank === origin ? { kind: Kind.Ack, id } : { kind: Kind.Around, id, origin, record };
-      this.sendRecord(this.next, forward, { timeout: options?.timeout }, LAZY).catch(() => undefined);
+      // The last rank before the origin acknowledges instead of forwarding, at once: the
+      // origin's around() waits for the ring (see aroundRefused for a refusal).
+      try {
+        const base = Number(this.base);
+        const ack = this.next.rank === origin;
+        this.aroundLink!.send(packRecord(ack ? Kind.Ack : Kind.Around, this.gen, this.rank, base, id, ack ? 0 : origin, ack ? undefined : body));
+      } catch (error) {
+        return Promise.reject(error);
+      }
       return Promise.resolve();
     };
     return { record, from, origin, generation: this.gen, pass };
   }
 
-  /** lazy: PutOptions.lazyAck (true or 'late'); quiet: a failure is not a loss. */
-  private async sendRecord(to: Member, body: RecordBody, options?: WaitOptions, how: { lazy?: boolean | 'late'; quiet?: boolean } = {}): Promise<void> {
-    const record = { gen: this.gen, from: this.host.endpoint.nodeId, fromRank: this.rank, base: Number(this.base), ...body } as WireRecord; // header first: see decodeRecord
-    let bytes: Uint8Array;
+  /** A record of this member's: the header, then body; ERR_RVMA_INVALID_ARGUMENT if it cannot be encoded (nothing is sent). */
+  private encode(body: RecordBody): Uint8Array {
     try {
-      bytes = encodeRecord(record);
+      return encodeRecord({ gen: this.gen, fromRank: this.rank, base: Number(this.base), ...body } as WireRecord);
     } catch (error) {
-      // The record's fault (a CONTROL body msgpack cannot hold), not the peer's: nothing was sent.
+      // The record's fault (a CONTROL body msgpack cannot hold), not the peer's.
       throw new RvmaError('ERR_RVMA_INVALID_ARGUMENT', `ring control record cannot be encoded: ${(error as Error).message}`);
     }
+  }
+
+  /** lazy: PutOptions.lazyAck (true or 'late'); quiet: a failure is not a loss. */
+  private sendRecord(to: Member, body: RecordBody, options?: WaitOptions, how: { lazy?: boolean | 'late'; quiet?: boolean } = {}): Promise<void> {
+    let bytes: Uint8Array;
+    try {
+      bytes = this.encode(body);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.putRecord(to, bytes, options, how);
+  }
+
+  private async putRecord(to: Member, bytes: Uint8Array, options?: WaitOptions, how: { lazy?: boolean | 'late'; quiet?: boolean } = {}): Promise<void> {
     try {
       await this.host.endpoint.put(to.nodeId, to.base, bytes, {
         timeout: options?.timeout ?? CONTROL_SEND_TIMEOUT_MS,
@@ -359,4 +402,4 @@ export class Generation {
 }
 
 /** A record without the header every record carries. */
-type RecordBody = WireRecord extends infer R ? (R extends unknown ? Omit<R, 'gen' | 'from' | 'fromRank' | 'base'> : never) : never;
+type RecordBody = WireRecord extends infer R ? (R extends unknown ? Omit<R, 'gen' | 'fromRank' | 'base'> : never) : never;

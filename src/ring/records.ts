@@ -1,7 +1,9 @@
-// The ring's control records: msgpack maps put into a member's control mailbox, never into
-// the data mailboxes, so no data frame can be taken for one whatever its bytes hold. Every
-// record names its generation and sender; decode checks every field (a peer's bytes are
-// untrusted) and throws ERR_RVMA_PROTOCOL for anything else.
+// The ring's control records, put into a member's control mailbox, never into the data
+// mailboxes, so no data frame can be taken for one whatever its bytes hold. A record is a
+// 32-byte binary header (generation, sender's rank and mailboxes, kind, around id and origin)
+// and, for the kinds that carry one, a msgpack body (the application's record, or a failure's
+// texts). decode checks every byte and field (a peer's bytes are untrusted) and throws
+// ERR_RVMA_PROTOCOL for anything else.
 import { isDeepStrictEqual } from 'node:util';
 import { RvmaError } from '../mailbox/errors';
 import { packValue, unpackValue } from '../tensor/codec';
@@ -41,8 +43,7 @@ export const enum Kind {
 
 interface Header {
   gen: number;
-  /** The sender's node id and rank in `gen`. */
-  from: string;
+  /** The sender's rank in `gen` (its node is the one the transport names). */
   fromRank: number;
   /**
    * The base vaddr of the sender's mailboxes in `gen`: which instance of the member sent it (an
@@ -54,7 +55,8 @@ interface Header {
 export type WireRecord = Header &
   (
     | { kind: Kind.Joined }
-    | { kind: Kind.Around; id: number; origin: number; record: RingControl }
+    /** body: the record's msgpack bytes as received (pass() forwards them unchanged); encode packs record without it. */
+    | { kind: Kind.Around; id: number; origin: number; record: RingControl; body?: Uint8Array }
     | { kind: Kind.Ack; id: number }
     | { kind: Kind.Direct; record: RingControl }
     | { kind: Kind.Failed; lost: string; reason: string }
@@ -65,8 +67,51 @@ const MAX_TEXT = 4096;
 /** Most ranges in a RESIZE_CHAIN. */
 export const MAX_RANKS = 65536;
 
+/** 'R', 'K' as the first two bytes. */
+const MAGIC = 0x4b52;
+const VERSION = 1;
+export const RECORD_HEADER_BYTES = 32;
+const U32_MAX = 0xffff_ffff;
+
+/**
+ * Header, little-endian: u16 magic, u8 version, u8 kind, u32 gen, u32 fromRank, u32 id (AROUND
+ * and ACK, else 0), u32 origin (AROUND, else 0), u32 0, u64 base (at most 2^53).
+ * Body: AROUND and DIRECT the application's record; FAILED [lost, reason]; none for the others.
+ * Throws a RangeError for a field out of range, and what msgpack throws for a body it cannot pack.
+ */
 export function encodeRecord(record: WireRecord): Uint8Array {
-  return packValue(record);
+  const { gen, fromRank, base } = record;
+  switch (record.kind) {
+    case Kind.Around:
+      return packRecord(Kind.Around, gen, fromRank, base, record.id, record.origin, record.body ?? packValue(record.record));
+    case Kind.Ack:
+      return packRecord(Kind.Ack, gen, fromRank, base, record.id, 0, undefined);
+    case Kind.Direct:
+      return packRecord(Kind.Direct, gen, fromRank, base, 0, 0, packValue(record.record));
+    case Kind.Failed:
+      return packRecord(Kind.Failed, gen, fromRank, base, 0, 0, packValue([record.lost, record.reason]));
+    default:
+      return packRecord(record.kind, gen, fromRank, base, 0, 0, undefined);
+  }
+}
+
+/** A record from its fields (body: the msgpack body, if its kind has one). RangeError for a field out of range. */
+export function packRecord(kind: Kind, gen: number, fromRank: number, base: number, id: number, origin: number, body: Uint8Array | undefined): Uint8Array {
+  if (!(gen <= U32_MAX && fromRank <= U32_MAX && id <= U32_MAX && origin <= U32_MAX)) throw new RangeError(`gen ${gen}, fromRank ${fromRank}, id ${id} or origin ${origin} does not fit 32 bits`);
+  if (!Number.isSafeInteger(base) || base < 0) throw new RangeError(`base ${base} is not below 2^53`);
+  const bytes = new Uint8Array(RECORD_HEADER_BYTES + (body === undefined ? 0 : body.byteLength));
+  const view = new DataView(bytes.buffer);
+  view.setUint16(0, MAGIC, true);
+  view.setUint8(2, VERSION);
+  view.setUint8(3, kind);
+  view.setUint32(4, gen, true);
+  view.setUint32(8, fromRank, true);
+  view.setUint32(12, id, true);
+  view.setUint32(16, origin, true);
+  view.setUint32(24, base % 2 ** 32, true);
+  view.setUint32(28, Math.floor(base / 2 ** 32), true);
+  if (body !== undefined) bytes.set(body, RECORD_HEADER_BYTES);
+  return bytes;
 }
 
 function bad(what: string): RvmaError {
@@ -82,19 +127,9 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !ArrayBuffer.isView(v);
 }
 
-function count(v: unknown, what: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw bad(`${what} must be a non-negative integer`);
-  return v;
-}
-
 function text(v: unknown, what: string): string {
   if (typeof v !== 'string' || v.length > MAX_TEXT) throw bad(`${what} must be a string of at most ${MAX_TEXT} characters`);
   return v;
-}
-
-function onlyKeys(o: Record<string, unknown>, keys: string[], what: string): void {
-  for (const k of Object.keys(o)) if (!keys.includes(k)) throw bad(`${what} has an unknown field "${k}"`);
-  for (const k of keys) if (!(k in o)) throw bad(`${what} lacks "${k}"`);
 }
 
 /** An application record, checked (also what around() and sendControl() accept from callers). */
@@ -153,39 +188,59 @@ function carried(record: RingControl): RingControl {
   return record;
 }
 
-export function decodeRecord(bytes: Uint8Array): WireRecord {
-  let v: unknown;
+/** The id of an AROUND record of ours (encoded by encodeRecord), started by `origin`; else undefined. */
+export function aroundIdOf(bytes: Uint8Array, origin: number): number | undefined {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return view.getUint8(3) === Kind.Around && view.getUint32(16, true) === origin ? view.getUint32(12, true) : undefined;
+}
+
+/** The msgpack value of a body. */
+function unpacked(bytes: Uint8Array): unknown {
   try {
-    v = unpackValue(bytes);
+    return unpackValue(bytes);
   } catch (error) {
     if (error instanceof RvmaError) throw error;
-    throw bad(`not msgpack (${(error as Error).message})`);
+    throw bad(`body is not msgpack (${(error as Error).message})`);
   }
-  if (!isRecord(v)) throw bad('not a map');
-  // The header fields go into each literal: a spread followed by new keys costs about 1.5 µs per
-  // key in V8 11 (its slow path), more than the unpack itself.
-  const gen = count(v.gen, 'gen');
-  const from = text(v.from, 'from');
-  const fromRank = count(v.fromRank, 'fromRank');
-  const base = count(v.base, 'base');
-  const common = ['gen', 'from', 'fromRank', 'base', 'kind'];
-  switch (v.kind) {
+}
+
+export function decodeRecord(bytes: Uint8Array): WireRecord {
+  if (bytes.byteLength < RECORD_HEADER_BYTES) throw bad(`${bytes.byteLength} bytes, shorter than the ${RECORD_HEADER_BYTES}-byte header`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (view.getUint16(0, true) !== MAGIC) throw bad('no record magic');
+  if (view.getUint8(2) !== VERSION) throw bad(`version ${view.getUint8(2)}, not ${VERSION}`);
+  const kind = view.getUint8(3);
+  const gen = view.getUint32(4, true);
+  const fromRank = view.getUint32(8, true);
+  const id = view.getUint32(12, true);
+  const origin = view.getUint32(16, true);
+  if (view.getUint32(20, true) !== 0) throw bad('reserved bytes are not 0');
+  const high = view.getUint32(28, true);
+  if (high >= 2 ** 21) throw bad('base is 2^53 or more');
+  const base = high * 2 ** 32 + view.getUint32(24, true);
+  const body = bytes.subarray(RECORD_HEADER_BYTES);
+  const expect = (what: string, ok: boolean): void => {
+    if (!ok) throw bad(what);
+  };
+  switch (kind) {
     case Kind.Joined:
-      onlyKeys(v, common, 'a join notice');
-      return { gen, from, fromRank, base, kind: Kind.Joined };
+      expect('a join notice has an id, an origin or a body', id === 0 && origin === 0 && body.byteLength === 0);
+      return { gen, fromRank, base, kind: Kind.Joined };
     case Kind.Around:
-      onlyKeys(v, [...common, 'id', 'origin', 'record'], 'an around record');
-      return { gen, from, fromRank, base, kind: Kind.Around, id: count(v.id, 'id'), origin: count(v.origin, 'origin'), record: carried(checkControl(v.record)) };
+      return { gen, fromRank, base, kind: Kind.Around, id, origin, record: carried(checkControl(unpacked(body))), body: body.slice() };
     case Kind.Ack:
-      onlyKeys(v, [...common, 'id'], 'an ack');
-      return { gen, from, fromRank, base, kind: Kind.Ack, id: count(v.id, 'id') };
+      expect('an ack has an origin or a body', origin === 0 && body.byteLength === 0);
+      return { gen, fromRank, base, kind: Kind.Ack, id };
     case Kind.Direct:
-      onlyKeys(v, [...common, 'record'], 'a direct record');
-      return { gen, from, fromRank, base, kind: Kind.Direct, record: carried(checkControl(v.record)) };
-    case Kind.Failed:
-      onlyKeys(v, [...common, 'lost', 'reason'], 'a failure notice');
-      return { gen, from, fromRank, base, kind: Kind.Failed, lost: text(v.lost, 'lost'), reason: text(v.reason, 'reason') };
+      expect('a direct record has an id or an origin', id === 0 && origin === 0);
+      return { gen, fromRank, base, kind: Kind.Direct, record: carried(checkControl(unpacked(body))) };
+    case Kind.Failed: {
+      expect('a failure notice has an id or an origin', id === 0 && origin === 0);
+      const v = unpacked(body);
+      if (!Array.isArray(v) || v.length !== 2) throw bad('a failure notice\'s body must be [lost, reason]');
+      return { gen, fromRank, base, kind: Kind.Failed, lost: text(v[0], 'lost'), reason: text(v[1], 'reason') };
+    }
     default:
-      throw bad(`unknown kind ${shown(v.kind).slice(0, 20)}`);
+      throw bad(`unknown kind ${kind}`);
   }
 }

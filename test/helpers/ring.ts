@@ -170,7 +170,7 @@ export function failures(ring: Ring): { first: Promise<RingFailure>; events: Rin
  * base of a fresh endpoint's first ring, 0x100).
  */
 export function wireFrom(ring: Ring, body: Record<string, unknown>): WireRecord {
-  return { ...body, gen: ring.generation, from: ring.endpoint.nodeId, fromRank: ring.rank, base: 0x100 } as unknown as WireRecord;
+  return { ...body, gen: ring.generation, fromRank: ring.rank, base: 0x100 } as unknown as WireRecord;
 }
 
 /** A native ring credit record (native/ring/ring_credit.h): what a neighbour's credits mailbox takes. */
