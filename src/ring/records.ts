@@ -71,7 +71,6 @@ export const MAX_RANKS = 65536;
 const MAGIC = 0x4b52;
 const VERSION = 1;
 export const RECORD_HEADER_BYTES = 32;
-const U32_MAX = 0xffff_ffff;
 
 /**
  * Header, little-endian: u16 magic, u8 version, u8 kind, u32 gen, u32 fromRank, u32 id (AROUND
@@ -97,7 +96,7 @@ export function encodeRecord(record: WireRecord): Uint8Array {
 
 /** A record from its fields (body: the msgpack body, if its kind has one). RangeError for a field out of range. */
 export function packRecord(kind: Kind, gen: number, fromRank: number, base: number, id: number, origin: number, body: Uint8Array | undefined): Uint8Array {
-  if (!(gen <= U32_MAX && fromRank <= U32_MAX && id <= U32_MAX && origin <= U32_MAX)) throw new RangeError(`gen ${gen}, fromRank ${fromRank}, id ${id} or origin ${origin} does not fit 32 bits`);
+  if ((gen >>> 0 !== gen) || (fromRank >>> 0 !== fromRank) || (id >>> 0 !== id) || (origin >>> 0 !== origin)) throw new RangeError(`gen ${gen}, fromRank ${fromRank}, id ${id} or origin ${origin} does not fit 32 bits`);
   if (!Number.isSafeInteger(base) || base < 0) throw new RangeError(`base ${base} is not below 2^53`);
   const bytes = new Uint8Array(RECORD_HEADER_BYTES + (body === undefined ? 0 : body.byteLength));
   const view = new DataView(bytes.buffer);
@@ -173,7 +172,7 @@ export function checkControl(v: unknown, bad_: (what: string) => Error = bad): R
 }
 
 /**
- * A peer's application record, which pass() encodes again: a CONTROL body our encoder cannot
+ * A peer's application record, which the application may send on (around(), sendControl()): a CONTROL body our encoder cannot
  * carry unchanged (msgpackr extensions such as a bigint beyond 64 bits, a Set, a typed array) is refused.
  */
 function carried(record: RingControl): RingControl {
