@@ -16,6 +16,15 @@ trap 'rm -rf "$work"' EXIT
 
 pkg-config --exists libibverbs librdmacm || { echo "prebuild: rdma-core headers are needed (apt-get install -y libibverbs-dev librdmacm-dev)" >&2; exit 1; }
 
+# The sources the addons are built from: native/ and CMakeLists.txt as committed. `npm pack` runs
+# this (prepack); addons already built from these very sources are kept.
+sources="$(git rev-parse HEAD:native):$(git rev-parse HEAD:CMakeLists.txt)"
+if [ -z "$(git status --porcelain -- CMakeLists.txt native)" ] && [ -f "$out/build.json" ] &&
+  node -e 'process.exit(require(process.argv[1]).sources === process.argv[2] ? 0 : 1)' "$root/$out/build.json" "$sources"; then
+  echo "prebuild: $out is built from these sources already" >&2
+  exit 0
+fi
+
 # One build of the checkout's sources copied to $1, with verbs ON or OFF ($2); prints the .node path.
 build() {
   local dir="$1" verbs="$2"
@@ -39,18 +48,20 @@ for variant in verbs plain; do
   fi
   name=$([ "$variant" = verbs ] && echo rvma-verbs.node || echo rvma.node)
   cp "$first" "$out/$name"
-  echo "prebuild: $out/$name $(sha256sum "$out/$name" | cut -c1-16) (two builds, identical)"
+  echo "prebuild: $out/$name $(sha256sum "$out/$name" | cut -c1-16) (two builds, identical)" >&2
 done
 
-node - "$out" <<'JS'
+node - "$out" "$sources" <<'JS'
 const { execSync } = require('node:child_process');
 const fs = require('node:fs');
 const crypto = require('node:crypto');
-const out = process.argv[2];
+const [out, sources] = process.argv.slice(2);
 const sh = (cmd) => { try { return execSync(cmd, { encoding: 'utf8' }).split('\n')[0].trim(); } catch { return 'unknown'; } };
 const sha = (f) => crypto.createHash('sha256').update(fs.readFileSync(`${out}/${f}`)).digest('hex');
 const record = {
   commit: sh('git rev-parse HEAD'),
+  // Tree hashes of native/ and CMakeLists.txt: a later run with the same ones keeps these files.
+  sources,
   sourcesModified: sh('git status --porcelain -- CMakeLists.txt native') !== '',
   napiVersion: 8,
   compiler: sh('g++ --version'),
@@ -65,4 +76,4 @@ const record = {
 };
 fs.writeFileSync(`${out}/build.json`, `${JSON.stringify(record, null, 2)}\n`);
 JS
-echo "prebuild: $out/build.json"
+echo "prebuild: $out/build.json" >&2

@@ -160,7 +160,13 @@ export interface NativeAddon {
   heapBytes(): number;
 }
 
-const SYSTEM_PACKAGES = 'cmake g++ pkg-config libibverbs-dev librdmacm-dev';
+/** What compiling the addon needs (Debian and Ubuntu names); rdma-core's two are optional. */
+const SYSTEM_PACKAGES = 'cmake g++ pkg-config libssl-dev (and, for verbs, libibverbs-dev librdmacm-dev)';
+/** How an application compiles the addon of its rvma dependency. */
+const COMPILE_HINT =
+  'In an application: `npm install-scripts approve rvma`, then `npm rebuild rvma` (npm 11.19 and later run a ' +
+  "dependency's install script only once approved; with older npm, `npm rebuild rvma`). In a checkout of rvma: " +
+  '`npm run build:native`.';
 let addon: NativeAddon | undefined;
 let loadedFrom: string | undefined;
 
@@ -185,9 +191,8 @@ export function native(): NativeAddon {
   if (!present.length) {
     throw new RvmaError(
       'ERR_RVMA_NATIVE_UNAVAILABLE',
-      `the rvma native addon is not built (looked for ${tried.join(', ')}). ` +
-        `Run \`npm install\` (or \`npm run build:native\`) in the rvma package; ` +
-        `building needs these system packages: ${SYSTEM_PACKAGES}.`,
+      `the rvma native addon is not built, and no prebuilt one ships for ${process.platform}-${process.arch} ` +
+        `(looked for ${tried.join(', ')}). ${COMPILE_HINT} Compiling needs the system packages ${SYSTEM_PACKAGES}.`,
     );
   }
   const failures: string[] = [];
@@ -205,7 +210,7 @@ export function native(): NativeAddon {
   throw new RvmaError(
     'ERR_RVMA_NATIVE_UNAVAILABLE',
     `the rvma native addon failed to load (${failures.join('; ')}). ` +
-      `Rebuild it with \`npm run build:native\`; it links the system packages ${SYSTEM_PACKAGES}.`,
+      `Compile one for this machine. ${COMPILE_HINT} Compiling needs the system packages ${SYSTEM_PACKAGES}.`,
     { cause: firstCause },
   );
 }

@@ -10,6 +10,7 @@ import { Suite } from './bench-suites';
 import { compiled, packageRoot } from './package-root';
 import { ProgressBar } from './progress-bar';
 import { writePlots } from './plot';
+import { PlotUnavailable } from './plot/render';
 
 export interface BenchOptions {
   /** Directory for the results JSON and plots. */
@@ -71,8 +72,13 @@ export async function runBench(suite: Suite, args: string[], o: BenchOptions): P
   }
   const written = [...resultsFiles(out)].filter((f) => !before.has(f)).sort();
   if (o.plot !== false) {
-    for (const file of written) {
-      for (const plot of await writePlots(file, { png: o.png })) console.log(`plot: ${plot}`);
+    try {
+      for (const file of written) {
+        for (const plot of await writePlots(file, { png: o.png })) console.log(`plot: ${plot}`);
+      }
+    } catch (error) {
+      if (!(error instanceof PlotUnavailable)) throw error;
+      console.error(`no plots: ${error.message}; or --no-plot`); // the results are written all the same
     }
   }
   return written;

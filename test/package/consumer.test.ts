@@ -1,8 +1,11 @@
-// The package as its users get it: `npm pack`, the tarball installed into a new application,
-// a strict TypeScript file compiled against the shipped declarations (skipLibCheck false), and
-// the quick start run from CommonJS and from an ES module. The addon is the one this checkout
-// built (RVMA_ADDON): installing with scripts would compile it again. Then the rvma command
-// from the installed package: info, a small tcp benchmark with its plots, a directory listing.
+// The package as its users get it: `npm pack` (whose prepack builds the prebuilt addons), the
+// tarball installed into a new application with install scripts blocked (as npm is about to
+// block them by default), a strict TypeScript file compiled against the shipped declarations
+// (skipLibCheck false), and the quick start run from CommonJS and from an ES module, on the
+// prebuilt addon and on the one this checkout built (RVMA_ADDON, the sanitizer build under
+// test:asan). Then the rvma command from the installed package: info, a small tcp benchmark and
+// its plots (their packages are optional), a directory listing. And a tarball without prebuilt
+// addons, whose approved install script compiles one.
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -11,6 +14,7 @@ import { promisify } from 'node:util';
 import { RedisDirectory } from '../../registry';
 import { nodeRecord } from '../helpers/directory';
 import { findRedisServer, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { SANITIZED } from '../helpers/transports';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'consumer');
@@ -22,6 +26,35 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
   return execFileSync(command, args, { cwd, env, encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/** The environment of a user's shell: none of the npm_* settings of the `npm test` running this. */
+function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_')));
+  delete env.RVMA_ADDON;
+  return { ...env, ...extra };
+}
+
+/** npm in `cwd` as a user runs it; its stderr is returned so that warnings can be checked. */
+function npm(args: string[], cwd: string, timeout = 300_000): { stdout: string; stderr: string } {
+  const result = spawnSync('npm', args, { cwd, env: userEnv(), encoding: 'utf8', timeout });
+  if (result.status !== 0) throw new Error(`npm ${args.join(' ')} exited with ${result.status ?? result.signal}: ${result.stderr}`);
+  return { stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Bytes under dir (files only, as du --apparent-size counts them). */
+function treeBytes(dir: string): number {
+  let total = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += treeBytes(file);
+    else if (entry.isFile()) total += fs.statSync(file).size;
+  }
+  return total;
+}
+
+/** What the application's production dependencies may take at most. */
+const APP_TREE_MAX_BYTES = 20 * 2 ** 20;
+const PLATFORM = `${process.platform}-${process.arch}`;
+
 /** As run(), without blocking the event loop (the test's own Redis client must keep its lease). */
 async function runAsync(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
   const { stdout } = await promisify(execFile)(command, args, { cwd, env, encoding: 'utf8', timeout: 120_000 });
@@ -31,16 +64,40 @@ async function runAsync(command: string, args: string[], cwd: string, env: NodeJ
 describe('the packed package in a new application', () => {
   jest.setTimeout(240_000);
   let app: string;
+  let tarball: string;
+  let installed: { stdout: string; stderr: string };
 
   beforeAll(() => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rvma-consumer-'));
-    // dist/ is built by `npm test` before jest; --ignore-scripts packs it as it is.
-    const packed = JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], ROOT)) as { filename: string }[];
+    // What `npm pack` runs first (prepack): the prebuilt addons (each built twice and compared,
+    // about 2 minutes on 2 cores; kept while native/ is unchanged). Run here, and the pack
+    // without scripts, since its other script (prepare) would compile dist/ again under the
+    // feet of the suites running beside this one; `npm test` built dist/ before jest.
+    const prepack = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.prepack as string;
+    expect(prepack).toBe('bash scripts/prebuild.sh');
+    execFileSync('bash', ['scripts/prebuild.sh'], { cwd: ROOT, env: userEnv(), stdio: ['ignore', 'ignore', 'pipe'], timeout: 900_000 });
+    const packed = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work], ROOT).stdout) as { filename: string }[];
+    tarball = path.join(work, packed[0].filename);
     app = path.join(work, 'app');
     fs.mkdirSync(app);
     fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
-    run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', path.join(work, packed[0].filename)], app);
+    installed = npm(['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', tarball], app);
     for (const file of fs.readdirSync(FIXTURES)) fs.copyFileSync(path.join(FIXTURES, file), path.join(app, file));
+  }, 1_200_000);
+
+  test('installs with its install script blocked, without a warning, in at most 20 MB of node_modules', () => {
+    expect(installed.stderr).not.toMatch(/npm (warn|WARN|error)/);
+    const bytes = treeBytes(path.join(app, 'node_modules'));
+    expect(bytes).toBeLessThanOrEqual(APP_TREE_MAX_BYTES);
+    // The plots' packages are optional peers: not installed with it.
+    for (const name of ['vega', 'vega-lite', '@resvg/resvg-js']) expect(fs.existsSync(path.join(app, 'node_modules', name))).toBe(false);
+  });
+
+  test('the prebuilt addons load with no install step: the quick start and a put between two processes over tcp', () => {
+    expect(run(process.execPath, ['quickstart.mjs'], app, userEnv())).toBe(EXPECTED);
+    const info = JSON.parse(run('npx', ['--no-install', 'rvma', 'info', '--json'], app, userEnv()));
+    expect(path.relative(path.join(app, 'node_modules', 'rvma'), info.rvma.addon)).toMatch(new RegExp(`^prebuilds/${PLATFORM}/rvma(-verbs)?\\.node$`));
+    expect(run(process.execPath, ['two-processes.mjs'], app, userEnv())).toBe('received "hello over tcp" from sender\n');
   });
 
   afterAll(() => {
@@ -81,42 +138,38 @@ describe('the packed package in a new application', () => {
     expect(run(process.execPath, ['quickstart.mjs'], app, { ...process.env, RVMA_ADDON: ADDON })).toBe(EXPECTED);
   });
 
-  describe('a prebuilt addon in the package', () => {
-    // The addon this checkout built stands in for the one scripts/prebuild.sh makes (the same
-    // Release build of these sources): what is tested is how the package finds and loads it.
-    const RELEASE = path.join(ROOT, 'build', 'Release', 'rvma.node');
+  describe('the prebuilt addons in the package', () => {
     const pkg = (): string => path.join(app, 'node_modules', 'rvma');
-    const prebuilds = (): string => path.join(pkg(), 'prebuilds', `${process.platform}-${process.arch}`);
-    const withoutAddonOverride = (): NodeJS.ProcessEnv => {
-      const env = { ...process.env };
-      delete env.RVMA_ADDON;
-      return env;
-    };
+    const prebuilds = (): string => path.join(pkg(), 'prebuilds', PLATFORM);
     const install = (): { status: number | null; stderr: string } => {
-      const result = spawnSync(process.execPath, [path.join(pkg(), 'scripts', 'install.js')], { cwd: pkg(), encoding: 'utf8', timeout: 60_000 });
+      const result = spawnSync(process.execPath, [path.join(pkg(), 'scripts', 'install.js')], { cwd: pkg(), env: userEnv(), encoding: 'utf8', timeout: 60_000 });
       return { status: result.status, stderr: result.stderr };
     };
-    afterEach(() => fs.rmSync(path.join(pkg(), 'prebuilds'), { recursive: true, force: true }));
 
-    test('the install step uses it instead of compiling, and the library loads it', () => {
-      fs.mkdirSync(prebuilds(), { recursive: true });
-      fs.copyFileSync(RELEASE, path.join(prebuilds(), 'rvma-verbs.node'));
+    test('both ship, with the record of what built them', () => {
+      const record = JSON.parse(fs.readFileSync(path.join(prebuilds(), 'build.json'), 'utf8'));
+      expect(Object.keys(record.files).sort()).toEqual(['rvma-verbs.node', 'rvma.node']);
+      for (const file of Object.keys(record.files)) expect(fs.statSync(path.join(prebuilds(), file)).size).toBeGreaterThan(0);
+    });
+
+    test('the install step, when it runs, uses the first that loads instead of compiling', () => {
       const result = install();
-      expect(result).toEqual({ status: 0, stderr: `rvma: using the prebuilt addon prebuilds/${process.platform}-${process.arch}/rvma-verbs.node\n` });
+      expect(result.status).toBe(0);
+      expect(result.stderr).toMatch(new RegExp(`^rvma: using the prebuilt addon prebuilds/${PLATFORM}/rvma(-verbs)?\\.node\n$`));
       expect(fs.existsSync(path.join(pkg(), 'build'))).toBe(false);
-      expect(run(process.execPath, ['out/quickstart.js'], app, withoutAddonOverride())).toBe(EXPECTED);
-      const info = JSON.parse(run('npx', ['--no-install', 'rvma', 'info', '--json'], app, withoutAddonOverride()));
-      expect(info.rvma.addon).toBe(path.join(prebuilds(), 'rvma-verbs.node'));
     });
 
     test('one that does not load here is passed over for the next, by the install step and the library', () => {
-      fs.mkdirSync(prebuilds(), { recursive: true });
-      fs.writeFileSync(path.join(prebuilds(), 'rvma-verbs.node'), 'not a shared object');
-      fs.copyFileSync(RELEASE, path.join(prebuilds(), 'rvma.node'));
-      const result = install();
-      expect(result.status).toBe(0);
-      expect(result.stderr).toBe(`rvma: using the prebuilt addon prebuilds/${process.platform}-${process.arch}/rvma.node\n`);
-      expect(run(process.execPath, ['out/quickstart.js'], app, withoutAddonOverride())).toBe(EXPECTED);
+      const verbs = path.join(prebuilds(), 'rvma-verbs.node');
+      const kept = fs.readFileSync(verbs);
+      try {
+        fs.writeFileSync(verbs, 'not a shared object');
+        const result = install();
+        expect(result).toEqual({ status: 0, stderr: `rvma: using the prebuilt addon prebuilds/${PLATFORM}/rvma.node\n` });
+        expect(run(process.execPath, ['out/quickstart.js'], app, userEnv())).toBe(EXPECTED);
+      } finally {
+        fs.writeFileSync(verbs, kept);
+      }
     });
   });
 
@@ -129,14 +182,21 @@ describe('the packed package in a new application', () => {
       for (const name of ['loopback', 'tcp', 'shm']) expect(info.providers.find((p: { name: string }) => p.name === name).usable).toBe(true);
     });
 
-    test('npx rvma bench tcp writes its results and plots to ./rvma-results', () => {
+    test('npx rvma bench tcp writes its results to ./rvma-results, and plots them once the optional plot packages are installed', () => {
       const args = ['--no-install', 'rvma', 'bench', 'tcp', '--reps', '1', '--scenarios', 'rtt8,bw64k', '--variants', 'mailbox,c', '--no-rate'];
-      const output = run('npx', args, app, env);
-      expect(output).toMatch(/^C sockets /m); // the C baseline compiled from the shipped bench/c
-      const files = fs.readdirSync(path.join(app, 'rvma-results')).sort();
-      expect(files.filter((f) => f.endsWith('.json'))).toHaveLength(1);
-      expect(files.filter((f) => f.endsWith('.svg'))).toHaveLength(2);
-      expect(files.filter((f) => f.endsWith('.png'))).toHaveLength(2);
+      const bench = spawnSync('npx', args, { cwd: app, env, encoding: 'utf8', timeout: 120_000 });
+      expect(bench.status).toBe(0);
+      expect(bench.stdout).toMatch(/^C sockets /m); // the C baseline compiled from the shipped bench/c
+      expect(bench.stderr).toMatch(/^no plots: plots need the optional packages vega, vega-lite, @resvg\/resvg-js: npm install vega vega-lite @resvg\/resvg-js \(.*\); or --no-plot$/m);
+      const results = fs.readdirSync(path.join(app, 'rvma-results')).filter((f) => f.endsWith('.json'));
+      expect(results).toHaveLength(1);
+      const plot = spawnSync('npx', ['--no-install', 'rvma', 'plot', path.join('rvma-results', results[0])], { cwd: app, env, encoding: 'utf8', timeout: 60_000 });
+      expect([plot.status, plot.stderr]).toEqual([1, expect.stringMatching(/^rvma plot: plots need the optional packages vega, vega-lite, @resvg\/resvg-js/m)]);
+      npm(['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', 'vega@5.33.1', 'vega-lite@5.23.0', '@resvg/resvg-js@2.6.2'], app);
+      const written = run('npx', ['--no-install', 'rvma', 'plot', path.join('rvma-results', results[0])], app, env).trim().split('\n');
+      expect(written.filter((f) => f.endsWith('.svg'))).toHaveLength(2);
+      expect(written.filter((f) => f.endsWith('.png'))).toHaveLength(2);
+      for (const file of written) expect(fs.statSync(path.join(app, file)).size).toBeGreaterThan(0);
     });
 
     test('npx rvma demo pipeline says what to install when its model runtime is missing', async () => {
@@ -159,5 +219,34 @@ describe('the packed package in a new application', () => {
         await redis.stop();
       }
     });
+  });
+
+  // The sanitizer run (npm run test:asan) tests its own addon: this compile would add minutes there and test nothing new.
+  (SANITIZED ? describe.skip : describe)('a package without prebuilt addons', () => {
+    test('its install script, once allowed, compiles the addon, and the application runs on it', () => {
+      const work = path.dirname(app);
+      const unpacked = path.join(work, 'unpacked');
+      fs.mkdirSync(unpacked);
+      run('tar', ['-xzf', tarball, '-C', unpacked], work);
+      fs.rmSync(path.join(unpacked, 'package', 'prebuilds'), { recursive: true });
+      const bare = path.join(work, 'rvma-without-prebuilds.tgz');
+      run('tar', ['-czf', bare, '-C', unpacked, 'package'], work);
+      const other = path.join(work, 'compiling-app');
+      fs.mkdirSync(other);
+      fs.writeFileSync(path.join(other, 'package.json'), JSON.stringify({ name: 'compiling', version: '1.0.0', private: true }));
+      fs.copyFileSync(path.join(FIXTURES, 'quickstart.mjs'), path.join(other, 'quickstart.mjs'));
+      // As the README says: install (its script not run), approve the script, rebuild.
+      npm(['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', bare], other);
+      const pkg = path.join(other, 'node_modules', 'rvma');
+      expect(fs.existsSync(path.join(pkg, 'prebuilds'))).toBe(false);
+      const missing = spawnSync(process.execPath, ['quickstart.mjs'], { cwd: other, env: userEnv(), encoding: 'utf8', timeout: 60_000 });
+      expect(missing.stderr).toContain('ERR_RVMA_NATIVE_UNAVAILABLE');
+      expect(missing.stderr).toContain('`npm install-scripts approve rvma`, then `npm rebuild rvma`');
+      npm(['install-scripts', 'approve', 'rvma'], other);
+      npm(['rebuild', 'rvma'], other, 900_000);
+      expect(run(process.execPath, ['quickstart.mjs'], other, userEnv())).toBe(EXPECTED);
+      const info = JSON.parse(run('npx', ['--no-install', 'rvma', 'info', '--json'], other, userEnv()));
+      expect(info.rvma.addon).toBe(path.join(pkg, 'build', 'Release', 'rvma.node'));
+    }, 1_200_000);
   });
 });

@@ -40,7 +40,7 @@ export async function writePlots(resultsFile: string, options: { outDir?: string
     await fs.writeFile(`${base}-${p.name}.svg`, p.svg);
     written.push(`${base}-${p.name}.svg`);
     if (options.png === false) continue;
-    await fs.writeFile(`${base}-${p.name}.png`, toPng(p.svg));
+    await fs.writeFile(`${base}-${p.name}.png`, await toPng(p.svg));
     written.push(`${base}-${p.name}.png`);
   }
   return written;
