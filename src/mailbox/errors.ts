@@ -75,12 +75,23 @@ export interface StatusContext {
   reason?: string;
 }
 
+/** A node id neither a connection nor the directory knows: most often a directory of this process alone. */
+function unknownNode(node: string | undefined): string {
+  return (
+    `no provider reaches node "${node}": neither a connection nor the endpoint's directory knows it. The default ` +
+    'directory (MemoryDirectory) knows only the endpoints of this process; across processes give every endpoint a ' +
+    'shared one (RedisDirectory), or put to an address (tcp://HOST:PORT, shm://NAME) or connect() to it first'
+  );
+}
+
 const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
   ERR_RVMA_NO_MAILBOX: (c) =>
     c.op === 'Endpoint.rawWrite'
       ? `no region is registered under key ${hex(c.vaddr)}${c.node ? ` on node "${c.node}"` : ''}`
       : `no mailbox is open at vaddr ${hex(c.vaddr)}${c.node ? ` on node "${c.node}"` : ''}`,
-  ERR_RVMA_NO_BUFFER: (c) => `mailbox ${hex(c.vaddr)}${c.node ? ` on node "${c.node}"` : ''} has no buffer posted`,
+  ERR_RVMA_NO_BUFFER: (c) =>
+    `mailbox ${hex(c.vaddr)}${c.node ? ` on node "${c.node}"` : ''} has no free buffer: none is posted, or every ` +
+    'buffer posted is full or held by puts in flight (the receiver posts more; a put may retry: PutOptions.noBufferRetryMs)',
   ERR_RVMA_OUT_OF_BOUNDS: (c) =>
     `${c.bytes ?? 0} bytes at that offset would end past the current buffer of mailbox ${hex(c.vaddr)}`,
   ERR_RVMA_TOO_LARGE: (c) => `${c.bytes ?? 0} bytes is larger than the current buffer of mailbox ${hex(c.vaddr)}`,
@@ -90,7 +101,7 @@ const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
   ERR_RVMA_INVALID_ARGUMENT: (c) => `the core refused the arguments for mailbox ${hex(c.vaddr)}`,
   ERR_RVMA_MAILBOX_EXISTS: (c) => `a mailbox is already open at vaddr ${hex(c.vaddr)}`,
   ERR_RVMA_TOO_MANY_BUFFERS: (c) => `mailbox ${hex(c.vaddr)} already holds its maximum number of posted buffers`,
-  ERR_RVMA_NO_PEER: (c) => (c.reason ? `cannot reach "${c.node}"` : `no provider reaches node "${c.node}"`),
+  ERR_RVMA_NO_PEER: (c) => (c.reason ? `cannot reach "${c.node}"` : c.node?.includes('://') ? `no provider reaches node "${c.node}"` : unknownNode(c.node)),
   ERR_RVMA_PEER_LOST: (c) => `node "${c.node}" went away before acknowledging the put to ${hex(c.vaddr)} (it may or may not have been placed)`,
   ERR_RVMA_REGISTRATION: (c) =>
     `${c.bytes ?? 0} bytes (or the connection's buffers) could not be registered for RDMA, on this node or on node ` +

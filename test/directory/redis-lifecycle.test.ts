@@ -1,8 +1,11 @@
 // RedisDirectory against Redis coming and going: leases renewed by heartbeat, a Redis restart
 // (registrations and names come back by themselves, watchers keep working), commands during
 // an outage, and a Redis that cannot be reached at connect time (a clear error, not a hang).
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as path from 'node:path';
 import Redis from 'ioredis';
 import { Endpoint } from '../../src';
 import { RedisDirectory, RegistrationLostInfo } from '../../registry';
@@ -263,6 +266,25 @@ describe('RedisDirectory.connect to an unreachable Redis', () => {
     expect(error?.code).toBe('ERR_RVMA_DIRECTORY_UNAVAILABLE');
     expect(error?.message).toContain(`127.0.0.1:${port}`);
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  // A child process on the compiled package (dist/, built by npm test before jest).
+  const DIST = path.join(__dirname, '..', '..', 'dist', 'registry', 'index.js');
+  (fs.existsSync(DIST) ? test : test.skip)('a failed connect leaves no timer longer than connectTimeoutMs behind: the process exits on its own', async () => {
+    // Every timer started from the connect on is recorded with its delay.
+    const script = `
+      const delays = [];
+      const start = global.setTimeout;
+      global.setTimeout = (fn, ms, ...args) => (delays.push(ms ?? 0), start(fn, ms, ...args));
+      const { RedisDirectory } = require(${JSON.stringify(DIST)});
+      RedisDirectory.connect({ url: 'redis://127.0.0.1:' + process.argv[1], connectTimeoutMs: 300 }).then(
+        () => console.log('connected'),
+        (e) => process.on('exit', () => console.log(e.code, Math.max(...delays))),
+      );`;
+    const port = await freePort();
+    const result = spawnSync(process.execPath, ['-e', script, String(port)], { encoding: 'utf8', timeout: 60_000 });
+    // ioredis' disconnect armed a 2 s timer that nothing cleared, and the process lived on for it.
+    expect([result.status, result.stdout]).toEqual([0, 'ERR_RVMA_DIRECTORY_UNAVAILABLE 300\n']);
   });
 
   test('a server that accepts but never answers rejects after connectTimeoutMs, and the socket is closed', async () => {

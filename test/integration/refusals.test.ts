@@ -38,6 +38,18 @@ describe.each(PROGRESS_MODES)('refusals (%s progress)', (progress) => {
     await expectStillWorks(sender, receiver, mailbox, 8);
   });
 
+  test('ERR_RVMA_NO_BUFFER: buffers posted, all of them full; the message says so and how to go on', async () => {
+    const { receiver, sender } = await endpoints.pair(progress);
+    const mailbox = receiver.openMailbox(VADDR, { epoch: 'ops', threshold: 1 });
+    mailbox.post(8);
+    mailbox.post(8);
+    await sender.put(receiver, VADDR, Buffer.alloc(8));
+    await sender.put(receiver, VADDR, Buffer.alloc(8));
+    await expectRejects(sender.put(receiver, VADDR, Buffer.alloc(8)), 'ERR_RVMA_NO_BUFFER', /has no free buffer: none is posted, or every buffer posted is full or held by puts in flight .*noBufferRetryMs/);
+    for (let i = 0; i < 2; i++) mailbox.post((await mailbox.next({ timeout: 5_000 })).buffer);
+    await sender.put(receiver, VADDR, Buffer.alloc(8));
+  });
+
   test('ERR_RVMA_OUT_OF_BOUNDS: offset + length past the buffer end', async () => {
     const { receiver, sender } = await endpoints.pair(progress);
     const mailbox = receiver.openMailbox(VADDR);

@@ -30,6 +30,6 @@ describe('puts that cannot reach their target', () => {
 
   test('a node id no transport knows', async () => {
     const sender = await endpoints.create();
-    await expectRejects(sender.put(uniqueNodeId('unknown'), VADDR, Buffer.alloc(1), { timeout: 10_000 }), 'ERR_RVMA_NO_PEER', /no provider reaches node/);
+    await expectRejects(sender.put(uniqueNodeId('unknown'), VADDR, Buffer.alloc(1), { timeout: 10_000 }), 'ERR_RVMA_NO_PEER', /no provider reaches node ".*": neither a connection nor the endpoint's directory knows it\. The default directory \(MemoryDirectory\) knows only the endpoints of this process; across processes give every endpoint a shared one \(RedisDirectory\)/);
   });
 });
