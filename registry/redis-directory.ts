@@ -3,6 +3,7 @@
 // Watchers get join/update/leave from pub/sub at once, and leases that lapsed from a
 // periodic comparison of the member list. A node whose own lease lapsed, or was taken by
 // another incarnation, is told with a 'lost' event.
+import { debugLog } from '../src/mailbox/debug-log';
 import { EventEmitter } from 'node:events';
 import type Redis from 'ioredis';
 import { RvmaError } from '../src/mailbox/errors';
@@ -92,6 +93,7 @@ export class RedisDirectory extends EventEmitter implements Directory {
         { cause },
       );
     }
+    if (debugLog.enabled) debugLog(`directory: connected to Redis at ${shown} (cluster "${cluster}")`);
     return new RedisDirectory(redis, shown, `rvma:${cluster}:`, ttlMs, heartbeatMs, watchIntervalMs);
   }
 
@@ -138,7 +140,10 @@ export class RedisDirectory extends EventEmitter implements Directory {
     this.channel = `${prefix}events`;
     // Connected again, perhaps to a restarted Redis: renew now rather than at the next
     // heartbeat, which puts our lease and names back if Redis lost them.
-    redis.on('ready', () => void this.renew());
+    redis.on('ready', () => {
+      if (debugLog.enabled) debugLog(`directory: connected to Redis at ${url} again${this.self ? `: renewing node "${this.self.nodeId}"` : ''}`);
+      void this.renew();
+    });
   }
 
   async register(node: NodeRecord): Promise<void> {
@@ -154,6 +159,7 @@ export class RedisDirectory extends EventEmitter implements Directory {
     this.self = { ...node };
     this.leaseFrom = sent;
     this.unreachableSince = undefined;
+    if (debugLog.enabled) debugLog(`directory: registered node "${node.nodeId}" (incarnation ${node.incarnation}), lease ${this.ttlMs} ms`);
     if (!this.heartbeat) {
       this.heartbeat = setInterval(() => this.beat(), this.heartbeatMs);
       this.heartbeat.unref();
@@ -393,11 +399,15 @@ export class RedisDirectory extends EventEmitter implements Directory {
       // Gone, though we reached Redis within our lease and were never cut off for a whole one:
       // Redis lost its data (a restart or a failover), or the key lapsed while Redis could not
       // be reached. Put it back, unless another incarnation got there first.
-      else if (!this.unreachableTooLong(outage)) lost = await this.restore(self);
+      else if (!this.unreachableTooLong(outage)) {
+        if (debugLog.enabled) debugLog(`directory: the record of node "${self.nodeId}" is gone from Redis (restarted or failed over): registering it again`);
+        lost = await this.restore(self);
+      }
       else lost = this.lose(self, 'expired');
-    } catch {
+    } catch (error) {
       // Redis unreachable: ioredis reconnects, and 'ready' renews at once. An outage as long as
       // a lease ends the registration, whatever Redis says later.
+      if (this.unreachableSince === undefined && debugLog.enabled) debugLog(`directory: cannot renew node "${self.nodeId}" at ${this.url}: ${(error as Error).message}`);
       this.unreachableSince ??= sent;
       if (this.unreachableTooLong(this.unreachableSince)) lost = this.lose(self, 'expired');
     } finally {
@@ -408,7 +418,9 @@ export class RedisDirectory extends EventEmitter implements Directory {
   }
 
   private report(lost: RegistrationLostInfo | undefined): void {
-    if (lost) this.emit('lost', lost);
+    if (!lost) return;
+    if (debugLog.enabled) debugLog(`directory: registration of node "${lost.nodeId}" lost: ${lost.reason}${lost.takenBy ? ` (taken by incarnation ${lost.takenBy})` : ''}`);
+    this.emit('lost', lost);
   }
 
   /** Registers again with the same record and rebinds our names (after Redis lost them). */

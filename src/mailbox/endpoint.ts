@@ -36,10 +36,12 @@ import {
   parseCreateOptions,
   parsePutOptions,
 } from './endpoint-options';
+import { debugLog } from './debug-log';
 import { hostIdentity } from './host-identity';
 import { Resolver, Route, RoutePolicy, routeOf } from './resolver';
 import { lend } from './lent-memory';
 import {
+  U64,
   U64_MAX,
   checkBoolean,
   checkBytes,
@@ -146,7 +148,23 @@ export interface RegistrationStats {
   registeredBytes: number;
 }
 
-export class Endpoint extends EventEmitter {
+/** The events an Endpoint emits, with their listeners' arguments (docs/api.md, Events). */
+export interface EndpointEvents {
+  peerLost: [info: PeerLostInfo];
+  protocolError: [info: ProtocolErrorInfo];
+  authFailed: [info: AuthFailedInfo];
+  registrationLost: [info: RegistrationLostInfo];
+}
+
+// EventEmitter<T> already types these, but reports a misspelt event name as a listener that does
+// not fit `never`; checking the name against the map's keys reports the name itself.
+export interface Endpoint {
+  on<K extends keyof EndpointEvents>(event: K, listener: (...args: EndpointEvents[K]) => void): this;
+  once<K extends keyof EndpointEvents>(event: K, listener: (...args: EndpointEvents[K]) => void): this;
+  off<K extends keyof EndpointEvents>(event: K, listener: (...args: EndpointEvents[K]) => void): this;
+}
+
+export class Endpoint extends EventEmitter<EndpointEvents> {
   /** What this build contains and which RDMA devices are present. */
   static get capabilities(): Capabilities {
     return native().capabilities();
@@ -338,7 +356,7 @@ export class Endpoint extends EventEmitter {
   private readonly incarnationHex: string;
 
   /** Binds a name in the directory to one of this endpoint's mailboxes (see putNamed). */
-  bindName(name: string, vaddr: bigint): Promise<void> {
+  bindName(name: string, vaddr: U64): Promise<void> {
     const call = 'Endpoint.bindName';
     try {
       checkString(call, 'name', name);
@@ -433,7 +451,7 @@ export class Endpoint extends EventEmitter {
   }
 
   /** Opens a mailbox at vaddr (1 .. 2^64-1, above the reserved 0x1..0xFFFF). */
-  openMailbox(vaddr: bigint, options?: MailboxOptions): Mailbox {
+  openMailbox(vaddr: U64, options?: MailboxOptions): Mailbox {
     const call = 'Endpoint.openMailbox';
     const v = checkU64(call, 'vaddr', vaddr, 1n);
     if (v <= RESERVED_VADDR_MAX) {
@@ -492,15 +510,15 @@ export class Endpoint extends EventEmitter {
    * change until the promise settles. `[head, data]` is one put of head's bytes followed by
    * data's, gathered natively (neither is copied in JavaScript).
    */
-  put(target: string | Endpoint, vaddr: bigint, data: PutData, options?: PutOptions): Promise<void>;
+  put(target: string | Endpoint, vaddr: U64, data: PutData, options?: PutOptions): Promise<void>;
   /**
    * A counted put: returns at once, and `options.counter` counts it once it is placed or has
    * failed (see PutCounter). Throws on bad arguments; every later failure is counted and
    * reported by the counter's 'failed' event. Puts of up to PutCounter.COPY_MAX_BYTES are
    * copied now; larger data must not change until the counter has settled the put.
    */
-  put(target: string | Endpoint, vaddr: bigint, data: PutData, options: CountedPutOptions): void;
-  put(target: string | Endpoint, vaddr: bigint, data: PutData, options?: PutOptions | CountedPutOptions): Promise<void> | void {
+  put(target: string | Endpoint, vaddr: U64, data: PutData, options: CountedPutOptions): void;
+  put(target: string | Endpoint, vaddr: U64, data: PutData, options?: PutOptions | CountedPutOptions): Promise<void> | void {
     const call = 'Endpoint.put';
     if (isCounted(options)) {
       const o = parseCountedPutOptions(call, options);
@@ -523,23 +541,23 @@ export class Endpoint extends EventEmitter {
    */
   rawWrite(
     target: string | Endpoint,
-    key: bigint,
-    offset: number | bigint,
+    key: U64,
+    offset: U64,
     data: ArrayBufferView | ArrayBuffer,
     options?: WaitOptions,
   ): Promise<void>;
   /** A counted raw write: returns at once; `options.counter` counts it (see the counted put). */
   rawWrite(
     target: string | Endpoint,
-    key: bigint,
-    offset: number | bigint,
+    key: U64,
+    offset: U64,
     data: ArrayBufferView | ArrayBuffer,
     options: Pick<CountedPutOptions, 'counter' | 'copy' | 'lazyAck'>,
   ): void;
   rawWrite(
     target: string | Endpoint,
-    key: bigint,
-    offset: number | bigint,
+    key: U64,
+    offset: U64,
     data: ArrayBufferView | ArrayBuffer,
     options?: WaitOptions | Pick<CountedPutOptions, 'counter' | 'copy' | 'lazyAck'>,
   ): Promise<void> | void {
@@ -834,6 +852,7 @@ export class Endpoint extends EventEmitter {
       } else if (kind === EventKind.PutDone) {
         const reason = events[i + 6] === 1 ? texts![events[i + 2]] : undefined;
         const counted = counterOfPutId(id);
+        if (counted && debugLog.enabled) debugLog(`endpoint "${this.nodeId}": a counted put failed: ${codeOfStatus(events[i + 7])}${reason ? ` (${reason})` : ''}`);
         if (counted) this.counters.get(counted.slot)?.putFailed(counted.index, events[i + 7], reason);
         else this.putDone(id, events[i + 7], reason);
       } else if (kind === EventKind.CounterReached) {
@@ -844,6 +863,7 @@ export class Endpoint extends EventEmitter {
         const status = events[i + 7];
         const text = texts![events[i + 2]];
         const wait = this.connects.get(id);
+        if (debugLog.enabled) debugLog(`endpoint "${this.nodeId}": connect ${status === 0 ? `reached node "${text}"` : `failed: ${codeOfStatus(status)} (${text})`}`);
         if (status === 0) {
           this.resolver.learn(text);
           wait?.resolve(text);
@@ -886,7 +906,9 @@ export class Endpoint extends EventEmitter {
     const code = codeOfStatus(status);
     if (code === 'ERR_RVMA_PEER_LOST' || code === 'ERR_RVMA_NO_PEER') this.resolver.forget(pending.target);
     const context: StatusContext = { op: pending.call, vaddr: pending.destination?.vaddr ?? 0n, node: pending.target, bytes, reason };
-    pending.wait.reject(statusError(status, context));
+    const error = statusError(status, context);
+    if (debugLog.enabled) debugLog(`endpoint "${this.nodeId}": ${error.code}: ${error.message}`);
+    pending.wait.reject(error);
   }
 
   /** A NO_BUFFER refusal within the put's retry budget: try again after a backoff. */

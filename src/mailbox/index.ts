@@ -22,12 +22,13 @@ export type {
   RegistrationStats,
   ShmOptions,
   TcpOptions,
+  EndpointEvents,
 } from './endpoint';
 export type { VerbsOptions } from './verbs-options';
 export { Mailbox } from './mailbox';
 export { Region } from './region';
 export { PutCounter } from './put-counter';
-export type { PutCounterState, PutFailure } from './put-counter';
+export type { PutCounterEvents, PutCounterState, PutFailure } from './put-counter';
 export type { RawWrite } from './region';
 export type { EpochType, PostOptions } from './mailbox';
 export type { Completion } from './completion';
@@ -35,3 +36,4 @@ export type { CompletionWordsSnapshot } from './completion-words';
 export { RvmaError } from './errors';
 export type { RvmaErrorCode } from './errors';
 export type { WaitOptions } from './wait';
+export type { U64 } from './validate';

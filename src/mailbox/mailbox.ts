@@ -3,7 +3,7 @@ import { native, NativeEndpoint } from '../native';
 import { Completion } from './completion';
 import { CompletionWordsSnapshot, CompletionWordsView } from './completion-words';
 import { RvmaError, hex, statusError } from './errors';
-import { checkBytes, checkInteger, checkOptions, checkU64, invalid } from './validate';
+import { U64, checkBytes, checkInteger, checkOptions, checkU64, invalid } from './validate';
 import { lend } from './lent-memory';
 import { LoopHold, Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from './wait';
 
@@ -11,7 +11,7 @@ export type EpochType = 'bytes' | 'ops';
 
 export interface PostOptions {
   /** Count that ends this buffer's epoch; overrides the mailbox's threshold. */
-  threshold?: number | bigint;
+  threshold?: U64;
 }
 
 /** What a Mailbox needs from its Endpoint (internal). */

@@ -62,7 +62,19 @@ interface Reach {
   wait: Wait<PutCounterState>;
 }
 
-export class PutCounter extends EventEmitter {
+/** The events a PutCounter emits, with their listeners' arguments. */
+export interface PutCounterEvents {
+  failed: [failure: PutFailure];
+}
+
+// Names checked against the map's keys, so a misspelt one is reported by name (see Endpoint).
+export interface PutCounter {
+  on<K extends keyof PutCounterEvents>(event: K, listener: (...args: PutCounterEvents[K]) => void): this;
+  once<K extends keyof PutCounterEvents>(event: K, listener: (...args: PutCounterEvents[K]) => void): this;
+  off<K extends keyof PutCounterEvents>(event: K, listener: (...args: PutCounterEvents[K]) => void): this;
+}
+
+export class PutCounter extends EventEmitter<PutCounterEvents> {
   /**
    * Counted puts of up to this many bytes are copied when they are issued: their memory may
    * change at once. Larger ones are read where they are, until the counter covers them.

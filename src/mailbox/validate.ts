@@ -4,6 +4,12 @@ import { RvmaError } from './errors';
 
 export const U64_MAX = (1n << 64n) - 1n;
 
+/**
+ * A u64 argument (vaddr, key, offset, threshold, step id): a bigint, or a non-negative safe
+ * integer for the values most programs use. The library hands u64 values back as bigint.
+ */
+export type U64 = number | bigint;
+
 export function invalid(call: string, what: string): RvmaError {
   return new RvmaError('ERR_RVMA_INVALID_ARGUMENT', `${call}: ${what}`);
 }

@@ -7,7 +7,7 @@ import { allocUnzeroed } from '../mailbox/alloc';
 import { Endpoint, PeerLostInfo } from '../mailbox/endpoint';
 import { RvmaError, RvmaErrorCode, isRvmaErrorCode } from '../mailbox/errors';
 import { Mailbox } from '../mailbox/mailbox';
-import { checkBoolean, checkInteger, checkOptions, checkU64, invalid } from '../mailbox/validate';
+import { U64, checkBoolean, checkInteger, checkOptions, checkU64, invalid } from '../mailbox/validate';
 import { Wait, WaitOptions } from '../mailbox/wait';
 import { TensorMeta, decodeStrings, encodeContent, metaOf, sameMeta } from '../tensor/codec';
 import { viewAs } from '../tensor/dtypes';
@@ -205,7 +205,7 @@ export class RendezvousMgr {
   }
 
   /** The rendezvous of a step, created on first use. */
-  find(stepId: number | bigint): Rendezvous {
+  find(stepId: U64): Rendezvous {
     const step = checkU64('RendezvousMgr.find', 'stepId', stepId);
     this.assertOpen('find');
     this.peerSteps.delete(step); // the application's now: it stays until cleanup
@@ -226,7 +226,7 @@ export class RendezvousMgr {
   }
 
   /** Aborts and drops everything of a step: its pending recvs reject with ERR_RVMA_ABORTED. */
-  cleanup(stepId: number | bigint): void {
+  cleanup(stepId: U64): void {
     const step = checkU64('RendezvousMgr.cleanup', 'stepId', stepId);
     this.cleaned.add(step);
     if (this.cleaned.size > CLEANED_STEPS_KEPT) this.cleaned.delete(this.cleaned.values().next().value!);

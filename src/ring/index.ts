@@ -1,5 +1,5 @@
 export { Ring } from './ring';
-export type { RecvOptions, RingFailure, RingStats, SendControlOptions } from './ring';
+export type { RecvOptions, RingEvents, RingFailure, RingStats, SendControlOptions } from './ring';
 export type { RingFrame } from './inbound';
 export type { RingControlMessage } from './generation';
 export type { LayerRange, RingControl } from './records';

@@ -45,7 +45,19 @@ const BASE_FIRST = 0x100n;
 const BASE_LAST = 0xfffcn;
 const nextBase = new WeakMap<Endpoint, bigint>();
 
-export class Ring extends EventEmitter {
+/** The events a Ring emits, with their listeners' arguments (docs/ring.md). */
+export interface RingEvents {
+  failed: [failure: RingFailure];
+}
+
+// Names checked against the map's keys, so a misspelt one is reported by name (see Endpoint).
+export interface Ring {
+  on<K extends keyof RingEvents>(event: K, listener: (...args: RingEvents[K]) => void): this;
+  once<K extends keyof RingEvents>(event: K, listener: (...args: RingEvents[K]) => void): this;
+  off<K extends keyof RingEvents>(event: K, listener: (...args: RingEvents[K]) => void): this;
+}
+
+export class Ring extends EventEmitter<RingEvents> {
   private current: Generation | undefined;
   /** A join or reform is claiming its ranks: ring operations wait for the new generation. */
   private forming = false;

@@ -1,5 +1,7 @@
 #include "tcp_provider.h"
 
+#include "../../core/debug_log.h"
+
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -588,7 +590,10 @@ void TcpProvider::onDead(TcpConnection* conn, bool wasReady, bool transient, Sta
     keep(node, incarnation, std::move(unanswered), why);
   } else {
     // The loss before the puts it fails (as giveUp).
-    if (wasReady && status != Status::Closed) ctx_.events.peerLost(node, incarnation, why);
+    if (wasReady && status != Status::Closed) {
+      RVMA_DEBUG_LOG("tcp: node \"" + node + "\" lost: " + why);
+      ctx_.events.peerLost(node, incarnation, why);
+    }
     for (OutPut& p : unanswered) {
       // Never connected, but aimed at a node known before (by incarnation, sent to it before,
       // or redialed to reach it again): that node is gone.

@@ -9,6 +9,8 @@
 
 #include "tcp_provider.h"
 
+#include "../../core/debug_log.h"
+
 namespace rvma {
 namespace {
 constexpr uint32_t kFirstBackoffMs = 10;
@@ -43,7 +45,12 @@ void TcpProvider::keep(const std::string& node, uint64_t incarnation, std::vecto
   for (OutPut& p : puts) it->second.puts.push_back(std::move(p));
   // A connection of an attempt that died once ready (before its puts were resumed) is a
   // failed attempt like any other.
-  if (fresh) redial(node); else keepDialing(node);
+  if (fresh) {
+    RVMA_DEBUG_LOG("tcp: node \"" + node + "\" disconnected (" + why + "): reconnecting for up to " + std::to_string(options_.reconnectMs) + " ms");
+    redial(node);
+  } else {
+    keepDialing(node);
+  }
   armReconnectTimer();
 }
 
@@ -74,6 +81,7 @@ void TcpProvider::redial(const std::string& node) {
   }
   Status status = Status::NoPeer;
   bool refused = false;
+  RVMA_DEBUG_LOG("tcp: redialing node \"" + node + "\" at " + addr->second);
   std::vector<TcpConnection*> group = dial(addr->second, &status, &refused);
   if (group.empty()) {
     // Refused: nothing listens there. An address that does not parse never will.
@@ -139,6 +147,7 @@ void TcpProvider::resume(const std::string& node) {
   if (it == reconnecting_.end()) return;
   Reconnect r = std::move(it->second);
   reconnecting_.erase(it);
+  RVMA_DEBUG_LOG("tcp: node \"" + node + "\" reconnected; " + std::to_string(r.puts.size()) + " kept puts go again");
   for (OutPut& p : r.puts) resendKept(node, r.incarnation, std::move(p));
   armReconnectTimer();
 }
@@ -146,6 +155,7 @@ void TcpProvider::resume(const std::string& node) {
 void TcpProvider::giveUp(const std::string& node, Status status, const std::string& why) {
   auto it = reconnecting_.find(node);
   if (it == reconnecting_.end()) return;
+  RVMA_DEBUG_LOG("tcp: gave up reconnecting to node \"" + node + "\": " + why);
   Reconnect r = std::move(it->second);
   reconnecting_.erase(it);
   // The loss first, then the puts it fails: a listener that acts on the loss (a ring failing its
