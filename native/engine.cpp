@@ -53,18 +53,14 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
   std::unique_ptr<ShmProvider> shm;
   if (options.shm.enabled && (automatic || only == "shm")) {
     shm = std::make_unique<ShmProvider>(ctx, options.shm, engine->incarnation_);
-    if (!shm->listen(error)) {
-      *status = Status::InvalidArgument;
-      return nullptr;
-    }
+    *status = Status::InvalidArgument;
+    if (!shm->listen(error, status)) return nullptr;
   }
   std::unique_ptr<TcpProvider> tcp;
   if (automatic || only == "tcp") {
     tcp = std::make_unique<TcpProvider>(ctx, engine->options_.tcp, engine->incarnation_);
-    if (!tcp->listen(error)) {
-      *status = Status::InvalidArgument;
-      return nullptr;
-    }
+    *status = Status::InvalidArgument;
+    if (!tcp->listen(error, status)) return nullptr;
   }
   // Aliasing pointer: a peer holding the table keeps the whole engine (and its sink) alive.
   std::shared_ptr<MailboxTable> table(engine, engine->table_.get());

@@ -1,6 +1,7 @@
 // Outcome codes shared by the core, providers and the addon. The TS layer maps each to an
 // ERR_RVMA_* string; the numbers travel on the wire (NACKs), so never renumber them.
 #pragma once
+#include <cerrno>
 #include <cstdint>
 
 namespace rvma {
@@ -21,7 +22,11 @@ enum class Status : int32_t {
   Ambiguous = 12,       // a re-sent put the receiver can no longer tell from its first delivery: refused, not placed twice
   Forbidden = 13,       // the mailbox or region does not allow puts from the sending node
   Auth = 14,            // the peer failed authentication (or one side authenticates and the other does not)
+  AddressInUse = 15,    // a listen address another socket holds (local only: never sent to a peer)
 };
+
+// Why a listen failed, from its errno: a taken address is told apart from a bad one.
+inline Status listenFailure(int err) { return err == EADDRINUSE ? Status::AddressInUse : Status::InvalidArgument; }
 
 inline bool ok(Status s) { return s == Status::Ok; }
 

@@ -274,9 +274,11 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     } catch (error) {
       const status = (error as { rvmaStatus?: number }).rvmaStatus;
       if (status === undefined) throw error;
-      // The verbs provider's receive buffers, refused by the kernel: the locked-memory limit.
-      if (codeOfStatus(status) === 'ERR_RVMA_REGISTRATION') {
-        throw new RvmaError('ERR_RVMA_REGISTRATION', `Endpoint.create: ${(error as Error).message}`);
+      const code = codeOfStatus(status);
+      // The verbs provider's receive buffers, refused by the kernel: the locked-memory limit. Or
+      // a listen address another socket holds (EADDRINUSE): the caller may pick another.
+      if (code === 'ERR_RVMA_REGISTRATION' || code === 'ERR_RVMA_ADDRESS_IN_USE') {
+        throw new RvmaError(code, `Endpoint.create: ${(error as Error).message}`);
       }
       throw invalid('Endpoint.create', (error as Error).message);
     }

@@ -24,7 +24,8 @@ export type RvmaErrorCode =
   | 'ERR_RVMA_PROTOCOL'
   | 'ERR_RVMA_CHECKSUM'
   | 'ERR_RVMA_AUTH'
-  | 'ERR_RVMA_FORBIDDEN';
+  | 'ERR_RVMA_FORBIDDEN'
+  | 'ERR_RVMA_ADDRESS_IN_USE';
 
 export class RvmaError extends Error {
   readonly code: RvmaErrorCode;
@@ -51,6 +52,7 @@ const STATUS_CODES: Record<number, RvmaErrorCode> = {
   12: 'ERR_RVMA_AMBIGUOUS',
   13: 'ERR_RVMA_FORBIDDEN',
   14: 'ERR_RVMA_AUTH',
+  15: 'ERR_RVMA_ADDRESS_IN_USE',
 };
 
 export function isRvmaErrorCode(value: string): value is RvmaErrorCode {
@@ -118,6 +120,7 @@ const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
   ERR_RVMA_OVERFLOW: () => 'too many unconsumed events',
   ERR_RVMA_PROTOCOL: () => 'a peer broke the protocol',
   ERR_RVMA_CHECKSUM: () => 'content does not match its checksum',
+  ERR_RVMA_ADDRESS_IN_USE: () => 'the listen address is taken (EADDRINUSE)',
   ERR_RVMA_AUTH: (c) =>
     c.node ? `node "${c.node}" and this endpoint could not authenticate each other` : 'authentication failed',
   ERR_RVMA_FORBIDDEN: (c) =>

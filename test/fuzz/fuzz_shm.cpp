@@ -149,7 +149,8 @@ class Harness {
     options.maxPutBytes = 1 << 20;
     provider_ = std::make_unique<ShmProvider>(ProviderContext{"receiver", table_, regions_, sink_, progress_, auth_}, options, 7);
     std::string error;
-    require(provider_->listen(&error));
+    Status status = Status::Ok;
+    require(provider_->listen(&error, &status));
     provider_->start();
     OpenedMailbox opened;
     require(ok(table_.open(kBytesBox, MailboxConfig{EpochType::Bytes, 0, 4}, &opened)));

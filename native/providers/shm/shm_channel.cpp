@@ -30,12 +30,13 @@ constexpr size_t kMaxFds = 4;
 
 }  // namespace
 
-int listenAbstract(const std::string& name, std::string* error) {
+int listenAbstract(const std::string& name, std::string* error, Status* status) {
   sockaddr_un addr;
   socklen_t len = abstractAddress(name, &addr);
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(fd, 512) != 0) {
     *error = "cannot listen on shm://" + name + ": " + std::strerror(errno);
+    *status = listenFailure(errno);
     if (fd >= 0) close(fd);
     return -1;
   }

@@ -7,11 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "../../core/status.h"
+
 namespace rvma::shm {
 
 // A listening SOCK_SEQPACKET socket in the abstract namespace (scoped to the network
-// namespace, gone with the process): -1 and *error when the name is taken.
-int listenAbstract(const std::string& name, std::string* error);
+// namespace, gone with the process): -1, *error and *status (AddressInUse when the name is taken).
+int listenAbstract(const std::string& name, std::string* error, Status* status);
 // A connected socket to the listener of that name; -1 when nothing listens there.
 int dialAbstract(const std::string& name);
 // One message with fds attached (SCM_RIGHTS). False unless all of it was sent.

@@ -37,14 +37,14 @@ uint64_t ShmProvider::nowMs() {
   return uint64_t(duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count());
 }
 
-bool ShmProvider::listen(std::string* error) {
+bool ShmProvider::listen(std::string* error, Status* status) {
   std::string name = options_.name;
   if (name.empty()) {
     char buf[48];
     snprintf(buf, sizeof buf, "rvma-%d-%016llx", int(getpid()), static_cast<unsigned long long>(randomWord()));
     name = buf;
   }
-  listenFd_ = shm::listenAbstract(name, error);
+  listenFd_ = shm::listenAbstract(name, error, status);
   if (listenFd_ < 0) return false;
   bound_ = "shm://" + name;
   return true;

@@ -26,7 +26,7 @@ class ShmProvider final : public Provider {
   ~ShmProvider() override;
 
   // Binds the abstract socket before progress starts. Error text on failure.
-  bool listen(std::string* error);
+  bool listen(std::string* error, Status* status);
   void start();  // registers the listener and the handshake timer (progress context)
 
   const char* name() const override { return "shm"; }

@@ -64,7 +64,7 @@ uint64_t TcpProvider::nowMs() {
   return uint64_t(duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count());
 }
 
-bool TcpProvider::listen(std::string* error) {
+bool TcpProvider::listen(std::string* error, Status* status) {
   if (options_.listen.empty()) return true;
   std::string host;
   uint16_t port;
@@ -80,6 +80,7 @@ bool TcpProvider::listen(std::string* error) {
   if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
       bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(fd, 512) != 0) {
     *error = "cannot listen on " + options_.listen + ": " + std::strerror(errno);
+    *status = listenFailure(errno);
     if (fd >= 0) ::close(fd);
     return false;
   }

@@ -32,7 +32,7 @@ class TcpProvider final : public Provider {
   ~TcpProvider() override;
 
   // Binds the listen address (if any) before progress starts. Error text on failure.
-  bool listen(std::string* error);
+  bool listen(std::string* error, Status* status);
   std::string boundAddress() const override { return bound_; }
   void start();  // registers the listener and the keepalive timer (progress context)
 

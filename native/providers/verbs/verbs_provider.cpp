@@ -72,6 +72,7 @@ bool VerbsProvider::open(std::string* error, Status* status) {
     if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&addr)) != 0 || rdma_listen(id, 128) != 0) {
       *error = "cannot listen on " + options_.listen + ": " + std::strerror(errno) +
                (errno == EADDRNOTAVAIL || errno == ENODEV ? " (is that address on an RDMA device's netdev?)" : "");
+      *status = listenFailure(errno);
       return false;
     }
     listenPort_ = ntohs(rdma_get_src_port(id));
