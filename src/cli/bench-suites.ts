@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Endpoint } from '../mailbox';
-import { packageRoot } from './package-root';
+import { compiled, packageRoot } from './package-root';
 
 export interface SuiteOption {
   /** As commander declares it, e.g. '--reps <n>' or '--quick'. */
@@ -10,13 +10,24 @@ export interface SuiteOption {
   description: string;
 }
 
+/** The ids a suite's --scenarios, --variants and --transports accept, from its compiled config. */
+export type SuiteIds = Partial<Record<'scenarios' | 'variants' | 'transports', string[]>>;
+
 export interface Suite {
   name: string;
   description: string;
   options: SuiteOption[];
   /** The compiled script under dist/ that runs it. */
   script(): string;
+  /** The ids its id options take (read when the command line is parsed or help is shown). */
+  ids(): SuiteIds;
 }
+
+/** The exports of a suite's compiled config module (dist/bench/<suite>/config.js). */
+function config(suite: string): Record<string, unknown> {
+  return require(compiled(`bench/${suite}/config.js`)) as Record<string, unknown>;
+}
+const idsOf = (items: unknown): string[] => (items as { id: string }[]).map((x) => x.id);
 
 const reps: SuiteOption = { flags: '--reps <n>', description: 'repetitions, interleaved (medians are reported)' };
 const scenarios: SuiteOption = { flags: '--scenarios <ids>', description: 'comma-separated scenario ids (default: all)' };
@@ -49,24 +60,31 @@ export const SUITES: Suite[] = [
       ...rate,
     ],
     script: () => 'bench/tcp/run.js',
+    ids: () => ({ scenarios: idsOf(config('tcp').SCENARIOS), variants: idsOf(config('tcp').VARIANTS) }),
   },
   {
     name: 'shm',
     description: 'puts through shared memory against memcpy, Unix sockets and UCX',
     options: [reps, placement('same (default), split, none'), variants, scenarios],
     script: () => 'bench/shm/run.js',
+    ids: () => ({ scenarios: idsOf(config('shm').SCENARIOS), variants: idsOf(config('shm').VARIANTS) }),
   },
   {
     name: 'rdma',
     description: 'puts and raw writes over verbs against perftest, then the message rate (in the Soft-RoCE guest where this host has no RDMA device)',
     options: [reps, variants, scenarios, quick, ...rate],
     script: rdmaScript,
+    ids: () => ({ scenarios: idsOf(config('rdma').SCENARIOS), variants: idsOf(config('rdma').VARIANTS) }),
   },
   {
     name: 'rendezvous',
     description: 'the tensor rendezvous between two processes against plain puts of the same bytes',
     options: [reps, placement('comma-separated: same, split (default: both)'), scenarios, transports, quick],
     script: () => 'bench/rendezvous/run.js',
+    ids: () => {
+      const c = config('rendezvous');
+      return { scenarios: idsOf((c.scenarios as (quick: boolean) => unknown)(false)), transports: idsOf(c.TRANSPORTS) };
+    },
   },
   {
     name: 'ring',
@@ -81,6 +99,10 @@ export const SUITES: Suite[] = [
       { flags: '--no-pipeline', description: 'skip the pipeline example' },
     ],
     script: () => 'bench/ring/run.js',
+    ids: () => {
+      const c = config('ring');
+      return { scenarios: idsOf((c.scenarios as (quick: boolean, n: undefined) => unknown)(false, undefined)), transports: idsOf(c.TRANSPORTS) };
+    },
   },
 ];
 
@@ -96,8 +118,8 @@ export function suiteArguments(suite: Suite, parsed: Record<string, unknown>): s
       if (value === false) args.push(long);
     } else if (value === true) {
       args.push(long);
-    } else if (typeof value === 'string') {
-      args.push(long, value);
+    } else if (typeof value === 'string' || typeof value === 'number') {
+      args.push(long, String(value));
     }
   }
   return args;

@@ -1,16 +1,43 @@
 #!/usr/bin/env node
 // The `rvma` command: what this machine offers (info), the benchmarks with plots (bench, plot),
 // a Redis directory's live nodes (directory) and the demos (demo).
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { RvmaError } from '../mailbox/errors';
 import { action } from './action';
-import { SUITES, suiteArguments } from './bench-suites';
+import { SUITES, Suite, SuiteIds, SuiteOption, suiteArguments } from './bench-suites';
 import { packageVersion } from './package-root';
 
 function positiveInteger(text: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('needs a positive integer');
   return n;
+}
+
+/** The exit status of a usage error (a bad command, option or value), as for most commands. */
+const USAGE = 2;
+
+/** A suite's option as commander takes it: counts checked, ids checked against the suite's own. */
+function suiteOption(suite: Suite, o: SuiteOption): Option {
+  const option = new Option(o.flags, o.description);
+  const [long, argument] = o.flags.split(' ');
+  if (argument === '<n>') option.argParser(positiveInteger);
+  if (argument === '<ids>') {
+    const key = long.slice(2) as keyof SuiteIds;
+    option.argParser((text: string) => {
+      const known = suite.ids()[key] ?? [];
+      const unknown = text.split(',').filter((id) => !known.includes(id));
+      if (unknown.length) throw new InvalidArgumentError(`unknown ${unknown.join(', ')} (known: ${known.join(', ')})`);
+      return text;
+    });
+  }
+  return option;
+}
+
+/** The ids each id option takes, below the options in --help (read only when help is shown). */
+function idsHelp(suite: Suite): string {
+  const ids = suite.ids();
+  const lines = (Object.keys(ids) as (keyof SuiteIds)[]).map((key) => `  --${key}: ${ids[key]!.join(', ')}`);
+  return lines.length ? `\nIds (each option's default: all of them):\n${lines.join('\n')}` : '';
 }
 
 function addInfo(program: Command): void {
@@ -33,7 +60,8 @@ function addBench(program: Command): void {
     .description('run a benchmark suite: progress bar, the table, results JSON and plots (SVG, PNG)');
   for (const suite of SUITES) {
     const command = bench.command(suite.name).description(suite.description);
-    for (const option of suite.options) command.option(option.flags, option.description);
+    for (const option of suite.options) command.addOption(suiteOption(suite, option));
+    command.addHelpText('after', () => idsHelp(suite));
     command
       .option('--out <dir>', 'directory for the results and plots (default: bench/results in a checkout, else ./rvma-results)')
       .option('--no-plot', 'write no plots')
@@ -122,7 +150,8 @@ export function program(): Command {
   const rvma = new Command('rvma')
     .description('RVMA mailboxes over RDMA-style transports: machine info, benchmarks, directory, demos')
     .version(packageVersion())
-    .showHelpAfterError();
+    // A usage error is one line and status 2 (see the catch below), not the whole help.
+    .exitOverride();
   addInfo(rvma);
   addBench(rvma);
   addPlot(rvma);
@@ -135,6 +164,11 @@ if (require.main === module) {
   program()
     .parseAsync(process.argv)
     .catch((error: unknown) => {
+      // commander printed its message already; --help and --version end with status 0.
+      if (error instanceof CommanderError) {
+        process.exitCode = error.exitCode === 0 ? 0 : USAGE;
+        return;
+      }
       process.stderr.write(`rvma: ${(error as Error).message}\n`);
       process.exitCode = 1;
     });

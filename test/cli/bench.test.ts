@@ -51,10 +51,12 @@ describe('rvma bench', () => {
     expect(fs.readdirSync(work).map((f) => path.extname(f))).toEqual(['.json']);
   });
 
-  test('a suite that fails exits with its status and prints its message', async () => {
+  test('an unknown id or a bad count is a usage error: one line, status 2, nothing run', async () => {
     const result = await rvma(['bench', 'tcp', '--scenarios', 'nope', '--no-rate', '--out', work]);
-    expect(result.status).not.toBe(0);
-    expect(result.stderr).toMatch(/--scenarios: unknown nope \(known: rtt8, bw64k, bw1m, bw16m\)/);
+    expect([result.status, result.stderr]).toEqual([2, "error: option '--scenarios <ids>' argument 'nope' is invalid. unknown nope (known: rtt8, bw64k, bw1m, bw16m)\n"]);
+    const reps = await rvma(['bench', 'ring', '--reps', 'abc', '--out', work]);
+    expect([reps.status, reps.stderr]).toEqual([2, "error: option '--reps <n>' argument 'abc' is invalid. needs a positive integer\n"]);
+    expect(fs.readdirSync(work)).toEqual([]);
   });
 
   test('the suite reports each measurement over IPC: exact counts, every scenario and row named', async () => {

@@ -62,9 +62,13 @@ describe('rvma usage', () => {
       expect(help.stdout).toMatch(new RegExp(`^Usage: rvma ${args.join(' ')}`, 'm'));
     }
     expect((await rvma(['bench', 'tcp', '--help'])).stdout).toMatch(/--reps <n>[\s\S]*--no-rate[\s\S]*--out <dir>/);
+    // The ids each suite's id options take, from the suite itself.
+    expect((await rvma(['bench', 'tcp', '--help'])).stdout).toMatch(/^  --scenarios: rtt8, bw64k, bw1m, bw16m$/m);
+    expect((await rvma(['bench', 'ring', '--help'])).stdout).toMatch(/^  --transports: c-tcp, net, rvma-tcp, rvma-shm, /m);
+    expect((await rvma(['bench', 'rendezvous', '--help'])).stdout).toMatch(/^  --scenarios: \S+/m);
   });
 
-  test('unknown commands, options and values exit non-zero with a message', async () => {
+  test('unknown commands, options and values are usage errors: one line, status 2', async () => {
     const cases: [string[], RegExp][] = [
       [['nonsense'], /unknown command 'nonsense'/],
       [['bench', 'tcp', '--bogus'], /unknown option '--bogus'/],
@@ -74,8 +78,9 @@ describe('rvma usage', () => {
     ];
     for (const [args, message] of cases) {
       const result = await rvma(args);
-      expect(result.status).not.toBe(0);
+      expect(result.status).toBe(2);
       expect(result.stderr).toMatch(message);
+      expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
     }
   });
 
