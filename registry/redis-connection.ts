@@ -111,6 +111,10 @@ export function redisClient(call: string, target: string | SentinelTarget, crede
     // timer is never cleared for a socket that closed already (a refused connect), and it kept
     // a process alive 2 s after a failed connect.
     disconnectTimeout: 100,
+    // ioredis' ready check runs INFO, which the ACL docs/directory.md gives a confined user
+    // (-@dangerous) does not allow: it warned on every connect. connect() sends its own PING,
+    // and a command refused while Redis loads its data fails like any other and is retried.
+    enableReadyCheck: false,
     ...(credentials.username === undefined ? {} : { username: checkString(call, 'username', credentials.username) }),
     ...(credentials.password === undefined ? {} : { password: checkPassword(call, credentials.password) }),
     ...(tls ? { tls } : {}),
