@@ -18,7 +18,7 @@ const LOOP_COMPLETION_BUDGET = 16;
  * after every callback, and a callback places a bounded amount: tcp reads at most
  * LOOP_READ_BUDGET (a callback's worth of buffers plus two suffice), verbs handles at most
  * LOOP_COMPLETION_BUDGET completions (at most that many puts, plus two), shm places what is in
- * its ring, at most the sender's window of puts (plus two). Thread progress keeps
+ * its ring, at most twice the sender's window of puts (plus two). Thread progress keeps
  * placing while the JS thread is descheduled for milliseconds: about 32 MiB, 8..1024 buffers.
  */
 export function buffersFor(size: number, lanes: number, window: number, options: EndpointOptions): number {
@@ -27,7 +27,9 @@ export function buffersFor(size: number, lanes: number, window: number, options:
   if ((options.progress ?? 'loop') !== 'loop') return pool;
   if (options.provider === 'tcp') return Math.max(window, Math.min(16, Math.ceil(LOOP_READ_BUDGET / size) + 2));
   if (options.provider === 'verbs') return Math.min(pool, LOOP_COMPLETION_BUDGET + 2);
-  if (options.provider === 'shm') return window + 2;
+  // A put is acknowledged once placed, before JS has re-posted its buffer: the sender may have
+  // a whole window more in flight by then (a window of 4 at 4 KiB or 2 MiB outran window + 2).
+  if (options.provider === 'shm') return 2 * window + 2;
   return pool;
 }
 

@@ -39,6 +39,8 @@ export interface Scenario {
   warmup: number;
   /** Ring only: µs every rank spends busy on each frame before it passes it on (a layer computing). */
   workUs?: number;
+  /** Made by --sizes from this scenario (bench/common/knobs.ts): the rows that run it run this one. */
+  template?: string;
 }
 
 /** What a receiver hands the sender for one scenario (bigints travel as decimal strings). */

@@ -21,7 +21,7 @@ export async function repeat(
 ): Promise<{ samples: Samples; errors: Failure[] }> {
   const samples: Samples = {};
   const errors: Failure[] = [];
-  const runs = (s: Scenario, v: Variant): boolean => !v.only || v.only.includes(s.id);
+  const runs = (s: Scenario, v: Variant): boolean => !v.only || v.only.includes(s.template ?? s.id);
   if (options.warmUpPass) {
     // Processes that live across repetitions measure their JIT compiling in the first one:
     // a pass that is not kept puts every row's first repetition in the steady state too.

@@ -8,6 +8,7 @@
 import * as path from 'node:path';
 import { Endpoint } from '../../src';
 import { repetitions, selected } from '../common/args';
+import { reportOf, withKnobs } from '../common/knobs';
 import { conclude, startClock } from '../common/conclude';
 import { Pair } from '../common/pair';
 import { Measurement, Scenario, Variant } from '../common/protocol';
@@ -31,7 +32,7 @@ function checkDevice(): void {
 
 async function runTable(): Promise<void> {
   const reps = repetitions(REPETITIONS);
-  const scenarios = selected('--scenarios', SCENARIOS);
+  const scenarios = withKnobs(selected('--scenarios', SCENARIOS));
   const variants = selected('--variants', VARIANTS);
   const perftest = variants.some((v) => v.transport === 'perftest') ? perftestVersion() : undefined;
   const clock = startClock();
@@ -44,7 +45,7 @@ async function runTable(): Promise<void> {
     const config = { device: DEVICE, scenarios, variants, perftest };
     // host.ts adds how long the guest took to boot; this is the bench process's part of the stage.
     const extra = { guest: { processSeconds: Number(process.uptime().toFixed(1)) } };
-    conclude({ root: ROOT, bench: 'rdma', spec: REPORT, reps, ...clock, ...measured, config, extra });
+    conclude({ root: ROOT, bench: 'rdma', spec: reportOf(REPORT, scenarios), reps, ...clock, ...measured, config, extra });
   } finally {
     await Promise.all([...pairs.values()].map((p) => p.stop()));
   }

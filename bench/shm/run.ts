@@ -3,6 +3,7 @@
 // and interleaved, then the table of medians and ratios, saved to bench/results/shm-<date>.json.
 import * as path from 'node:path';
 import { repetitions, selected } from '../common/args';
+import { reportOf, withKnobs } from '../common/knobs';
 import { compileC, removeCompiled } from '../common/compile';
 import { conclude, startClock } from '../common/conclude';
 import { Pair } from '../common/pair';
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
   const reps = repetitions(REPETITIONS);
   const mode = placementMode();
   const placement = placementOf(mode);
-  const scenarios = selected('--scenarios', SCENARIOS);
+  const scenarios = withKnobs(selected('--scenarios', SCENARIOS));
   let variants = selected('--variants', VARIANTS);
   const memcpy = variants.some((v) => v.transport === 'memcpy') ? compileC(ROOT, 'memcpybench') : undefined;
   if (memcpy instanceof Error) console.log(`memcpy skipped: ${memcpy.message}`);
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
     const ucxRecord = typeof ucx === 'string' ? { version: ucx, UCX_TLS } : undefined;
     const config = { placement: describePlacement(mode), scenarios, variants, ucx: ucxRecord, skipped };
     const notes = [`placement: ${describePlacement(mode)}.`, ...REPORT.notes!, memcpyNote(measured.samples.memcpy)];
-    const spec = { ...REPORT, scenarios, variants, notes };
+    const spec = { ...reportOf(REPORT, scenarios), variants, notes };
     conclude({ root: ROOT, bench: 'shm', spec, reps, ...clock, ...measured, config });
   } finally {
     await Promise.all([...pairs.values()].map((p) => p.stop()));

@@ -4,6 +4,7 @@
 // message-rate part (rate-run.ts; --quick shrinks its counts).
 import * as path from 'node:path';
 import { repetitions, selected } from '../common/args';
+import { reportOf, withKnobs } from '../common/knobs';
 import { removeCompiled } from '../common/compile';
 import { conclude, startClock } from '../common/conclude';
 import { Pair } from '../common/pair';
@@ -23,7 +24,7 @@ async function runTable(): Promise<void> {
   const placement = placementOf(mode);
   const clock = startClock();
   const sockbench = compileSockbench(ROOT);
-  const scenarios = selected('--scenarios', SCENARIOS);
+  const scenarios = withKnobs(selected('--scenarios', SCENARIOS));
   const variants = selected('--variants', VARIANTS).filter((v) => v.transport !== 'c' || typeof sockbench === 'string');
   if (sockbench instanceof Error) console.log(`C sockets skipped: ${sockbench.message}`);
   console.log(`placement: ${describePlacement(mode)}`);
@@ -42,7 +43,7 @@ async function runTable(): Promise<void> {
     };
     const measured = await repeat(reps, scenarios, variants, measure);
     const config = { placement: describePlacement(mode), scenarios, variants };
-    conclude({ root: ROOT, bench: 'tcp', spec: REPORT, reps, ...clock, ...measured, config });
+    conclude({ root: ROOT, bench: 'tcp', spec: reportOf(REPORT, scenarios), reps, ...clock, ...measured, config });
   } finally {
     await Promise.all([...pairs.values()].map((p) => p.stop()));
     removeCompiled(sockbench);

@@ -39,6 +39,13 @@ const rate: SuiteOption[] = [
   { flags: '--rate-only', description: 'only the message-rate part' },
 ];
 const placement = (modes: string): SuiteOption => ({ flags: '--placement <mode>', description: `where the processes run: ${modes}` });
+/** ucx_perftest's -s, -n, -w and -O (bench/common/knobs.ts). */
+const knobs: SuiteOption[] = [
+  { flags: '--sizes <list>', description: 'message sizes, e.g. 8,64k,1m: one scenario per size and kind chosen (-s)' },
+  { flags: '--iterations <n>', description: 'timed operations per measurement (-n)' },
+  { flags: '--warmup <count>', description: 'untimed operations before them (-w)' },
+  { flags: '--window <n>', description: 'puts in flight in the bandwidth scenarios (-O)' },
+];
 
 /** In a checkout without an RDMA device, the rdma suite runs in the Soft-RoCE guest of scripts/rdma-vm. */
 function rdmaScript(): string {
@@ -58,6 +65,7 @@ export const SUITES: Suite[] = [
       scenarios,
       quick,
       ...rate,
+      ...knobs,
     ],
     script: () => 'bench/tcp/run.js',
     ids: () => ({ scenarios: idsOf(config('tcp').SCENARIOS), variants: idsOf(config('tcp').VARIANTS) }),
@@ -65,14 +73,14 @@ export const SUITES: Suite[] = [
   {
     name: 'shm',
     description: 'puts through shared memory against memcpy, Unix sockets and UCX',
-    options: [reps, placement('same (default), split, none'), variants, scenarios],
+    options: [reps, placement('same (default), split, none'), variants, scenarios, ...knobs],
     script: () => 'bench/shm/run.js',
     ids: () => ({ scenarios: idsOf(config('shm').SCENARIOS), variants: idsOf(config('shm').VARIANTS) }),
   },
   {
     name: 'rdma',
     description: 'puts and raw writes over verbs against perftest, then the message rate (in the Soft-RoCE guest where this host has no RDMA device)',
-    options: [reps, variants, scenarios, quick, ...rate],
+    options: [reps, variants, scenarios, quick, ...rate, ...knobs],
     script: rdmaScript,
     ids: () => ({ scenarios: idsOf(config('rdma').SCENARIOS), variants: idsOf(config('rdma').VARIANTS) }),
   },

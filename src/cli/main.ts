@@ -2,10 +2,17 @@
 // The `rvma` command: what this machine offers (info), the benchmarks with plots (bench, plot),
 // a Redis directory's live nodes (directory) and the demos (demo).
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { parseSizes } from '../../bench/common/knobs';
 import { RvmaError } from '../mailbox/errors';
 import { action } from './action';
 import { SUITES, Suite, SuiteIds, SuiteOption, suiteArguments } from './bench-suites';
 import { packageVersion } from './package-root';
+
+function nonNegativeInteger(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('needs an integer of 0 or more');
+  return n;
+}
 
 function positiveInteger(text: string): number {
   const n = Number(text);
@@ -21,6 +28,17 @@ function suiteOption(suite: Suite, o: SuiteOption): Option {
   const option = new Option(o.flags, o.description);
   const [long, argument] = o.flags.split(' ');
   if (argument === '<n>') option.argParser(positiveInteger);
+  if (argument === '<count>') option.argParser(nonNegativeInteger);
+  if (argument === '<list>') {
+    option.argParser((text: string) => {
+      try {
+        parseSizes(text);
+      } catch (error) {
+        throw new InvalidArgumentError((error as Error).message);
+      }
+      return text;
+    });
+  }
   if (argument === '<ids>') {
     const key = long.slice(2) as keyof SuiteIds;
     option.argParser((text: string) => {

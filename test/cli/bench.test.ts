@@ -45,6 +45,25 @@ describe('rvma bench', () => {
     for (const plot of plots) expect(result.stdout).toContain(`plot: ${path.join(work, plot)}`);
   });
 
+  test('ucx_perftest-style knobs: --sizes, --iterations, --warmup and --window shape what is measured', async () => {
+    const args = ['bench', 'tcp', '--reps', '1', '--scenarios', 'rtt8,bw64k', '--variants', 'mailbox,net', '--no-rate', '--no-plot', '--out', work];
+    const result = await rvma([...args, '--sizes', '8,256k', '--iterations', '40', '--warmup', '0', '--window', '2'], { timeoutMs: 150_000 });
+    if (result.status !== 0) throw new Error(`rvma bench tcp exited ${result.status}:\n${result.stdout}\n${result.stderr}`);
+    const [file] = fs.readdirSync(work);
+    const record = JSON.parse(fs.readFileSync(path.join(work, file), 'utf8'));
+    const shape = record.config.scenarios.map((s: { id: string; size: number; count: number; warmup: number; window: number }) => [s.id, s.size, s.count, s.warmup, s.window]);
+    expect(shape).toEqual([
+      ['rtt8', 8, 40, 0, 1],
+      ['rtt256k', 262144, 40, 0, 1],
+      ['bw8', 8, 40, 0, 2],
+      ['bw256k', 262144, 40, 0, 2],
+    ]);
+    for (const variant of ['mailbox', 'net']) expect(Object.keys(record.medians[variant]).sort()).toEqual(['bw256k', 'bw8', 'rtt256k', 'rtt8']);
+    expect(result.stdout).toMatch(/RTT 256 KiB \(µs\)/);
+    const bad = await rvma(['bench', 'tcp', '--sizes', '8,2q']);
+    expect([bad.status, bad.stderr]).toEqual([2, expect.stringMatching(/^error: option '--sizes <list>' argument '8,2q' is invalid\. size "2q": a number of bytes from 1 to 1g/)]);
+  });
+
   test('--no-plot writes the results only', async () => {
     const result = await rvma(['bench', 'tcp', '--reps', '1', '--scenarios', 'rtt8', '--variants', 'net', '--no-rate', '--no-plot', '--out', work]);
     expect(result.status).toBe(0);
