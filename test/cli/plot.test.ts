@@ -11,6 +11,7 @@ import { reportSpec } from '../../bench/rendezvous/report';
 import { TARGETS as RING_TARGETS, TRANSPORTS as RING_TRANSPORTS, scenarios as ringScenarios } from '../../bench/ring/config';
 import { buildRingReport, PlacedVariant, placedId } from '../../bench/ring/report';
 import { Plot, plotRecord, writePlots } from '../../src/cli/plot';
+import { readResults } from '../../src/cli/plot/read-results';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'results');
 const TCP = path.join(FIXTURES, 'tcp-2026-12-01T22-29-31Z.json');
@@ -145,6 +146,45 @@ describe('plots of a bench:tcp record', () => {
     const plots = await plotRecord({ ...record, config: { ...record.config, variants }, medians: { ...record.medians, twin: record.medians.mailbox } });
     expect(plots.map((p) => p.name)).toEqual(['bandwidth', 'round-trips']);
     for (const p of plots) expect(count(p.svg, 'target')).toBe(0);
+  });
+});
+
+describe("the repetitions' min to max", () => {
+  /** The fixture with every cell measured three times: as recorded, 0.8 and 1.25 times as long. */
+  function spread(): Json {
+    const record = load(TCP);
+    for (const row of Object.values(record.samples) as Json[]) {
+      for (const cell of Object.values(row) as Json[][]) {
+        const m = cell[0];
+        cell.push({ ...m, elapsedNs: m.elapsedNs * 0.8, medianOpNs: m.medianOpNs * 0.8 }, { ...m, elapsedNs: m.elapsedNs * 1.25, medianOpNs: m.medianOpNs * 1.25 });
+      }
+    }
+    return record;
+  }
+
+  test('each median gets the range of its repetitions, drawn as whiskers on both charts', async () => {
+    const record = spread();
+    const r = readResults(record, TCP);
+    for (const [variant, row] of Object.entries(r.medians)) {
+      for (const [scenario, median] of Object.entries(row)) {
+        const [min, max] = r.ranges[variant][scenario];
+        expect(min).toBeCloseTo(median * 0.8, 6);
+        expect(max).toBeCloseTo(median * 1.25, 6);
+      }
+    }
+    const plots = await plotRecord(record, TCP);
+    for (const name of ['bandwidth', 'round-trips']) expect(byName(plots, name)).toContain('mark-rule role-mark');
+  });
+
+  test('no range where the samples do not give back the median, and none without samples', async () => {
+    const record = spread();
+    record.samples.net.rtt8[0].medianOpNs *= 3; // the middle of three is no longer the median recorded
+    const r = readResults(record, TCP);
+    expect(r.ranges.net.rtt8).toBeUndefined();
+    expect(r.ranges.mailbox.rtt8).toBeDefined();
+    delete record.samples;
+    expect(readResults(record, TCP).ranges).toEqual({});
+    for (const plot of await plotRecord(record, TCP)) expect(plot.svg).not.toContain('mark-rule role-mark');
   });
 });
 

@@ -42,6 +42,9 @@ const statusOf = (t: TargetLevel): string => `${t.bound.op === '>=' ? 'min' : 'm
 interface Datum {
   variant: string;
   value: number;
+  /** The repetitions' min and max, where the record has them. */
+  min?: number;
+  max?: number;
   size?: number;
   status?: string;
   description?: string;
@@ -67,7 +70,10 @@ function context(r: Results): Context {
 function medians(c: Context, key: string): Datum[] {
   return Object.entries(c.r.medians)
     .filter(([, m]) => m[key] !== undefined)
-    .map(([id, m]) => ({ variant: c.label(id), value: m[key] }))
+    .map(([id, m]) => {
+      const range = c.r.ranges[id]?.[key];
+      return { variant: c.label(id), value: m[key], ...(range ? { min: range[0], max: range[1] } : {}) };
+    })
     .sort((a, b) => c.labels.indexOf(a.variant) - c.labels.indexOf(b.variant));
 }
 
@@ -120,6 +126,11 @@ function targetLayer(c: Context, marks: Datum[], x: Encoding['x'], y: Encoding['
   };
 }
 
+/** Whiskers from each median's repetitions' min to max: `at` places them (x and y, and x2 or y2). */
+function rangeLayer(c: Context, data: Datum[], at: Pick<Encoding, 'x' | 'y' | 'x2' | 'y2'>, legend: string[] | null): Layer {
+  return { data: { values: data }, mark: { type: 'rule', strokeWidth: 1.5 }, encoding: { ...at, color: color(c, legend) } };
+}
+
 function chart(c: Context, name: string, what: string, marked: boolean, body: Omit<LayerSpec, 'title'> | { vconcat: Panel[] }): Chart {
   const { bench, date, commit, modified } = c.r;
   const when = date?.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC');
@@ -164,11 +175,14 @@ function bandwidth(c: Context): Chart | undefined {
   const wide = Math.max(...values) / Math.min(...values) > 30;
   const title = axisTitle(wide ? `${unit} (log scale)` : unit);
   const y: Encoding['y'] = { field: 'value', type: 'quantitative', title, ...(wide ? { scale: { type: 'log' } } : {}) };
+  const ranged = lines.filter((d) => d.min !== undefined);
   return chart(c, 'bandwidth', 'bandwidth', marks.length > 0, {
     width: WIDTH - 80,
     height: 320,
     layer: [
       { data: { values: lines }, mark: { type: 'line', point: true }, encoding: { x, y, color: color(c, legend) } },
+      // Each point's repetitions, min to max.
+      ...(ranged.length ? [rangeLayer(c, ranged, { x, y: { ...y, field: 'min' }, y2: { field: 'max' } }, legend)] : []),
       ...(marks.length ? [targetLayer(c, marks, x, y, legend, statuses(c, scenarios.map((s) => s.id)))] : []),
     ],
   });
@@ -188,6 +202,8 @@ function barPanel(c: Context, key: string, heading: string, unit: string, shown:
     height: { step: 18 },
     layer: [
       { data: { values: bars }, mark: { type: 'bar', opacity: 0.6 }, encoding: { x, y, color: color(c, null) } },
+      // Each bar's repetitions, min to max.
+      ...(bars.some((d) => d.min !== undefined) ? [rangeLayer(c, bars.filter((d) => d.min !== undefined), { x: { ...x, field: 'min' }, x2: { field: 'max' }, y }, null)] : []),
       ...(marks.length ? [targetLayer(c, marks, x, y, null, shown)] : []),
     ],
   };

@@ -63,6 +63,11 @@ export interface Results {
   variants: Variant[];
   /** medians[variant][scenario or figure], finite values only */
   medians: Record<string, Record<string, number>>;
+  /**
+   * ranges[variant][scenario]: [min, max] over the repetitions, for the sized layout, where the
+   * record's samples give back its median (records without samples have none).
+   */
+  ranges: Record<string, Record<string, [number, number]>>;
   ratios: Ratio[];
   goals: Goal[];
   units: Record<string, string>;
@@ -169,6 +174,9 @@ export function readResults(record: unknown, source = 'results record'): Results
   const units: Record<string, string> = {};
   for (const [key, text] of Object.entries(object(extra?.units ?? top.units, unitsAt))) units[key] = string(text, `${unitsAt}.${key}`);
 
+  const layout: Results['layout'] = 'rtt' in units || 'bw' in units ? 'sized' : 'figures';
+  const ranges = layout === 'sized' ? rangesOf(top.samples, scenarios, medians) : {};
+
   const revision = top.revision === null ? undefined : optional(top.revision, (v) => object(v, 'revision'));
   const commit = optional(revision?.commit, (v) => string(v, 'revision.commit'));
   const modified = optional(revision?.librarySourcesModified, (v) => boolean(v, 'revision.librarySourcesModified')) ?? false;
@@ -180,13 +188,49 @@ export function readResults(record: unknown, source = 'results record'): Results
     ...(date === undefined ? {} : { date }),
     ...(commit === undefined ? {} : { commit }),
     modified,
-    layout: 'rtt' in units || 'bw' in units ? 'sized' : 'figures',
+    layout,
     scenarios,
     variants,
     medians,
+    ranges,
     ratios,
     goals,
     units,
     ...(subject === undefined ? {} : { subject }),
   };
+}
+
+/** What bench/common/report.ts's valueOf makes of one measurement: µs per round trip, or MiB/s. */
+function valueOf(kind: string | undefined, m: Json): number {
+  if (kind === 'rtt') return typeof m.medianOpNs === 'number' ? m.medianOpNs / 1000 : NaN;
+  return typeof m.bytes === 'number' && typeof m.elapsedNs === 'number' ? m.bytes / 2 ** 20 / (m.elapsedNs / 1e9) : NaN;
+}
+
+function medianOf(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * The min and max over each cell's repetitions. A cell whose samples do not give back the
+ * recorded median (a suite that computes its figures otherwise) gets none: a bar must never
+ * span values the median was not taken from.
+ */
+function rangesOf(samples: unknown, scenarios: Scenario[], medians: Results['medians']): Results['ranges'] {
+  const ranges: Results['ranges'] = {};
+  if (!isObject(samples)) return ranges;
+  for (const [variant, row] of Object.entries(samples)) {
+    if (!isObject(row)) continue;
+    for (const s of scenarios) {
+      const cell = row[s.id];
+      const median = medians[variant]?.[s.id];
+      if (!Array.isArray(cell) || median === undefined) continue;
+      const values = cell.filter(isObject).map((m) => valueOf(s.kind, m));
+      if (!values.length || !values.every(Number.isFinite)) continue;
+      if (Math.abs(medianOf(values) - median) > 1e-9 * Math.max(1, Math.abs(median))) continue;
+      (ranges[variant] ??= {})[s.id] = [Math.min(...values), Math.max(...values)];
+    }
+  }
+  return ranges;
 }
