@@ -66,6 +66,8 @@ describe('the packed package in a new application', () => {
   let app: string;
   let tarball: string;
   let installed: { stdout: string; stderr: string };
+  /** What npm warned about while packing in this checkout (its project settings, e.g. an .npmrc key it does not know). */
+  let packWarnings: string[];
 
   beforeAll(() => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rvma-consumer-'));
@@ -76,7 +78,9 @@ describe('the packed package in a new application', () => {
     const prepack = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.prepack as string;
     expect(prepack).toBe('bash scripts/prebuild.sh');
     execFileSync('bash', ['scripts/prebuild.sh'], { cwd: ROOT, env: userEnv(), stdio: ['ignore', 'ignore', 'pipe'], timeout: 900_000 });
-    const packed = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work], ROOT).stdout) as { filename: string }[];
+    const pack = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work], ROOT);
+    packWarnings = pack.stderr.split('\n').filter((line) => /npm (warn|WARN)/.test(line));
+    const packed = JSON.parse(pack.stdout) as { filename: string }[];
     tarball = path.join(work, packed[0].filename);
     app = path.join(work, 'app');
     fs.mkdirSync(app);
@@ -86,6 +90,7 @@ describe('the packed package in a new application', () => {
   }, 1_200_000);
 
   test('installs with its install script blocked, without a warning, in at most 20 MB of node_modules', () => {
+    expect(packWarnings).toEqual([]);
     expect(installed.stderr).not.toMatch(/npm (warn|WARN|error)/);
     const bytes = treeBytes(path.join(app, 'node_modules'));
     expect(bytes).toBeLessThanOrEqual(APP_TREE_MAX_BYTES);
