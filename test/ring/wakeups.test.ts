@@ -35,6 +35,9 @@ describeRedis('wake-ups per frame on a ring of processes', () => {
   test.each(cases)('over %s, %s progress: one wake-up per frame on every rank', async (_name, progress, transport) => {
     const setup = { children, redisUrl: server.url, transport, progress };
     const { byRank } = await ringOfProcesses(setup, SIZE, { frameBytes: FRAME_BYTES + 64 });
+    // Every rank's counts are taken before the first frame leaves (a forwarder's progress thread
+    // may receive it before that rank's own run request is read).
+    await Promise.all(byRank.map((m) => m.child.request({ cmd: 'mark' }, 30_000)));
     const run = { cmd: 'stopAndWait', count: FRAMES, size: FRAME_BYTES, computeMs: COMPUTE_MS, timeout: 20_000 };
     const reports = (await Promise.all(byRank.map((m) => m.child.request(run, 120_000)))) as unknown as RankReport[];
     const perFrame = (n: number): string => (n / FRAMES).toFixed(3);
