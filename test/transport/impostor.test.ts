@@ -55,6 +55,12 @@ describe.each(PROVIDERS)('an impostor over %s', (provider) => {
     await real.close();
     await lost;
     await impostor.child.request({ cmd: 'connect', address: victim.address, timeout: 10_000 });
+    // The impostor's connect resolves on its side; a put of its, placed here, shows the victim
+    // has its side up too (under thread progress the victim's worker may still be reading the hello).
+    const inbox = victim.openMailbox(VADDR + 1n, { epoch: 'ops', threshold: 1n });
+    inbox.post(8);
+    await impostor.child.request({ cmd: 'put', target: victim.nodeId, vaddr: (VADDR + 1n).toString(), size: 8 });
+    await inbox.next({ timeout: 10_000 });
     // A put by id goes to the incarnation it was resolved to: the first one after the swap
     // finds that one gone, the next resolves the id again.
     await expectRejects(victim.put(id, VADDR, Buffer.alloc(8, 6), { timeout: 10_000 }), 'ERR_RVMA_PEER_LOST');
