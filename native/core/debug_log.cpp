@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <cstdio>
 #include <cstdlib>
 
 namespace rvma {
@@ -45,6 +44,18 @@ void debugLogLine(const std::string& line) {
   std::string out = "RVMA " + std::to_string(getpid()) + ": " + line + "\n";
   ssize_t written = ::write(STDERR_FILENO, out.data(), out.size());
   (void)written;
+}
+
+std::string connectionUpLine(const char* provider, bool outgoing, const std::string& node, uint64_t incarnation,
+                             const std::string& address, const std::string& detail) {
+  return std::string(provider) + ": " + (outgoing ? "connected to" : "accepted") + " node \"" + node + "\" (incarnation " +
+         std::to_string(incarnation) + detail + ")" + (outgoing ? " at " + address : std::string());
+}
+
+std::string connectionEndLine(const char* provider, bool outgoing, const std::string& node, const std::string& unnamed,
+                              bool wasReady, const std::string& why, const char* what) {
+  return std::string(provider) + ": connection " + (outgoing ? "to " : "from ") + (node.empty() ? unnamed : "\"" + node + "\"") +
+         (wasReady ? " ended: " : " refused or failed before its handshake: ") + why + (*what ? std::string(" (") + what + ")" : "");
 }
 
 }  // namespace rvma

@@ -6,10 +6,22 @@
 
 #include <string>
 
+#include <cstdint>
+
 namespace rvma {
 
 bool debugLogEnabled();
 void debugLogLine(const std::string& line);
+
+// The lines every provider writes about its connections, in one form (call through
+// RVMA_DEBUG_LOG, so that nothing is built with logging off).
+// "<provider>: connected to|accepted node "N" (incarnation I<detail>)[ at ADDRESS]"
+std::string connectionUpLine(const char* provider, bool outgoing, const std::string& node, uint64_t incarnation,
+                             const std::string& address, const std::string& detail = std::string());
+// "<provider>: connection to|from PEER ended|refused or failed before its handshake: WHY[ (WHAT)]";
+// peer: a node id (quoted) or, when empty, `unnamed` as it is.
+std::string connectionEndLine(const char* provider, bool outgoing, const std::string& node, const std::string& unnamed,
+                              bool wasReady, const std::string& why, const char* what);
 
 }  // namespace rvma
 

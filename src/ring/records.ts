@@ -172,8 +172,9 @@ export function checkControl(v: unknown, bad_: (what: string) => Error = bad): R
 }
 
 /**
- * A peer's application record, which the application may send on (around(), sendControl()): a CONTROL body our encoder cannot
- * carry unchanged (msgpackr extensions such as a bigint beyond 64 bits, a Set, a typed array) is refused.
+ * A peer's application record, which the application may send on (around(), sendControl()): a
+ * CONTROL body our encoder cannot carry unchanged (msgpackr extensions such as a bigint beyond
+ * 64 bits, a Set, a typed array) is refused.
  */
 function carried(record: RingControl): RingControl {
   if (record.type !== 'CONTROL') return record;

@@ -300,8 +300,7 @@ std::string ShmConnection::refusalWhy(const Hello& h) const {
 
 void ShmConnection::becomeReady() {
   state_ = State::Ready;
-  RVMA_DEBUG_LOG(std::string("shm: ") + (dialer_ ? "connected to" : "accepted") + " node \"" + peer_.nodeId + "\" (incarnation " +
-                 std::to_string(peer_.incarnation) + ", process " + std::to_string(peerPid()) + ")" + (dialer_ ? " at " + address_ : std::string()));
+  RVMA_DEBUG_LOG(connectionUpLine("shm", dialer_, peer_.nodeId, peer_.incarnation, address_, ", process " + std::to_string(peerPid())));
   // Puts queued for an incarnation of the node other than the one that answered.
   for (auto it = queued_.begin(); it != queued_.end();) {
     if (it->req.incarnation && it->req.incarnation != peer_.incarnation) {
@@ -808,9 +807,8 @@ void ShmConnection::fail(Status status, const std::string& why, bool protocolErr
   // Sent puts were sent to a ready peer: it is lost. One never sent was aimed at a node
   // known before (by incarnation, or dialed again to reach it) when that node is gone.
   auto& events = owner_.ctx().events;
-  const std::string peer = peer_.nodeId.empty() ? (dialer_ ? address_ : std::string("a peer")) : "\"" + peer_.nodeId + "\"";
-  RVMA_DEBUG_LOG("shm: connection " + std::string(dialer_ ? "to " : "from ") + peer + (wasReady ? " ended: " : " refused or failed before its handshake: ") + why +
-                 (protocolError ? " (protocol error)" : status == Status::Auth ? " (authentication)" : ""));
+  RVMA_DEBUG_LOG(connectionEndLine("shm", dialer_, peer_.nodeId, dialer_ ? address_ : "a peer", wasReady, why,
+                                   protocolError ? "protocol error" : status == Status::Auth ? "authentication" : ""));
   // The loss before the puts it fails (as tcp): a listener learns why before the first rejection.
   if (wasReady && status != Status::Closed) events.peerLost(peer_.nodeId, peer_.incarnation, why);
   // A refused authentication says why on every put it fails, as the connect does.

@@ -478,8 +478,7 @@ bool TcpConnection::becomeReady() {
   if (state_ == State::Dead) return false;
   owner_.onHandshake(this);
   if (state_ == State::Dead) return false;
-  RVMA_DEBUG_LOG(std::string("tcp: ") + (outgoing_ ? "connected to" : "accepted") + " node \"" + peer_.nodeId + "\" (incarnation " +
-                 std::to_string(peer_.incarnation) + ")" + (outgoing_ ? " at " + dialAddress_ : std::string()));
+  RVMA_DEBUG_LOG(connectionUpLine("tcp", outgoing_, peer_.nodeId, peer_.incarnation, dialAddress_));
   startWaiting();
   return state_ != State::Dead;
 }
@@ -861,9 +860,8 @@ void TcpConnection::fail(Status status, const std::string& why, bool protocolErr
   waiting_.clear();
   for (size_t i = 0; i < answered; i++) owner_.putFinished(pending[i].put, pending[i].status);
   std::string peer = peer_.nodeId.empty() ? dialAddress_ : peer_.nodeId;
-  RVMA_DEBUG_LOG("tcp: connection " + std::string(outgoing_ ? "to " : "from ") + (peer.empty() ? "a peer" : "\"" + peer + "\"") +
-                 (wasReady ? " ended: " : " refused or failed before its handshake: ") + why +
-                 (protocolError ? " (protocol error)" : status == Status::Auth ? " (authentication)" : ""));
+  RVMA_DEBUG_LOG(connectionEndLine("tcp", outgoing_, peer, "a peer", wasReady, why,
+                                   protocolError ? "protocol error" : status == Status::Auth ? "authentication" : ""));
   if (protocolError) owner_.ctx().events.protocolError(peer, why);
   if (status == Status::Auth) {
     owner_.ctx().events.authFailed(dialAddress_, peer_.nodeId.empty() ? why : why + " (it claimed node \"" + peer_.nodeId + "\")");

@@ -371,8 +371,7 @@ void VerbsConnection::maybeReady() {
   if (authenticates() && !(proofSent_ && peerProven_)) return;
   state_ = State::Ready;
   heardMs_ = VerbsProvider::nowMs();
-  RVMA_DEBUG_LOG(std::string("verbs: ") + (outgoing_ ? "connected to" : "accepted") + " node \"" + peerNode_ + "\" (incarnation " +
-                 std::to_string(peerIncarnation_) + ")" + (outgoing_ ? " at " + address_ : std::string()));
+  RVMA_DEBUG_LOG(connectionUpLine("verbs", outgoing_, peerNode_, peerIncarnation_, address_));
   owner_.onReady(this);
   for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, Status::Ok, peerNode_);
   connectRequests_.clear();
@@ -661,8 +660,7 @@ void VerbsConnection::fail(Status status, const std::string& why) {
   waiting_.clear();
   for (auto& [key, writes] : queries_) waiting.insert(waiting.end(), writes.begin(), writes.end());
   queries_.clear();
-  RVMA_DEBUG_LOG("verbs: connection " + std::string(outgoing_ ? "to " : "from ") + (peerNode_.empty() ? peerLabel() : "\"" + peerNode_ + "\"") +
-                 (wasReady ? " ended: " : " refused or failed before its handshake: ") + why + (status == Status::Auth ? " (authentication)" : ""));
+  RVMA_DEBUG_LOG(connectionEndLine("verbs", outgoing_, peerNode_, peerLabel(), wasReady, why, status == Status::Auth ? "authentication" : ""));
   // The loss before the puts it fails (as tcp): a listener learns why before the first rejection.
   if (wasReady && status != Status::Closed) owner_.ctx().events.peerLost(peerNode_, peerIncarnation_, why);
   for (auto& [putId, out] : outstanding) {
