@@ -48,6 +48,8 @@ export interface NativeEndpoint {
   ): [number, number] | number;
   /** 1: released now, 0: a release event follows (puts still in flight), negative: -status. */
   closeMailbox(vaddr: bigint): number;
+  /** Who may put from now on (undefined: every node); a status number. */
+  setMailboxAccess(vaddr: bigint, allow?: string[]): number;
   /** The buffer's index in the mailbox, or -status. */
   post(vaddr: bigint, bytes: Uint8Array, threshold: bigint, memory: number): number;
   incEpoch(vaddr: bigint): number;

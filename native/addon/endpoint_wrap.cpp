@@ -29,6 +29,7 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                      {
                          InstanceMethod<&EndpointWrap::OpenMailbox>("openMailbox"),
                          InstanceMethod<&EndpointWrap::CloseMailbox>("closeMailbox"),
+                         InstanceMethod<&EndpointWrap::SetMailboxAccess>("setMailboxAccess"),
                          InstanceMethod<&EndpointWrap::Post>("post"),
                          InstanceMethod<&EndpointWrap::IncEpoch>("incEpoch"),
                          InstanceMethod<&EndpointWrap::Put>("put"),
@@ -298,6 +299,18 @@ Napi::Value EndpointWrap::CloseMailbox(const Napi::CallbackInfo& info) {
   bool released = false;
   Status s = engine_->table().close(vaddr, &released);
   return Napi::Number::New(env, ok(s) ? (released ? 1 : 0) : -double(s));
+}
+
+// setMailboxAccess(vaddr, allow?: string[]) -> status (undefined: every peer)
+Napi::Value EndpointWrap::SetMailboxAccess(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!engine_) return Napi::Number::New(env, double(Status::Closed));
+  uint64_t vaddr;
+  AccessPolicy access;
+  if (info.Length() < 1 || !toU64(info[0], &vaddr) || !readAllow(info[1], &access)) {
+    return typeError(env, "setMailboxAccess(vaddr, allow?: string[])");
+  }
+  return Napi::Number::New(env, double(engine_->table().setAccess(vaddr, std::move(access))));
 }
 
 // post(vaddr, bytes: ArrayBufferView, threshold: bigint, memory?: number) -> bufferIndex | -status

@@ -25,6 +25,7 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
  private:
   Napi::Value OpenMailbox(const Napi::CallbackInfo& info);
   Napi::Value CloseMailbox(const Napi::CallbackInfo& info);
+  Napi::Value SetMailboxAccess(const Napi::CallbackInfo& info);
   Napi::Value Post(const Napi::CallbackInfo& info);
   Napi::Value IncEpoch(const Napi::CallbackInfo& info);
   Napi::Value Put(const Napi::CallbackInfo& info);

@@ -75,6 +75,7 @@ class Mailbox {
   uint32_t inflight() const { return inflight_; }
   bool closed() const { return closed_; }
   bool permits(std::string_view sender) const { return access_.permits(sender); }
+  void setAccess(AccessPolicy access) { access_ = std::move(access); }
   bool reportsSender() const { return reportSender_; }
 
   Status post(uint8_t* data, uint64_t size, uint64_t threshold, uint64_t memory, uint64_t* indexOut);

@@ -74,6 +74,14 @@ Status MailboxTable::incEpoch(uint64_t vaddr) {
   return s;
 }
 
+Status MailboxTable::setAccess(uint64_t vaddr, AccessPolicy access) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Mailbox* mb = find(vaddr);
+  if (!mb) return Status::NoMailbox;
+  mb->setAccess(std::move(access));
+  return Status::Ok;
+}
+
 Status MailboxTable::reserve(uint64_t vaddr, const Placement& where, uint64_t len, std::string_view sender, Reservation* out) {
   std::lock_guard<std::mutex> lock(mu_);
   return reserveLocked(vaddr, where, len, sender, out);

@@ -34,6 +34,8 @@ class MailboxTable {
   Status close(uint64_t vaddr, bool* released);
   Status post(uint64_t vaddr, uint8_t* data, uint64_t size, uint64_t threshold, uint64_t memory, uint64_t* indexOut);
   Status incEpoch(uint64_t vaddr);
+  // From now on only `access` may place puts; puts already reserved finish as they are.
+  Status setAccess(uint64_t vaddr, AccessPolicy access);
   // Closes every mailbox and returns once no put is still writing into their buffers.
   void closeAll();
 

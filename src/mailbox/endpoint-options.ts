@@ -139,13 +139,6 @@ export interface RegionOptions {
   allow?: string[];
 }
 
-/** A non-empty list of node ids, or undefined (everyone). */
-export function parseAllow(call: string, allow: unknown): string[] | undefined {
-  if (allow === undefined) return undefined;
-  if (!Array.isArray(allow) || allow.length === 0) throw invalid(call, 'allow must be a non-empty array of node ids');
-  return allow.map((id, i) => checkString(call, `allow[${i}]`, id));
-}
-
 export interface PutOptions {
   /** Byte offset in the receiver's current buffer. Default 0. Exclusive with append. */
   offset?: number | bigint;

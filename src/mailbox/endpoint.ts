@@ -31,7 +31,6 @@ import {
   PutOptions,
   RESERVED_VADDR_MAX,
   RegionOptions,
-  parseAllow,
   parseCountedPutOptions,
   parseCreateOptions,
   parsePutOptions,
@@ -51,6 +50,7 @@ import {
   checkString,
   checkU64,
   invalid,
+  parseAllow,
 } from './validate';
 import { LoopHold, Wait, WaitOptions, parseWaitOptions } from './wait';
 

@@ -3,7 +3,7 @@ import { native, NativeEndpoint } from '../native';
 import { Completion } from './completion';
 import { CompletionWordsSnapshot, CompletionWordsView } from './completion-words';
 import { RvmaError, hex, statusError } from './errors';
-import { U64, checkBytes, checkInteger, checkOptions, checkU64, invalid } from './validate';
+import { U64, checkBytes, checkInteger, checkOptions, checkU64, invalid, parseAllow } from './validate';
 import { lend } from './lent-memory';
 import { LoopHold, Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from './wait';
 
@@ -106,6 +106,19 @@ export class Mailbox {
     const call = 'Mailbox.incEpoch';
     this.assertOpen(call);
     const status = this.host.handle.incEpoch(this.vaddr);
+    if (status !== 0) throw statusError(status, { op: call, vaddr: this.vaddr });
+  }
+
+  /**
+   * From now on the mailbox accepts puts only from these node ids (as the `allow` option at
+   * open), or from every node when `allow` is undefined. Puts already admitted finish; later
+   * ones from other nodes are refused with ERR_RVMA_FORBIDDEN before a byte is placed.
+   */
+  setAllow(allow: readonly string[] | undefined): void {
+    const call = 'Mailbox.setAllow';
+    const ids = parseAllow(call, allow);
+    this.assertOpen(call);
+    const status = this.host.handle.setMailboxAccess(this.vaddr, ids);
     if (status !== 0) throw statusError(status, { op: call, vaddr: this.vaddr });
   }
 

@@ -74,6 +74,13 @@ export function checkString(call: string, name: string, value: unknown): string 
   return value;
 }
 
+/** A non-empty list of node ids, or undefined (everyone). */
+export function parseAllow(call: string, allow: unknown): string[] | undefined {
+  if (allow === undefined) return undefined;
+  if (!Array.isArray(allow) || allow.length === 0) throw invalid(call, 'allow must be a non-empty array of node ids');
+  return allow.map((id, i) => checkString(call, `allow[${i}]`, id));
+}
+
 export function checkBoolean(call: string, name: string, value: unknown): boolean {
   if (typeof value !== 'boolean') throw invalid(call, `${name} must be a boolean, got ${describe(value)}`);
   return value;

@@ -44,6 +44,14 @@ export class Credits {
     this.listeners.push(onCredit);
   }
 
+  /**
+   * Only the neighbours' puts from now on: a stranger's records never count, but its puts
+   * could hold the few buffers the neighbours' credits need (a credit lost there is not sent again).
+   */
+  allowOnly(nodeIds: string[]): void {
+    if (!this.mailbox.closed) this.mailbox.setAllow(nodeIds);
+  }
+
   /** The frames `dir` may have sent in all. */
   granted(dir: CreditDir): number {
     return readSharedU64(this.words, DIRS_WORD + DIR_WORDS * dir + DIR_GRANTED);

@@ -71,8 +71,8 @@ export class Generation {
     readonly base: bigint,
   ) {
     const { endpoint, options } = host;
-    const open = (vaddr: bigint, maxBuffers: number, reportSender = false): Mailbox =>
-      endpoint.openAt('Ring.join', vaddr, { epoch: 'ops', threshold: 1, maxBuffers, reportSender });
+    const open = (vaddr: bigint, maxBuffers: number, reportSender = false, allow?: string[]): Mailbox =>
+      endpoint.openAt('Ring.join', vaddr, { epoch: 'ops', threshold: 1, maxBuffers, reportSender, allow });
     // Control records say who sent them; the transport says it too, and the two must agree.
     this.control = open(base, CONTROL_SLOTS, true);
     const opened: { close(): void }[] = [this.control];
@@ -81,7 +81,9 @@ export class Generation {
       opened.push(this.credits);
       const inbound = (vaddr: bigint, what: string): Inbound => {
         const events = { broken: (e: RvmaError) => this.fail(e, undefined), hold: endpoint.holdLoop };
-        const mailbox = open(vaddr, options.slots);
+        // No frame may come before this member grants credits (Inbound.start names the sender):
+        // until then its own node, which sends none, is the only one allowed.
+        const mailbox = open(vaddr, options.slots, false, [endpoint.nodeId]);
         opened.push(mailbox);
         return new Inbound(mailbox, options.slots, options.frameBytes, what, events);
       };
@@ -135,6 +137,11 @@ export class Generation {
     this.toPrev = new Outbound(endpoint, this.prev.nodeId, this.prev.base + 2n, 'Ring.sendPrev', lost(this.prev), counts, this.credits, 1, this.prev.base);
     const next = this.next;
     this.aroundLink = new ControlLink(endpoint, next.nodeId, next.base, (error, bytes) => this.aroundRefused(next, error, bytes));
+    // From here on only members put into this generation's mailboxes (frames: only the
+    // neighbour of their direction, see Inbound.start): a stranger is refused before its put
+    // takes a buffer that records or credits need.
+    this.credits.allowOnly([...new Set([this.next.nodeId, this.prev.nodeId])]);
+    if (!this.control.closed) this.control.setAllow([...new Set(membership.members.map((m) => m.nodeId))]);
     // Frames from prev are prev's sendNext (direction 0 at prev); from next, next's sendPrev.
     this.fromPrev.start(endpoint, this.prev, this.prev.base + 3n, 0, this.base);
     this.fromNext.start(endpoint, this.next, this.next.base + 3n, 1, this.base);

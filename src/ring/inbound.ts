@@ -64,6 +64,9 @@ export class Inbound {
    * sendPrev) naming this member's ring mailboxes (`base`), the first of them now.
    */
   start(endpoint: Endpoint, sender: Member, creditsVaddr: bigint, dir: 0 | 1, base: bigint): void {
+    // Only the sender's puts from now on: a stranger's frame would break the window (and end
+    // the generation), and its puts could hold buffers the sender's frames need.
+    if (!this.mailbox.closed) this.mailbox.setAllow([sender.nodeId]);
     const target = (peer: string): void => {
       if (!this.failure) this.handle.ringTarget(this.mailbox.id, peer, BigInt(`0x${sender.incarnation}`), creditsVaddr, dir, this.frameBytes, base);
     };

@@ -367,23 +367,52 @@ export function ringSuite(title: string, rings: RingTracker, { frames, longTestM
       await expectRejects(r0.sendControl({ type: 'CONTROL', body: 0 }, { to: 'up' as never }), 'ERR_RVMA_INVALID_ARGUMENT', /to/);
     });
 
-    test("control records in a member's name from another node are dropped: the transport names the sender", async () => {
+    test("control records in a member's name: a stranger's are refused, another member's dropped (the transport names the sender)", async () => {
       const ring = await ringOf(3, progress);
-      const [r0, r1] = ring;
+      const [r0, r1, r2] = ring;
       const outsider = await rings.endpoint(progress, 'outsider');
       // Exactly what r0 would put into r1's control mailbox (a fresh endpoint's first generation
       // sits at 0x100): a failure notice naming r2, and an application record.
       const forged = [
-        encodeRecord(wireFrom(r0, { kind: Kind.Failed, lost: ring[2].endpoint.nodeId, reason: 'forged' })),
+        encodeRecord(wireFrom(r0, { kind: Kind.Failed, lost: r2.endpoint.nodeId, reason: 'forged' })),
         encodeRecord(wireFrom(r0, { kind: Kind.Direct, record: { type: 'CONTROL', body: 'forged' } })),
       ];
-      for (const bytes of forged) await outsider.put(r1.endpoint.nodeId, 0x100n, bytes, { timeout: WAIT });
+      // A node outside the ring may not put into its mailboxes at all.
+      for (const bytes of forged) await expectRejects(outsider.put(r1.endpoint.nodeId, 0x100n, bytes, { timeout: WAIT }), 'ERR_RVMA_FORBIDDEN');
+      // A member may, but records in another member's name count for nothing.
+      for (const bytes of forged) await r2.endpoint.put(r1.endpoint.nodeId, 0x100n, bytes, { timeout: WAIT });
       for (let i = 0; i < 2000 && r1.droppedControl < forged.length; i++) await new Promise((r) => setTimeout(r, 5));
       expect(r1.droppedControl).toBe(forged.length);
       expect(r1.failure).toBeUndefined();
       expect(r1.pollControl()).toBeUndefined();
       await r0.sendControl({ type: 'CONTROL', body: 'genuine' }, { to: 1, timeout: WAIT });
       expect(await r1.control({ timeout: WAIT })).toMatchObject({ record: { type: 'CONTROL', body: 'genuine' }, from: 0 });
+    });
+
+    test('a node outside the ring is refused by each of its four mailboxes, and the ring runs on', async () => {
+      const ring = await ringOf(3, progress);
+      const r1 = ring[1];
+      const outsider = await rings.endpoint(progress, 'outsider');
+      // r1's first generation sits at 0x100: control, frames from prev, frames from next, credits.
+      // Into a frame mailbox goes what r0's first frame would be (sequence 0, which r1 waits
+      // for): taken, it would break the window and end the generation.
+      const frame = new Uint8Array(64);
+      frame.set([0x46, 0x52, 1], 0);
+      const puts: [bigint, Uint8Array][] = [
+        [0x100n, encodeRecord(wireFrom(ring[0], { kind: Kind.Direct, record: { type: 'CONTROL', body: 'stranger' } }))],
+        [0x101n, frame],
+        [0x102n, frame],
+        [0x103n, creditRecord(0, 1000, 1 << 20, 0x100n)],
+      ];
+      for (const [vaddr, bytes] of puts) {
+        await expectRejects(outsider.put(r1.endpoint.nodeId, vaddr, bytes, { append: true, timeout: WAIT }), 'ERR_RVMA_FORBIDDEN');
+      }
+      await aroundBothWays(ring, 20, 256);
+      const passed = ring.slice(1).map(async (r) => (await r.control({ timeout: WAIT })).pass({ timeout: WAIT }));
+      await ring[0].around({ type: 'CONTROL', body: 'after the stranger' }, { timeout: WAIT });
+      await Promise.all(passed);
+      expect(ring.map((r) => r.failure)).toEqual([undefined, undefined, undefined]);
+      expect(r1.droppedControl).toBe(0);
     });
 
     test('pollControl() never blocks and returns records in arrival order', async () => {

@@ -1,6 +1,6 @@
 // A ring member's credits mailbox against records that are not its neighbour's credits: from
-// another node, from another instance of the neighbour, malformed, or so many before the ring
-// is complete that the neighbour's own would find no room. None of them lets a send through;
+// another node (refused once the ring is complete), from another instance of the neighbour,
+// malformed, or so many before the ring is complete that the neighbour's own would find no room. None of them lets a send through;
 // the neighbour's credits still come (it sends them again when it hears that this member's ring
 // is complete).
 import { Endpoint, Ring } from '../../src';
@@ -40,8 +40,9 @@ describe('ring credits', () => {
     const [r0, r1] = await Promise.all([join(e0, { group, size: 2, rank: 0, slots: SLOTS, timeout: WAIT }), join(e1, { group, size: 2, rank: 1, slots: SLOTS, timeout: WAIT })]);
     const [base0, base1] = await Promise.all([baseOf(e0, group, 0), baseOf(e0, group, 1)]);
     const credits0 = base0 + 3n;
-    // In r1's name from another node, from r1's node naming other mailboxes, and malformed.
-    await hostile.put(e0.nodeId, credits0, creditRecord(0, 1000, 1 << 20, base1));
+    // In r1's name from another node (refused: only the neighbours may put there once the ring
+    // is complete), from r1's node naming other mailboxes, and malformed.
+    await expectRejects(hostile.put(e0.nodeId, credits0, creditRecord(0, 1000, 1 << 20, base1)), 'ERR_RVMA_FORBIDDEN');
     await e1.put(e0.nodeId, credits0, creditRecord(0, 1000, 1 << 20, base1 + 4n));
     await e1.put(e0.nodeId, credits0, creditRecord(0, 1000, 1 << 20, base1).subarray(0, 23));
     const bad = creditRecord(0, 1000, 1 << 20, base1);
@@ -67,6 +68,10 @@ describe('ring credits', () => {
     for (let i = 0; i < 16; i++) {
       for (const dir of [0, 1] as const) await hostile.put(e0.nodeId, credits0, creditRecord(dir, 1, 1 << 20, 0x10000n + BigInt(i)));
     }
+    // Its frame mailboxes take nothing before it grants credits: a frame there now is refused.
+    const frame = new Uint8Array(32);
+    frame.set([0x46, 0x52, 1], 0);
+    for (const at of [1n, 2n]) await expectRejects(hostile.put(e0.nodeId, credits0 - 3n + at, frame, { append: true }), 'ERR_RVMA_FORBIDDEN');
     const second = join(e1, { group, size: 2, rank: 1, slots: SLOTS, timeout: WAIT });
     const [r0, r1] = await Promise.all([first, second]);
     // Frames go both ways, each as many as the neighbour granted and more once it releases.

@@ -1,6 +1,6 @@
-// Per-mailbox and per-region access policy (`allow`): the receiver's core refuses a put, every
-// part of a split put and a raw write from a node not on the list, with ERR_RVMA_FORBIDDEN,
-// before a byte is placed; allowed nodes go on being served over the same endpoint.
+// Per-mailbox and per-region access policy (`allow`, and Mailbox.setAllow later): the receiver's
+// core refuses a put, every part of a split put and a raw write from a node not on the list, with
+// ERR_RVMA_FORBIDDEN, before a byte is placed; allowed nodes go on being served over the same endpoint.
 import { Endpoint, EndpointOptions, ProgressMode } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects, expectThrows } from '../helpers/errors';
@@ -72,6 +72,27 @@ describe.each(CASES)('allow over %s (%s progress)', (_name, progress, setting) =
     expect(Buffer.from((await mailbox.next({ timeout: 10_000 })).buffer).toString()).toBe('friend..stranger');
   });
 
+  test('setAllow changes who may put from then on: narrowed, widened to several, then to every node', async () => {
+    const { receiver, friend, stranger } = await trio();
+    const mailbox = receiver.openMailbox(VADDR, { epoch: 'ops', threshold: 1 });
+    for (let i = 0; i < 4; i++) mailbox.post(8);
+    const put = (from: Endpoint, text: string) => from.put(receiver.nodeId, VADDR, Buffer.from(text), { timeout: 10_000 });
+    const next = async () => Buffer.from((await mailbox.next({ timeout: 10_000 })).buffer).toString();
+    await put(stranger, 'anyone');
+    expect(await next()).toBe('anyone\0\0');
+    mailbox.setAllow([friend.nodeId]);
+    await expectRejects(put(stranger, 'stranger'), 'ERR_RVMA_FORBIDDEN');
+    await put(friend, 'friend');
+    expect(await next()).toBe('friend\0\0');
+    mailbox.setAllow([friend.nodeId, stranger.nodeId]);
+    await put(stranger, 'both ok');
+    expect(await next()).toBe('both ok\0');
+    mailbox.setAllow(undefined);
+    await put(stranger, 'open');
+    expect(await next()).toBe('open\0\0\0\0');
+    expect(mailbox.postedCount).toBe(0);
+  });
+
   (setting.raw ? test : test.skip)('a raw write from a node not allowed is refused; the region keeps its bytes', async () => {
     const { receiver, friend, stranger } = await trio();
     const region = receiver.registerRegion(64, { allow: [friend.nodeId] });
@@ -117,7 +138,11 @@ describe('allow: arguments', () => {
     }
     expectThrows(() => endpoint.registerRegion(64, { deny: ['x'] } as never), 'ERR_RVMA_INVALID_ARGUMENT');
     // Nothing was opened by the refused calls.
-    expect(endpoint.openMailbox(VADDR, { allow: ['someone'] }).vaddr).toBe(VADDR);
+    const mailbox = endpoint.openMailbox(VADDR, { allow: ['someone'] });
+    expect(mailbox.vaddr).toBe(VADDR);
+    for (const allow of [[], 'friend', [1], ['']]) expectThrows(() => mailbox.setAllow(allow as string[]), 'ERR_RVMA_INVALID_ARGUMENT', /Mailbox.setAllow/);
+    mailbox.close();
+    expectThrows(() => mailbox.setAllow(['someone']), 'ERR_RVMA_CLOSED');
   });
 });
 
