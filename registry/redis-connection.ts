@@ -1,10 +1,11 @@
-// How RedisDirectory reaches Redis: the ioredis client made from its options (credentials from
-// the options or the URL, TLS for rediss:// or a `tls` option), the URL as messages may show it
+// How RedisDirectory reaches Redis: the ioredis client made from its options (one server, a
+// primary through sentinels, or a cluster; credentials from the options or the URL, TLS for
+// rediss:// or a `tls` option), the URL as messages may show it
 // (password masked), and which failures mean Redis refused us (ERR_RVMA_AUTH) rather than could
 // not be reached (ERR_RVMA_DIRECTORY_UNAVAILABLE).
 import * as fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import Redis from 'ioredis';
+import Redis, { Cluster } from 'ioredis';
 import { RvmaError } from '../src/mailbox/errors';
 import { checkBoolean, checkInteger, checkOptions, checkString, invalid } from '../src/mailbox/validate';
 
@@ -82,11 +83,7 @@ export interface SentinelTarget {
 
 /** Checks `sentinels` and `name` (and the sentinels' credentials) of the options. */
 export function sentinelTarget(call: string, o: Partial<SentinelTarget>): SentinelTarget {
-  if (!Array.isArray(o.sentinels) || o.sentinels.length === 0) throw invalid(call, 'sentinels must be a non-empty array of { host, port }');
-  const sentinels = o.sentinels.map((s, i) => {
-    const a = checkOptions<{ host: string; port: number }>(`${call} sentinels[${i}]`, s, ['host', 'port']);
-    return { host: checkString(call, `sentinels[${i}].host`, a.host), port: checkInteger(call, `sentinels[${i}].port`, a.port, 1, 65535) };
-  });
+  const sentinels = hostPorts(call, 'sentinels', o.sentinels);
   return {
     sentinels,
     name: checkString(call, 'name', o.name),
@@ -95,12 +92,41 @@ export function sentinelTarget(call: string, o: Partial<SentinelTarget>): Sentin
   };
 }
 
+/** A sharded Redis (Cluster): the nodes to ask first for the cluster's layout (any of them will do). */
+export interface ClusterTarget {
+  clusterNodes: { host: string; port: number }[];
+}
+
+/** Checks a list of { host, port } (sentinels, cluster nodes). */
+function hostPorts(call: string, what: string, list: unknown): { host: string; port: number }[] {
+  if (!Array.isArray(list) || list.length === 0) throw invalid(call, `${what} must be a non-empty array of { host, port }`);
+  return list.map((s, i) => {
+    const a = checkOptions<{ host: string; port: number }>(`${call} ${what}[${i}]`, s, ['host', 'port']);
+    return { host: checkString(call, `${what}[${i}].host`, a.host), port: checkInteger(call, `${what}[${i}].port`, a.port, 1, 65535) };
+  });
+}
+
+/** Checks `clusterNodes`. */
+export function clusterTarget(call: string, nodes: unknown): ClusterTarget {
+  return { clusterNodes: hostPorts(call, 'clusterNodes', nodes) };
+}
+
+/** What the directory talks to: one server (or a primary found through sentinels), or a cluster. */
+export type RedisClient = Redis | Cluster;
+
 /**
- * The client (not yet connected) for these options, to a URL or through sentinels. After the
- * first connection it keeps reconnecting, 100 ms more per attempt up to `reconnectCapMs`: a Redis
- * that comes back (or the primary a failover promoted) is found within that long.
+ * The client (not yet connected) for these options: to a URL, through sentinels, or to a
+ * cluster. After the first connection it keeps reconnecting, 100 ms more per attempt up to
+ * `reconnectCapMs`: a Redis that comes back (or the primary a failover promoted) is found
+ * within that long.
  */
-export function redisClient(call: string, target: string | SentinelTarget, credentials: RedisCredentials, connectTimeoutMs: number, reconnectCapMs: number): Redis {
+export function redisClient(
+  call: string,
+  target: string | SentinelTarget | ClusterTarget,
+  credentials: RedisCredentials,
+  connectTimeoutMs: number,
+  reconnectCapMs: number,
+): RedisClient {
   const tls = tlsOptions(call, credentials.tls, typeof target === 'string' ? target : '');
   const options = {
     lazyConnect: true,
@@ -120,6 +146,23 @@ export function redisClient(call: string, target: string | SentinelTarget, crede
     ...(tls ? { tls } : {}),
   };
   if (typeof target === 'string') return new Redis(target, options);
+  const retry = (attempt: number) => Math.min(attempt * 100, reconnectCapMs);
+  if ('clusterNodes' in target) {
+    const { lazyConnect, retryStrategy, ...perNode } = options;
+    return new Cluster(target.clusterNodes, {
+      lazyConnect,
+      redisOptions: perNode,
+      clusterRetryStrategy: retry,
+      // A primary that fails leaves its slots down until a replica is promoted: commands wait
+      // and retry meanwhile (bounded by maxRetriesPerRequest), and the slot map is read again.
+      retryDelayOnClusterDown: 200,
+      retryDelayOnFailover: 200,
+      retryDelayOnTryAgain: 100,
+      slotsRefreshTimeout: connectTimeoutMs,
+      // A cluster is ready once CLUSTER INFO says its slots are served.
+      enableReadyCheck: true,
+    });
+  }
   return new Redis({
     ...options,
     ...target,

@@ -5,21 +5,35 @@
 // another incarnation, is told with a 'lost' event.
 import { debugLog } from '../src/mailbox/debug-log';
 import { EventEmitter } from 'node:events';
-import type Redis from 'ioredis';
 import { RvmaError } from '../src/mailbox/errors';
 import { checkInteger, checkOptions, checkString, invalid } from '../src/mailbox/validate';
 import { Directory, DirectoryEvent, NameBinding, NodeRecord, RegistrationLostInfo } from './directory';
 import { EventStream } from './event-stream';
-import { RedisCredentials, directoryError, isRefusal, maskedUrl, redisClient, sentinelTarget } from './redis-connection';
+import {
+  RedisClient,
+  RedisCredentials,
+  clusterTarget,
+  directoryError,
+  isRefusal,
+  maskedUrl,
+  redisClient,
+  sentinelTarget,
+} from './redis-connection';
 import { BIND, DEREGISTER, HEARTBEAT, REGISTER, UNBIND } from './redis-scripts';
 
 export interface RedisDirectoryOptions extends RedisCredentials {
   /**
    * redis://[USER:PASSWORD@]HOST:PORT[/DB], or rediss://... for TLS. Default: REDIS_URL, else
    * redis://127.0.0.1:6379. Messages and `directory.url` show it with the password masked.
-   * Not with `sentinels`.
+   * Not with `sentinels` or `clusterNodes`.
    */
   url?: string;
+  /**
+   * A sharded Redis (Cluster): some of its nodes, from which the client learns the rest and
+   * which node serves which slot. A namespace's keys share one hash slot (docs/directory.md).
+   * `username`, `password` and `tls` apply to every node.
+   */
+  clusterNodes?: { host: string; port: number }[];
   /**
    * A replicated Redis (Sentinel): the sentinels to ask for the primary monitored under `name`.
    * After a failover the directory follows the promoted primary. `username`, `password` and
@@ -31,7 +45,9 @@ export interface RedisDirectoryOptions extends RedisCredentials {
   /** With `sentinels`: their ACL user and password, when they require them. */
   sentinelUsername?: string;
   sentinelPassword?: string;
-  /** Key prefix namespace: nodes of different clusters never see each other. Default 'default'. */
+  /** The directory's namespace: nodes of different namespaces never see each other. Default 'default'. */
+  namespace?: string;
+  /** The former name of `namespace`, still accepted. */
   cluster?: string;
   /** Lease length: a silent node is gone after this long. Default 5000 ms. */
   ttlMs?: number;
@@ -44,7 +60,8 @@ export interface RedisDirectoryOptions extends RedisCredentials {
 }
 
 const KEYS = [
-  'url', 'sentinels', 'name', 'sentinelUsername', 'sentinelPassword', 'cluster', 'ttlMs', 'heartbeatMs', 'connectTimeoutMs', 'watchIntervalMs',
+  'url', 'sentinels', 'name', 'sentinelUsername', 'sentinelPassword', 'clusterNodes', 'namespace', 'cluster', 'ttlMs', 'heartbeatMs',
+  'connectTimeoutMs', 'watchIntervalMs',
   'username', 'password', 'tls',
 ] as const;
 const WATCH_LIMIT = 10_000;
@@ -63,17 +80,21 @@ export class RedisDirectory extends EventEmitter implements Directory {
     const call = 'RedisDirectory.connect';
     const o = checkOptions<RedisDirectoryOptions>(call, options, KEYS);
     const sentinel = o.sentinels === undefined && o.name === undefined ? undefined : sentinelTarget(call, o);
-    if (sentinel && o.url !== undefined) throw invalid(call, 'give url or sentinels, not both');
+    const shards = o.clusterNodes === undefined ? undefined : clusterTarget(call, o.clusterNodes);
+    if ([o.url !== undefined, sentinel, shards].filter(Boolean).length > 1) throw invalid(call, 'give one of url, sentinels and clusterNodes');
     const url = o.url === undefined ? (process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : checkString(call, 'url', o.url);
-    const cluster = o.cluster === undefined ? 'default' : checkString(call, 'cluster', o.cluster);
+    const namespace = namespaceOf(call, o);
+    // On a cluster the namespace is a hash tag: a brace in it would end the tag early.
+    if (shards && /[{}]/.test(namespace)) throw invalid(call, `namespace "${namespace}" must not contain { or } on a cluster`);
     const ttlMs = checkInteger(call, 'ttlMs', o.ttlMs ?? 5000, 100, 86_400_000);
     const heartbeatMs = checkInteger(call, 'heartbeatMs', o.heartbeatMs ?? Math.floor(ttlMs / 3), 10, ttlMs - 1);
     const connectTimeoutMs = checkInteger(call, 'connectTimeoutMs', o.connectTimeoutMs ?? 2000, 1, 600_000);
     const watchIntervalMs = checkInteger(call, 'watchIntervalMs', o.watchIntervalMs ?? Math.floor(ttlMs / 2), 10, 600_000);
-    const shown = sentinel ? `sentinel:${sentinel.name}@${sentinel.sentinels.map((x) => `${x.host}:${x.port}`).join(',')}` : maskedUrl(url);
+    const hosts = (list: { host: string; port: number }[]) => list.map((x) => `${x.host}:${x.port}`).join(',');
+    const shown = sentinel ? `sentinel:${sentinel.name}@${hosts(sentinel.sentinels)}` : shards ? `cluster:${hosts(shards.clusterNodes)}` : maskedUrl(url);
     // A Redis that restarted, or a promoted primary, is found within a heartbeat (2 s at most):
     // early enough in our lease to register again.
-    const redis = redisClient(call, sentinel ?? url, o, connectTimeoutMs, Math.min(heartbeatMs, 2000));
+    const redis = redisClient(call, sentinel ?? shards ?? url, o, connectTimeoutMs, Math.min(heartbeatMs, 2000));
     // Surfaced through command failures; the last one explains a connection that never came up.
     let lastError: Error | undefined;
     redis.on('error', (error: Error) => (lastError = error));
@@ -93,8 +114,11 @@ export class RedisDirectory extends EventEmitter implements Directory {
         { cause },
       );
     }
-    if (debugLog.enabled) debugLog(`directory: connected to Redis at ${shown} (cluster "${cluster}")`);
-    return new RedisDirectory(redis, shown, `rvma:${cluster}:`, ttlMs, heartbeatMs, watchIntervalMs);
+    if (debugLog.enabled) debugLog(`directory: connected to Redis at ${shown} (namespace "${namespace}")`);
+    // On a cluster the namespace is a hash tag: its keys share one slot, so that every script
+    // (which reads and writes several of them at once) runs on one node.
+    const prefix = shards ? `rvma:{${namespace}}:` : `rvma:${namespace}:`;
+    return new RedisDirectory(redis, shown, prefix, ttlMs, heartbeatMs, watchIntervalMs);
   }
 
   private self: NodeRecord | undefined;
@@ -117,7 +141,7 @@ export class RedisDirectory extends EventEmitter implements Directory {
   /** When the renewal in flight was sent. */
   private renewSent = 0;
   private renewal: Promise<void> | undefined;
-  private subscriber: Redis | undefined;
+  private subscriber: RedisClient | undefined;
   private readonly streams = new Set<EventStream<DirectoryEvent>>();
   private readonly watchState = new Map<string, NodeRecord>();
   // Pub/sub events are newer than any member-list read that started before them: a read
@@ -129,7 +153,7 @@ export class RedisDirectory extends EventEmitter implements Directory {
   private readonly channel: string;
 
   private constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     readonly url: string,
     private readonly prefix: string,
     private readonly ttlMs: number,
@@ -513,6 +537,16 @@ export class RedisDirectory extends EventEmitter implements Directory {
   private membersKey(): string {
     return `${this.prefix}members`;
   }
+}
+
+/** `namespace`, or its former name `cluster` (both given: they must agree). */
+function namespaceOf(call: string, o: RedisDirectoryOptions): string {
+  const given = o.namespace === undefined ? undefined : checkString(call, 'namespace', o.namespace);
+  const former = o.cluster === undefined ? undefined : checkString(call, 'cluster', o.cluster);
+  if (given !== undefined && former !== undefined && given !== former) {
+    throw invalid(call, `namespace "${given}" and cluster "${former}" (its former name) disagree: give namespace alone`);
+  }
+  return given ?? former ?? 'default';
 }
 
 function parseRecord(raw: string): NodeRecord {

@@ -10,7 +10,7 @@ export class Peer {
   ) {}
 
   static async create(task: string, url: string, cluster: string): Promise<Peer> {
-    const directory = await RedisDirectory.connect({ url, cluster });
+    const directory = await RedisDirectory.connect({ url, namespace: cluster });
     const endpoint = await Endpoint.create({ listen: 'tcp://127.0.0.1:0', provider: 'tcp', labels: [task], directory });
     return new Peer(directory, endpoint, RendezvousMgr.create(endpoint));
   }

@@ -29,7 +29,7 @@ interface Rank {
 }
 
 async function netRank(spec: RankSpec, url: string): Promise<Rank> {
-  const directory = await RedisDirectory.connect({ url, cluster: spec.cluster });
+  const directory = await RedisDirectory.connect({ url, namespace: spec.cluster });
   const ring = await joinNetRing(directory, spec.group, spec.rank, RANKS);
   let workUs = 0;
   return {

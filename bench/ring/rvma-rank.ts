@@ -25,7 +25,7 @@ export class RvmaRank implements OriginLink {
   ) {}
 
   static async join(o: RvmaRankOptions): Promise<RvmaRank> {
-    const directory = await RedisDirectory.connect({ url: o.url, cluster: o.cluster });
+    const directory = await RedisDirectory.connect({ url: o.url, namespace: o.cluster });
     const listen = o.provider === 'tcp' ? 'tcp://127.0.0.1:0' : `shm://rvma-bench-ring-${process.pid}`;
     const endpoint = await Endpoint.create({ listen, provider: o.provider, progress: o.progress, shm: o.shm, directory });
     const ring = await Ring.join(endpoint, { group: o.group, size: RANKS, rank: o.rank, frameBytes: FRAME_BYTES, timeout: JOIN_TIMEOUT_MS });

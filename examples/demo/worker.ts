@@ -30,7 +30,7 @@ process.on('message', (message: ToWorker) => {
 async function run(config: WorkerConfig): Promise<void> {
   let directory: Directory;
   if (config.redisUrl) {
-    directory = await RedisDirectory.connect({ url: config.redisUrl, cluster: config.cluster });
+    directory = await RedisDirectory.connect({ url: config.redisUrl, namespace: config.cluster });
   } else {
     hub = new MemoryDirectoryHub();
     directory = new MemoryDirectory(hub);

@@ -75,7 +75,7 @@ async function netPipe_(config: WorkerConfig, directory: RedisDirectory): Promis
 async function start(config: WorkerConfig): Promise<SwitchesPerToken | undefined> {
   const cfg = config.model;
   // Every worker starts at once on one host: give Redis longer than the 2 s default to answer.
-  const directory = await RedisDirectory.connect({ url: config.redisUrl, cluster: config.cluster, ttlMs: 2000, connectTimeoutMs: 10_000 });
+  const directory = await RedisDirectory.connect({ url: config.redisUrl, namespace: config.cluster, ttlMs: 2000, connectTimeoutMs: 10_000 });
   const modelDir = await ensureModel(cfg);
   const link = config.ring === 'net' ? await netPipe_(config, directory) : await rvmaPipe(config, directory);
   const { pipe } = link;

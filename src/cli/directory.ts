@@ -5,7 +5,11 @@ import { columns } from './columns';
 
 export interface DirectoryOptions {
   redis?: string;
+  namespace?: string;
+  /** The former name of namespace. */
   cluster?: string;
+  /** HOST:PORT,... of a Redis Cluster. */
+  clusterNodes?: string;
   json?: boolean;
   /** ms; how long connecting may take. */
   connectTimeout?: number;
@@ -18,7 +22,22 @@ export interface ListedNode extends NodeRecord {
 }
 
 async function connect(o: DirectoryOptions): Promise<RedisDirectory> {
-  return RedisDirectory.connect({ url: o.redis, cluster: o.cluster, connectTimeoutMs: o.connectTimeout, ...(o.tlsCa ? { tls: { caFile: o.tlsCa } } : {}) });
+  return RedisDirectory.connect({
+    url: o.redis,
+    ...(o.clusterNodes === undefined ? {} : { clusterNodes: clusterNodesOf(o.clusterNodes) }),
+    namespace: o.namespace,
+    cluster: o.cluster,
+    connectTimeoutMs: o.connectTimeout,
+    ...(o.tlsCa ? { tls: { caFile: o.tlsCa } } : {}),
+  });
+}
+
+/** HOST:PORT,HOST:PORT as { host, port }s (RedisDirectory.connect checks them). */
+function clusterNodesOf(list: string): { host: string; port: number }[] {
+  return list.split(',').map((hostPort) => {
+    const at = hostPort.lastIndexOf(':');
+    return { host: hostPort.slice(0, at), port: Number(hostPort.slice(at + 1)) };
+  });
 }
 
 /** The live nodes, by node id, each with the names bound to it. */

@@ -119,7 +119,9 @@ function addDirectory(program: Command): void {
     command
       .option('--redis <url>', 'redis://[USER:PASSWORD@]HOST:PORT[/DB], rediss:// for TLS (default: REDIS_URL, else redis://127.0.0.1:6379)')
       .option('--tls-ca <file>', "the CA certificate that signed a rediss:// server's")
-      .option('--cluster <name>', 'the cluster name the nodes registered under', 'default')
+      .option('--namespace <name>', 'the namespace the nodes registered under (default: default)')
+      .addOption(new Option('--cluster <name>', 'the former name of --namespace').hideHelp())
+      .option('--cluster-nodes <list>', 'a Redis Cluster instead of --redis: some of its nodes, as HOST:PORT,HOST:PORT')
       .option('--connect-timeout <ms>', 'how long connecting may take', positiveInteger, 2000)
       .option('--json', 'print JSON (watch: one object per line)');
   common(directory.command('ls').description('the live nodes: incarnations, addresses, labels and bound names')).action(

@@ -38,7 +38,7 @@ describeRedis('rvma directory', () => {
     open.push(other);
     await other.register(nodeRecord('elsewhere'));
 
-    const result = await rvma(['directory', 'ls', '--redis', redis.url, '--connect-timeout', `${TEST_CONNECT_TIMEOUT_MS}`, '--cluster', cluster, '--json']);
+    const result = await rvma(['directory', 'ls', '--redis', redis.url, '--connect-timeout', `${TEST_CONNECT_TIMEOUT_MS}`, '--namespace', cluster, '--json']);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     const nodes = JSON.parse(result.stdout);
