@@ -1,56 +1,16 @@
 // The soak's private redis-server: a free loopback port, no persistence, a temp dir; restart()
-// (the redis-restart fault) stops it and starts it again on the same port, empty. Adapted from
-// test/helpers/redis.ts. Killed with the harness whatever way it ends (see run.ts).
+// (the redis-restart fault) stops it and starts it again on the same port, empty. Killed with
+// the harness whatever way it ends (see run.ts).
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { findRedisServer, freePort, ping } from '../examples/common/private-redis';
+
+export { freePort };
 
 const START_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 5_000;
-
-function findRedisServer(): string | undefined {
-  const dirs = ['/usr/bin', '/usr/local/bin', ...(process.env.PATH ?? '').split(path.delimiter)].filter(Boolean);
-  const candidates = [process.env.REDIS_SERVER, ...dirs.map((d) => path.join(d, 'redis-server'))];
-  return candidates.find((c): c is string => {
-    if (!c) return false;
-    try {
-      fs.accessSync(c, fs.constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
-
-/** A port nobody listens on right now (on 127.0.0.1). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function ping(port: number, timeoutMs = 300): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    const done = (ok: boolean): void => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(ok);
-    };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (chunk) => done(chunk.toString('latin1').startsWith('+PONG')));
-    socket.on('error', () => done(false));
-  });
-}
 
 export class PrivateRedis {
   private proc: ChildProcess | undefined;
@@ -121,7 +81,7 @@ export class PrivateRedis {
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (Date.now() < deadline) {
       if (child.exitCode !== null || child.signalCode !== null) break;
-      if (await ping(this.port)) return;
+      if (await ping(this.port, 300)) return;
       await new Promise((r) => setTimeout(r, 25));
     }
     await this.stopProcess();

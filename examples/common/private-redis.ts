@@ -1,5 +1,7 @@
 // A private redis-server for a launcher whose processes share a RedisDirectory: on a free
 // loopback port, no persistence, stopped with the launcher. REDIS_URL, when set, is used instead.
+// Also what every private Redis here is started with (tests, soak, benches): finding the
+// binary, a free port, and a PING that says the server is up.
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -10,11 +12,14 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
-function findServer(): string | undefined {
-  const dirs = ['/usr/bin', '/usr/local/bin', ...(process.env.PATH ?? '').split(path.delimiter)];
-  return dirs.map((d) => path.join(d, 'redis-server')).find((p) => {
+/** The redis-server binary (REDIS_SERVER, /usr/bin, /usr/local/bin, then PATH), or undefined. */
+export function findRedisServer(): string | undefined {
+  const dirs = ['/usr/bin', '/usr/local/bin', ...(process.env.PATH ?? '').split(path.delimiter)].filter(Boolean);
+  const candidates = [process.env.REDIS_SERVER, ...dirs.map((d) => path.join(d, 'redis-server'))];
+  return candidates.find((c): c is string => {
+    if (!c) return false;
     try {
-      fs.accessSync(p, fs.constants.X_OK);
+      fs.accessSync(c, fs.constants.X_OK);
       return true;
     } catch {
       return false;
@@ -22,9 +27,11 @@ function findServer(): string | undefined {
   });
 }
 
-function freePort(): Promise<number> {
+/** A port nobody listens on right now (on 127.0.0.1). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
+    server.unref();
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as net.AddressInfo;
@@ -33,16 +40,22 @@ function freePort(): Promise<number> {
   });
 }
 
-function answersPing(port: number): Promise<boolean> {
+/** One PING over a raw socket: true on +PONG (or, from a server that wants a password, -NOAUTH) within timeoutMs. */
+export function ping(port: number, timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
+    let answer = '';
     const done = (ok: boolean): void => {
+      clearTimeout(timer);
       socket.destroy();
       resolve(ok);
     };
-    socket.setTimeout(300, () => done(false));
+    const timer = setTimeout(() => done(false), timeoutMs);
     socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (chunk) => done(chunk.toString('latin1').startsWith('+PONG')));
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('latin1');
+      if (answer.includes('\r\n')) done(answer.startsWith('+PONG') || answer.startsWith('-NOAUTH'));
+    });
     socket.on('error', () => done(false));
   });
 }
@@ -50,7 +63,7 @@ function answersPing(port: number): Promise<boolean> {
 /** REDIS_URL's server, or a new private one; rejects with a message saying what to install. */
 export async function privateRedis(): Promise<PrivateRedis> {
   if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, stop: async () => undefined };
-  const binary = findServer();
+  const binary = findRedisServer();
   if (!binary) throw new Error('redis-server is not installed (apt-get install -y redis-server), and REDIS_URL is not set');
   const port = await freePort();
   const child: ChildProcess = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
@@ -67,7 +80,7 @@ export async function privateRedis(): Promise<PrivateRedis> {
   };
   for (const started = Date.now(); Date.now() - started < 10_000; ) {
     if (child.exitCode !== null) break;
-    if (await answersPing(port)) return { url: `redis://127.0.0.1:${port}`, stop };
+    if (await ping(port, 300)) return { url: `redis://127.0.0.1:${port}`, stop };
     await new Promise((r) => setTimeout(r, 20));
   }
   await stop();

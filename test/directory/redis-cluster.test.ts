@@ -10,7 +10,7 @@ import { DirectoryEvent, Endpoint, RedisDirectory, RegistrationLostInfo } from '
 import { rvma } from '../helpers/cli';
 import { codeOf, nodeRecord } from '../helpers/directory';
 import { TEST_CONNECT_TIMEOUT_MS, describeRedis, pollFor } from '../helpers/redis';
-import { ClusterSet, startCluster } from '../helpers/redis-cluster';
+import { ClusterSet, startCluster } from '../../examples/common/redis-cluster';
 
 jest.setTimeout(120_000);
 const run = randomBytes(3).toString('hex');

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { DirectoryEvent, Endpoint, RedisDirectory, RegistrationLostInfo } from '../../src';
 import { codeOf, nodeRecord } from '../helpers/directory';
 import { TEST_CONNECT_TIMEOUT_MS, describeRedis, pollFor } from '../helpers/redis';
-import { SentinelSet, startSentinels } from '../helpers/redis-sentinel';
+import { SentinelSet, startSentinels } from '../../examples/common/redis-sentinel';
 
 jest.setTimeout(90_000);
 const run = randomBytes(3).toString('hex');

@@ -3,10 +3,12 @@
 // explicitly; then that URL is used and restart tests are skipped (we cannot restart it).
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Directory, DirectoryEvent } from '../../registry';
+import { findRedisServer, freePort, ping } from '../../examples/common/private-redis';
+
+export { findRedisServer, freePort, ping };
 
 export interface RedisServer {
   url: string;
@@ -25,22 +27,6 @@ const START_TIMEOUT_MS = 10_000;
  */
 export const TEST_CONNECT_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;
-
-/** The redis-server binary, or undefined when none is installed. */
-export function findRedisServer(): string | undefined {
-  const candidates = [process.env.REDIS_SERVER, '/usr/bin/redis-server', '/usr/local/bin/redis-server'];
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) if (dir) candidates.push(path.join(dir, 'redis-server'));
-  for (const candidate of candidates) {
-    if (!candidate) continue;
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
 
 /** Whether Redis suites can run here, and why not when they cannot. */
 export function redisAvailability(): { available: true } | { available: false; reason: string } {
@@ -77,39 +63,6 @@ export function describeRedis(name: string, body: () => void): void {
   }
   console.warn(`skipping ${message}`);
   describe.skip(name, body);
-}
-
-/** A port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** One PING over a raw socket: true on +PONG (or, from a server that wants a password, -NOAUTH) within timeoutMs. */
-export function ping(port: number, timeoutMs = 500): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    let answer = '';
-    const done = (ok: boolean) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(ok);
-    };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (chunk) => {
-      answer += chunk.toString('latin1');
-      if (answer.includes('\r\n')) done(answer.startsWith('+PONG') || answer.startsWith('-NOAUTH'));
-    });
-    socket.on('error', () => done(false));
-  });
 }
 
 /**

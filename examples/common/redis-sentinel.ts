@@ -1,12 +1,12 @@
-// A replicated Redis for directory tests: a primary, a replica and three sentinels (redis-server
-// in sentinel mode), on private ports, without persistence, in a temp dir. killPrimary() is a
+// A replicated Redis for directory tests and benchmarks: a primary, a replica and three
+// sentinels (redis-server in sentinel mode), on private ports, without persistence, in a temp dir. killPrimary() is a
 // kill -9 of the current primary; the sentinels then promote the replica.
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Redis from 'ioredis';
-import { findRedisServer, freePort, ping } from './redis';
+import { findRedisServer, freePort, ping } from './private-redis';
 
 export const SENTINEL_NAME = 'rvma-primary';
 /**

@@ -1,6 +1,6 @@
-// A sharded Redis for directory tests: a cluster of 3 primaries and 3 replicas (redis-server
-// with --cluster-enabled, joined by `redis-cli --cluster create`), on private ports, without
-// persistence, in a temp dir. killPrimaryOf(slot) is a kill -9 of the primary serving a slot;
+// A sharded Redis for directory tests and benchmarks: a cluster of 3 primaries and 3 replicas
+// (redis-server with --cluster-enabled, joined by `redis-cli --cluster create`), on private
+// ports, without persistence, in a temp dir. killPrimaryOf(slot) is a kill -9 of the primary serving a slot;
 // its replica is then promoted. moveSlots() reshards with `redis-cli --cluster reshard`.
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import Redis from 'ioredis';
-import { findRedisServer, freePort, ping } from './redis';
+import { findRedisServer, freePort, ping } from './private-redis';
 
 const run = promisify(execFile);
 const START_TIMEOUT_MS = 20_000;
