@@ -4,6 +4,8 @@
 // (password masked), and which failures mean Redis refused us (ERR_RVMA_AUTH) rather than could
 // not be reached (ERR_RVMA_DIRECTORY_UNAVAILABLE).
 import * as fs from 'node:fs';
+import { isIP } from 'node:net';
+import * as tls from 'node:tls';
 import type { ConnectionOptions } from 'node:tls';
 import Redis, { Cluster } from 'ioredis';
 import { RvmaError } from '../src/mailbox/errors';
@@ -184,6 +186,31 @@ const TLS_REFUSED = new Set([
   'CERT_HAS_EXPIRED',
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
+
+/**
+ * Why a TLS handshake with the first of the sentinels or cluster nodes fails, when it fails
+ * because of the server's certificate: ioredis reports such a failure there only as a closed
+ * connection, so a connect that failed asks once more itself. Undefined otherwise.
+ */
+export async function certificateRefusal(call: string, target: string | SentinelTarget | ClusterTarget, credentials: RedisCredentials, timeoutMs: number): Promise<Error | undefined> {
+  if (typeof target === 'string') return undefined;
+  const options = tlsOptions(call, credentials.tls, '');
+  if (!options) return undefined;
+  const { host, port } = 'clusterNodes' in target ? target.clusterNodes[0] : target.sentinels[0];
+  const error = await new Promise<Error | undefined>((resolve) => {
+    // An IP address is checked against the certificate without a server name (SNI takes none).
+    const socket = tls.connect({ host, port, ...(isIP(host) ? {} : { servername: host }), ...options });
+    const done = (e: Error | undefined): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(e);
+    };
+    const timer = setTimeout(() => done(undefined), timeoutMs);
+    socket.once('secureConnect', () => done(undefined));
+    socket.once('error', done);
+  });
+  return isRefusal(error) ? error : undefined;
+}
 
 /** Whether Redis (or the TLS layer) refused our credentials or its certificate. */
 export function isRefusal(error: unknown): boolean {

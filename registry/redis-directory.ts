@@ -12,6 +12,7 @@ import { EventStream } from './event-stream';
 import {
   RedisClient,
   RedisCredentials,
+  certificateRefusal,
   clusterTarget,
   directoryError,
   isRefusal,
@@ -104,8 +105,9 @@ export class RedisDirectory extends EventEmitter implements Directory {
       await withTimeout(redis.ping(), connectTimeoutMs);
     } catch (cause) {
       redis.disconnect();
-      // connect() may fail with a generic error; the client's last 'error' event says why.
-      const refusal = [cause, lastError].find(isRefusal);
+      // connect() may fail with a generic error; the client's last 'error' event says why, or,
+      // through sentinels or a cluster, a handshake of our own (a certificate we do not trust).
+      const refusal = [cause, lastError].find(isRefusal) ?? (await certificateRefusal(call, sentinel ?? shards ?? url, o, connectTimeoutMs));
       if (refusal) throw directoryError(`${call}: Redis at ${shown}`, refusal);
       const detail = lastError && lastError !== cause ? ` (${lastError.message})` : '';
       throw new RvmaError(
