@@ -116,23 +116,30 @@ export function clusterTarget(call: string, nodes: unknown): ClusterTarget {
 /** What the directory talks to: one server (or a primary found through sentinels), or a cluster. */
 export type RedisClient = Redis | Cluster;
 
+/** How long the client waits: to connect, for a command's answer, between reconnect attempts (at most). */
+export interface RedisTimeouts {
+  connectTimeoutMs: number;
+  commandTimeoutMs: number;
+  reconnectCapMs: number;
+}
+
 /**
  * The client (not yet connected) for these options: to a URL, through sentinels, or to a
  * cluster. After the first connection it keeps reconnecting, 100 ms more per attempt up to
  * `reconnectCapMs`: a Redis that comes back (or the primary a failover promoted) is found
- * within that long.
+ * within that long. A command unanswered for `commandTimeoutMs` fails.
  */
 export function redisClient(
   call: string,
   target: string | SentinelTarget | ClusterTarget,
   credentials: RedisCredentials,
-  connectTimeoutMs: number,
-  reconnectCapMs: number,
+  { connectTimeoutMs, commandTimeoutMs, reconnectCapMs }: RedisTimeouts,
 ): RedisClient {
   const tls = tlsOptions(call, credentials.tls, typeof target === 'string' ? target : '');
   const options = {
     lazyConnect: true,
     connectTimeout: connectTimeoutMs,
+    commandTimeout: commandTimeoutMs,
     maxRetriesPerRequest: 2,
     retryStrategy: (attempt: number) => Math.min(attempt * 100, reconnectCapMs),
     // How long a disconnect waits for the socket to close before destroying it. ioredis' 2 s

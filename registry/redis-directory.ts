@@ -56,16 +56,24 @@ export interface RedisDirectoryOptions extends RedisCredentials {
   heartbeatMs?: number;
   /** How long the first connection may take before ERR_RVMA_DIRECTORY_UNAVAILABLE. Default 2000 ms. */
   connectTimeoutMs?: number;
+  /**
+   * How long a call waits for Redis' answer before it fails with ERR_RVMA_DIRECTORY_UNAVAILABLE:
+   * a Redis cut off without a word (a pulled cable, a partition) would otherwise keep it waiting
+   * for as long as TCP retransmits. Default 5000 ms.
+   */
+  commandTimeoutMs?: number;
   /** How often watchers compare the member list to spot lapsed leases. Default ttlMs / 2. */
   watchIntervalMs?: number;
 }
 
 const KEYS = [
   'url', 'sentinels', 'name', 'sentinelUsername', 'sentinelPassword', 'clusterNodes', 'namespace', 'cluster', 'ttlMs', 'heartbeatMs',
-  'connectTimeoutMs', 'watchIntervalMs',
+  'connectTimeoutMs', 'commandTimeoutMs', 'watchIntervalMs',
   'username', 'password', 'tls',
 ] as const;
 const WATCH_LIMIT = 10_000;
+/** What ioredis rejects a command with after commandTimeout. */
+const COMMAND_TIMED_OUT = 'Command timed out';
 
 /**
  * A Directory on Redis. Emits 'lost' (RegistrationLostInfo) when this node's registration
@@ -90,12 +98,13 @@ export class RedisDirectory extends EventEmitter implements Directory {
     const ttlMs = checkInteger(call, 'ttlMs', o.ttlMs ?? 5000, 100, 86_400_000);
     const heartbeatMs = checkInteger(call, 'heartbeatMs', o.heartbeatMs ?? Math.floor(ttlMs / 3), 10, ttlMs - 1);
     const connectTimeoutMs = checkInteger(call, 'connectTimeoutMs', o.connectTimeoutMs ?? 2000, 1, 600_000);
+    const commandTimeoutMs = checkInteger(call, 'commandTimeoutMs', o.commandTimeoutMs ?? 5000, 1, 600_000);
     const watchIntervalMs = checkInteger(call, 'watchIntervalMs', o.watchIntervalMs ?? Math.floor(ttlMs / 2), 10, 600_000);
     const hosts = (list: { host: string; port: number }[]) => list.map((x) => `${x.host}:${x.port}`).join(',');
     const shown = sentinel ? `sentinel:${sentinel.name}@${hosts(sentinel.sentinels)}` : shards ? `cluster:${hosts(shards.clusterNodes)}` : maskedUrl(url);
     // A Redis that restarted, or a promoted primary, is found within a heartbeat (2 s at most):
     // early enough in our lease to register again.
-    const redis = redisClient(call, sentinel ?? shards ?? url, o, connectTimeoutMs, Math.min(heartbeatMs, 2000));
+    const redis = redisClient(call, sentinel ?? shards ?? url, o, { connectTimeoutMs, commandTimeoutMs, reconnectCapMs: Math.min(heartbeatMs, 2000) });
     // Surfaced through command failures; the last one explains a connection that never came up.
     let lastError: Error | undefined;
     redis.on('error', (error: Error) => (lastError = error));
@@ -431,6 +440,7 @@ export class RedisDirectory extends EventEmitter implements Directory {
       }
       else lost = this.lose(self, 'expired');
     } catch (error) {
+      this.unanswered(error);
       // Redis unreachable: ioredis reconnects, and 'ready' renews at once. An outage as long as
       // a lease ends the registration, whatever Redis says later.
       if (this.unreachableSince === undefined && debugLog.enabled) debugLog(`directory: cannot renew node "${self.nodeId}" at ${this.url}: ${(error as Error).message}`);
@@ -513,8 +523,20 @@ export class RedisDirectory extends EventEmitter implements Directory {
     try {
       return await command();
     } catch (cause) {
+      this.unanswered(cause);
       throw directoryError(`RedisDirectory.${call}`, cause);
     }
+  }
+
+  /**
+   * A command went unanswered for commandTimeoutMs on a connection that looks up: Redis was cut
+   * off without a word. That connection is given up for a new one, which reaches a Redis that is
+   * back at once (the old one would resume only at TCP's next retransmission, seconds later).
+   */
+  private unanswered(error: unknown): void {
+    if ((error as Error | undefined)?.message !== COMMAND_TIMED_OUT || this.closed || this.redis.status !== 'ready') return;
+    if (debugLog.enabled) debugLog(`directory: no answer from Redis at ${this.url} within the command timeout: connecting again`);
+    this.redis.disconnect(true);
   }
 
   private registered(call: string): NodeRecord {
