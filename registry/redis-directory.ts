@@ -160,6 +160,8 @@ export class RedisDirectory extends EventEmitter implements Directory {
   private eventSeq = 0;
   private readonly touchedAt = new Map<string, number>();
   private watchTimer: NodeJS.Timeout | undefined;
+  /** Whether the known set was seeded: until a member-list read succeeds, each read seeds it. */
+  private seeded = false;
   private closed = false;
   private readonly channel: string;
 
@@ -331,8 +333,9 @@ export class RedisDirectory extends EventEmitter implements Directory {
     });
     void this.subscriber.subscribe(this.channel).catch(() => {});
     // Seed the known set, then compare periodically: a lease that lapsed publishes nothing.
-    void this.reconcile(true);
-    this.watchTimer = setInterval(() => void this.reconcile(false), this.watchIntervalMs);
+    this.seeded = false;
+    void this.reconcile();
+    this.watchTimer = setInterval(() => void this.reconcile(), this.watchIntervalMs);
     this.watchTimer.unref(); // the reconciling timer alone must not keep a process alive
   }
 
@@ -359,14 +362,17 @@ export class RedisDirectory extends EventEmitter implements Directory {
     this.deliver({ type, node } as DirectoryEvent);
   }
 
-  private async reconcile(seed: boolean): Promise<void> {
+  private async reconcile(): Promise<void> {
     const began = this.eventSeq;
     let nodes: NodeRecord[];
     try {
       nodes = await this.list();
     } catch {
-      return; // Redis away: try again next interval
+      return; // Redis away: try again next interval (a seed that failed too: the nodes already there are no joins)
     }
+    if (!this.streams.size) return; // the watches ended meanwhile
+    const seed = !this.seeded;
+    this.seeded = true;
     const stale = (id: string) => (this.touchedAt.get(id) ?? 0) > began;
     const live = new Map(nodes.map((n) => [n.nodeId, n]));
     for (const [id, known] of [...this.watchState]) {
@@ -523,15 +529,17 @@ export class RedisDirectory extends EventEmitter implements Directory {
     try {
       return await command();
     } catch (cause) {
-      this.unanswered(cause);
       throw directoryError(`RedisDirectory.${call}`, cause);
     }
   }
 
   /**
-   * A command went unanswered for commandTimeoutMs on a connection that looks up: Redis was cut
+   * A renewal went unanswered for commandTimeoutMs on a connection that looks up: Redis was cut
    * off without a word. That connection is given up for a new one, which reaches a Redis that is
    * back at once (the old one would resume only at TCP's next retransmission, seconds later).
+   * Only a renewal, whose command and answer are a few bytes: a large read (a watcher's member
+   * list) may take that long on a busy machine, and dropping the connection would fail every
+   * command on it.
    */
   private unanswered(error: unknown): void {
     if ((error as Error | undefined)?.message !== COMMAND_TIMED_OUT || this.closed || this.redis.status !== 'ready') return;

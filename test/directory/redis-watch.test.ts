@@ -23,7 +23,7 @@ const uniqueId = (label: string) => `${label}-${run}-${++counter}`;
  * forwards at once on connections that subscribed: a watcher whose queries are slow while
  * pub/sub messages are quick (as with a busy server or a distant client).
  */
-async function slowLinkProxy(redisUrl: string, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
+async function slowLinkProxy(redisUrl: string, delayMs: number): Promise<{ url: string; setDelay(ms: number): void; close(): Promise<void> }> {
   const target = new URL(redisUrl);
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
@@ -34,8 +34,13 @@ async function slowLinkProxy(redisUrl: string, delayMs: number): Promise<{ url: 
       if (/subscribe/i.test(chunk.toString('latin1'))) subscriber = true;
       upstream.write(chunk);
     });
-    // Equal delays keep the replies of one connection in order.
-    upstream.on('data', (chunk) => (subscriber ? client.write(chunk) : setTimeout(() => client.writable && client.write(chunk), delayMs)));
+    // Never before an earlier chunk: the replies of one connection stay in order when the delay changes.
+    let releaseAt = 0;
+    upstream.on('data', (chunk) => {
+      if (subscriber) return client.write(chunk);
+      releaseAt = Math.max(releaseAt, Date.now() + delayMs);
+      setTimeout(() => client.writable && client.write(chunk), releaseAt - Date.now());
+    });
     const close = () => {
       client.destroy();
       upstream.destroy();
@@ -53,6 +58,7 @@ async function slowLinkProxy(redisUrl: string, delayMs: number): Promise<{ url: 
   url.port = String(port);
   return {
     url: url.toString(),
+    setDelay: (ms) => (delayMs = ms),
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -112,5 +118,31 @@ describeRedis('RedisDirectory watch() over a slow link', () => {
       if (whileGone) unexpected.push(`round ${i}: ${whileGone} after the node deregistered`);
     }
     expect({ unexpected, seen: reader.seen.filter((s) => s.endsWith(`:${nodeId}`)) }).toEqual({ unexpected: [], seen: expected });
+  });
+
+  test('a watch whose first member-list read fails reports the nodes already there as no joins', async () => {
+    const cluster = uniqueId('seed');
+    const nodes = await Promise.all([0, 1, 2].map(async () => {
+      const d = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
+      cleanup.push(() => d.close());
+      await d.register(nodeRecord(uniqueId('there')));
+      return d;
+    }));
+    const proxy = await slowLinkProxy(server.url, 0);
+    cleanup.push(() => proxy.close());
+    const watcher = await RedisDirectory.connect({ url: proxy.url, cluster, ttlMs: TTL_MS, watchIntervalMs: WATCH_INTERVAL_MS, commandTimeoutMs: 200, connectTimeoutMs: 5000 });
+    cleanup.push(() => watcher.close());
+    // Replies slower than the watcher's command timeout: its first comparison (the seed) fails.
+    proxy.setDelay(400);
+    const reader = new WatchReader(watcher);
+    cleanup.push(async () => reader.close());
+    await new Promise((r) => setTimeout(r, 300)); // the seed has timed out
+    proxy.setDelay(0);
+    // Several comparisons later, a node that registers now is the only join.
+    await new Promise((r) => setTimeout(r, 4 * WATCH_INTERVAL_MS));
+    const late = nodeRecord(uniqueId('late'));
+    await nodes[0].register(late);
+    await reader.event('join', late.nodeId, late.incarnation, 5000);
+    expect(reader.seen).toEqual([`join:${late.nodeId}`]);
   });
 });
