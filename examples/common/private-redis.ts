@@ -12,6 +12,13 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
+export interface PrivateRedisOptions {
+  /** Start a server even when REDIS_URL is set: a benchmark must know what it measures. */
+  ignoreRedisUrl?: boolean;
+  /** More redis-server arguments, e.g. ['--maxclients', '19968']. */
+  args?: string[];
+}
+
 /** The redis-server binary (REDIS_SERVER, /usr/bin, /usr/local/bin, then PATH), or undefined. */
 export function findRedisServer(): string | undefined {
   const dirs = ['/usr/bin', '/usr/local/bin', ...(process.env.PATH ?? '').split(path.delimiter)].filter(Boolean);
@@ -61,12 +68,12 @@ export function ping(port: number, timeoutMs = 500): Promise<boolean> {
 }
 
 /** REDIS_URL's server, or a new private one; rejects with a message saying what to install. */
-export async function privateRedis(): Promise<PrivateRedis> {
-  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, stop: async () => undefined };
+export async function privateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+  if (process.env.REDIS_URL && !options.ignoreRedisUrl) return { url: process.env.REDIS_URL, stop: async () => undefined };
   const binary = findRedisServer();
   if (!binary) throw new Error('redis-server is not installed (apt-get install -y redis-server), and REDIS_URL is not set');
   const port = await freePort();
-  const child: ChildProcess = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+  const child: ChildProcess = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(options.args ?? [])], {
     stdio: 'ignore',
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

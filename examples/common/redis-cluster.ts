@@ -77,7 +77,8 @@ function parseNodes(text: string): NodeLine[] {
     });
 }
 
-export async function startCluster(): Promise<ClusterSet> {
+/** args: more redis-server arguments for every node (e.g. ['--maxclients', '19968']). */
+export async function startCluster(options: { args?: string[] } = {}): Promise<ClusterSet> {
   const binary = findRedisServer();
   if (!binary) throw new Error('startCluster: redis-server is not installed');
   const cli = path.join(path.dirname(binary), 'redis-cli');
@@ -107,7 +108,7 @@ export async function startCluster(): Promise<ClusterSet> {
       const args = [
         '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
         '--dbfilename', `dump-${port}.rdb`, '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`,
-        '--cluster-node-timeout', String(NODE_TIMEOUT_MS), '--repl-diskless-sync-delay', '0',
+        '--cluster-node-timeout', String(NODE_TIMEOUT_MS), '--repl-diskless-sync-delay', '0', ...(options.args ?? []),
       ];
       const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'ignore', 'ignore'] });
       procs.set(port, child);

@@ -49,7 +49,8 @@ async function read<T>(at: { host: string; port: number }, question: (c: Redis) 
 
 const ask = async (at: { host: string; port: number }, question: (c: Redis) => Promise<boolean>): Promise<boolean> => (await read(at, question)) ?? false;
 
-export async function startSentinels(): Promise<SentinelSet> {
+/** args: more redis-server arguments for every process of the set (e.g. ['--maxclients', '19968']). */
+export async function startSentinels(options: { args?: string[] } = {}): Promise<SentinelSet> {
   const binary = findRedisServer();
   if (!binary) throw new Error('startSentinels: redis-server is not installed');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rvma-sentinel-'));
@@ -58,7 +59,7 @@ export async function startSentinels(): Promise<SentinelSet> {
   process.once('exit', onExit);
 
   const start = async (port: number, args: string[]): Promise<void> => {
-    const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'ignore', 'ignore'] });
+    const child = spawn(binary, [...args, ...(options.args ?? [])], { cwd: dir, stdio: ['ignore', 'ignore', 'ignore'] });
     procs.set(port, child);
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (!(await ping(port, 200))) {
