@@ -34,8 +34,20 @@ export interface SentinelSet {
   stop(): Promise<void>;
 }
 
+/** TLS for every process of a set: PEM files of the servers' certificate, its key and the CA that signed it. */
+export interface SentinelTls {
+  cert: string;
+  key: string;
+  ca: string;
+}
+
+/** The servers' own arguments for TLS only (no plain port), replication and sentinels' links included. */
+function tlsArgs(tls: SentinelTls): string[] {
+  return ['--tls-cert-file', tls.cert, '--tls-key-file', tls.key, '--tls-ca-cert-file', tls.ca, '--tls-auth-clients', 'no', '--tls-replication', 'yes'];
+}
+
 /** One short-lived client's answer; undefined when that server cannot be asked. */
-async function read<T>(at: { host: string; port: number }, question: (c: Redis) => Promise<T>): Promise<T | undefined> {
+async function read<T>(at: { host: string; port: number; tls?: { ca: Buffer } }, question: (c: Redis) => Promise<T>): Promise<T | undefined> {
   const client = new Redis({ ...at, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   try {
     await client.connect();
@@ -47,10 +59,14 @@ async function read<T>(at: { host: string; port: number }, question: (c: Redis) 
   }
 }
 
-const ask = async (at: { host: string; port: number }, question: (c: Redis) => Promise<boolean>): Promise<boolean> => (await read(at, question)) ?? false;
+const ask = async (at: { host: string; port: number; tls?: { ca: Buffer } }, question: (c: Redis) => Promise<boolean>): Promise<boolean> =>
+  (await read(at, question)) ?? false;
 
-/** args: more redis-server arguments for every process of the set (e.g. ['--maxclients', '19968']). */
-export async function startSentinels(options: { args?: string[] } = {}): Promise<SentinelSet> {
+/**
+ * args: more redis-server arguments for every process of the set (e.g. ['--maxclients', '19968']).
+ * tls: every process speaks TLS only, to clients and to each other.
+ */
+export async function startSentinels(options: { args?: string[]; tls?: SentinelTls } = {}): Promise<SentinelSet> {
   const binary = findRedisServer();
   if (!binary) throw new Error('startSentinels: redis-server is not installed');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rvma-sentinel-'));
@@ -58,17 +74,23 @@ export async function startSentinels(options: { args?: string[] } = {}): Promise
   const onExit = (): void => procs.forEach((p) => p.kill('SIGKILL'));
   process.once('exit', onExit);
 
+  const clientTls = options.tls ? { ca: fs.readFileSync(options.tls.ca) } : undefined;
+  /** Where a short-lived client reaches a process of the set. */
+  const at = (port: number) => ({ host: '127.0.0.1', port, ...(clientTls ? { tls: clientTls } : {}) });
+  const up = (port: number): Promise<boolean> => (clientTls ? ask(at(port), async (c) => (await c.ping()) === 'PONG') : ping(port, 200));
   const start = async (port: number, args: string[]): Promise<void> => {
-    const child = spawn(binary, [...args, ...(options.args ?? [])], { cwd: dir, stdio: ['ignore', 'ignore', 'ignore'] });
+    const child = spawn(binary, [...args, ...(options.tls ? tlsArgs(options.tls) : []), ...(options.args ?? [])], { cwd: dir, stdio: ['ignore', 'ignore', 'ignore'] });
     procs.set(port, child);
     const deadline = Date.now() + START_TIMEOUT_MS;
-    while (!(await ping(port, 200))) {
+    while (!(await up(port))) {
       if (Date.now() > deadline || child.exitCode !== null) throw new Error(`redis on port ${port} did not start`);
       await new Promise((r) => setTimeout(r, 25));
     }
   };
+  // With TLS the port is TLS's alone.
+  const listen = (port: number): string[] => (options.tls ? ['--port', '0', '--tls-port', String(port)] : ['--port', String(port)]);
   const server = (port: number, more: string[] = []): string[] => [
-    '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
+    ...listen(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
     '--dbfilename', `dump-${port}.rdb`, ...more,
   ];
 
@@ -97,7 +119,7 @@ export async function startSentinels(options: { args?: string[] } = {}): Promise
       fs.writeFileSync(
         conf,
         [
-          `port ${port}`,
+          ...(options.tls ? ['port 0', `tls-port ${port}`] : [`port ${port}`]),
           'bind 127.0.0.1',
           `dir ${dir}`,
           `sentinel monitor ${SENTINEL_NAME} 127.0.0.1 ${primary} 2`,
@@ -115,7 +137,7 @@ export async function startSentinels(options: { args?: string[] } = {}): Promise
 
     const primaryPort = async (): Promise<number> => {
       for (const s of sentinels) {
-        const client = new Redis({ ...s, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        const client = new Redis({ ...at(s.port), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
         try {
           await client.connect();
           const addr = (await client.call('SENTINEL', 'get-master-addr-by-name', SENTINEL_NAME)) as [string, string] | null;
@@ -131,10 +153,10 @@ export async function startSentinels(options: { args?: string[] } = {}): Promise
     // The replica must have synced (else a promotion starts empty), and every sentinel found it.
     const deadline = Date.now() + START_TIMEOUT_MS;
     for (;;) {
-      const synced = await ask({ host: '127.0.0.1', port: primary }, async (c) => /slave0:.*state=online/.test(await c.info('replication')));
+      const synced = await ask(at(primary), async (c) => /slave0:.*state=online/.test(await c.info('replication')));
       const seen = await Promise.all(
         sentinels.map((s) =>
-          ask(s, async (c) => {
+          ask(at(s.port), async (c) => {
             const replicas = (await c.call('SENTINEL', 'replicas', SENTINEL_NAME)) as string[][];
             return replicas.length === 1 && replicas[0][replicas[0].indexOf('flags') + 1] === 'slave';
           }),
@@ -159,8 +181,8 @@ export async function startSentinels(options: { args?: string[] } = {}): Promise
         const offset = (info: string, key: string): number => Number(new RegExp(`${key}:(\\d+)`).exec(info)?.[1] ?? -1);
         for (;;) {
           const port = await primaryPort();
-          const primaryOffset = await read({ host: '127.0.0.1', port }, (c) => c.info('replication').then((i) => offset(i, 'master_repl_offset')));
-          const replicaOffset = await read({ host: '127.0.0.1', port: port === primary ? replica : primary }, (c) =>
+          const primaryOffset = await read(at(port), (c) => c.info('replication').then((i) => offset(i, 'master_repl_offset')));
+          const replicaOffset = await read(at(port === primary ? replica : primary), (c) =>
             c.info('replication').then((i) => offset(i, 'slave_repl_offset')),
           );
           if (primaryOffset !== undefined && primaryOffset > 0 && replicaOffset === primaryOffset) return;

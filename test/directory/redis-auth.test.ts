@@ -1,12 +1,12 @@
 // RedisDirectory against Redis that wants credentials: a password (requirepass), an ACL user
 // confined to its cluster's keys and channels, and TLS with a CA made for the test. Refusals are
 // ERR_RVMA_AUTH, no message or record carries the password, and watch works as well.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Redis from 'ioredis';
 import { RedisDirectory, RedisDirectoryOptions } from '../../registry';
+import { hasOpenssl, makeCertificates } from '../helpers/certificates';
 import { rvma } from '../helpers/cli';
 import { codeOf, nodeRecord } from '../helpers/directory';
 import { RedisServer, WatchReader, describeRedis, freePort, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
@@ -17,26 +17,6 @@ const PASSWORD = 'default-pw-7f3a';
 const ALICE_PASSWORD = 'alice-pw-91c2';
 // Alice may touch only the keys and channels of cluster "team", and no dangerous command.
 const ALICE = ['--user', 'alice', 'on', `>${ALICE_PASSWORD}`, '~rvma:team:*', '&rvma:team:*', '+@all', '-@dangerous'];
-
-/** A CA and a server certificate for 127.0.0.1 and localhost, made with openssl in dir. */
-function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
-  const openssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=rvma test CA');
-  openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
-  fs.writeFileSync(path.join(dir, 'ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '1', '-extfile', 'ext');
-  return { ca: path.join(dir, 'ca.crt'), cert: path.join(dir, 'server.crt'), key: path.join(dir, 'server.key') };
-}
-
-function hasOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describeRedis('RedisDirectory with Redis authentication and TLS', () => {
   let server: RedisServer;
