@@ -2,13 +2,14 @@
 // (redis-server with --cluster-enabled, joined by `redis-cli --cluster create`), on private
 // ports, without persistence, in a temp dir. killPrimaryOf(slot) is a kill -9 of the primary serving a slot;
 // its replica is then promoted. moveSlots() reshards with `redis-cli --cluster reshard`.
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import Redis from 'ioredis';
 import { findRedisServer, freePort, ping } from './private-redis';
+import { ServerProcesses, askServer } from './server-set';
 
 const run = promisify(execFile);
 const START_TIMEOUT_MS = 20_000;
@@ -33,18 +34,8 @@ export interface ClusterSet {
   stop(): Promise<void>;
 }
 
-/** One short-lived client's answer; undefined when that server cannot be asked. */
-async function read<T>(port: number, question: (c: Redis) => Promise<T>): Promise<T | undefined> {
-  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  try {
-    await client.connect();
-    return await question(client);
-  } catch {
-    return undefined;
-  } finally {
-    client.disconnect();
-  }
-}
+/** A node of the set, asked once. */
+const read = <T>(port: number, question: (c: Redis) => Promise<T>): Promise<T | undefined> => askServer({ host: '127.0.0.1', port }, question);
 
 interface NodeLine {
   id: string;
@@ -82,25 +73,9 @@ export async function startCluster(options: { args?: string[] } = {}): Promise<C
   const binary = findRedisServer();
   if (!binary) throw new Error('startCluster: redis-server is not installed');
   const cli = path.join(path.dirname(binary), 'redis-cli');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rvma-cluster-'));
-  const procs = new Map<number, ChildProcess>();
-  const onExit = (): void => procs.forEach((p) => p.kill('SIGKILL'));
-  process.once('exit', onExit);
-
-  const stop = async (): Promise<void> => {
-    process.removeListener('exit', onExit);
-    await Promise.all(
-      [...procs.values()].map(
-        (p) =>
-          new Promise<void>((resolve) => {
-            if (p.exitCode !== null || p.signalCode !== null) return resolve();
-            p.once('exit', () => resolve());
-            p.kill('SIGKILL');
-          }),
-      ),
-    );
-    fs.rmSync(dir, { recursive: true, force: true });
-  };
+  const servers = new ServerProcesses(binary, fs.mkdtempSync(path.join(os.tmpdir(), 'rvma-cluster-')));
+  const { dir } = servers;
+  const stop = (): Promise<void> => servers.stop();
 
   try {
     const ports = await Promise.all([0, 1, 2, 3, 4, 5].map(() => freePort()));
@@ -110,19 +85,18 @@ export async function startCluster(options: { args?: string[] } = {}): Promise<C
         '--dbfilename', `dump-${port}.rdb`, '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`,
         '--cluster-node-timeout', String(NODE_TIMEOUT_MS), '--repl-diskless-sync-delay', '0', ...(options.args ?? []),
       ];
-      const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'ignore', 'ignore'] });
-      procs.set(port, child);
+      servers.start(port, args);
     }
     const deadline = Date.now() + START_TIMEOUT_MS;
     for (const port of ports) {
       while (!(await ping(port, 200))) {
-        if (Date.now() > deadline || procs.get(port)!.exitCode !== null) throw new Error(`redis on port ${port} did not start`);
+        if (Date.now() > deadline || !servers.running(port)) throw new Error(`redis on port ${port} did not start`);
         await new Promise((r) => setTimeout(r, 25));
       }
     }
     await run(cli, ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], { timeout: START_TIMEOUT_MS });
 
-    const live = () => ports.filter((p) => procs.get(p)!.exitCode === null && procs.get(p)!.signalCode === null);
+    const live = () => ports.filter((p) => servers.running(p));
     const nodesSeenBy = async (port: number): Promise<NodeLine[] | undefined> => read(port, async (c) => parseNodes((await c.call('CLUSTER', 'NODES')) as string));
     const ownerOf = (lines: NodeLine[], slot: number) => lines.find((n) => n.primary && n.alive && n.slots.some(([a, b]) => slot >= a && slot <= b));
     const whole = async (): Promise<boolean> => {
@@ -182,7 +156,7 @@ export async function startCluster(options: { args?: string[] } = {}): Promise<C
       },
       async killPrimaryOf(slot) {
         const port = await primaryOf(slot);
-        procs.get(port)?.kill('SIGKILL');
+        servers.kill(port);
         return port;
       },
       async failedOver(slot, oldPort, timeoutMs) {

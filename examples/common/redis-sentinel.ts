@@ -1,12 +1,12 @@
 // A replicated Redis for directory tests and benchmarks: a primary, a replica and three
 // sentinels (redis-server in sentinel mode), on private ports, without persistence, in a temp dir. killPrimary() is a
 // kill -9 of the current primary; the sentinels then promote the replica.
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Redis from 'ioredis';
 import { findRedisServer, freePort, ping } from './private-redis';
+import { ServerAt, ServerProcesses, askServer } from './server-set';
 
 export const SENTINEL_NAME = 'rvma-primary';
 /**
@@ -46,21 +46,7 @@ function tlsArgs(tls: SentinelTls): string[] {
   return ['--tls-cert-file', tls.cert, '--tls-key-file', tls.key, '--tls-ca-cert-file', tls.ca, '--tls-auth-clients', 'no', '--tls-replication', 'yes'];
 }
 
-/** One short-lived client's answer; undefined when that server cannot be asked. */
-async function read<T>(at: { host: string; port: number; tls?: { ca: Buffer } }, question: (c: Redis) => Promise<T>): Promise<T | undefined> {
-  const client = new Redis({ ...at, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  try {
-    await client.connect();
-    return await question(client);
-  } catch {
-    return undefined;
-  } finally {
-    client.disconnect();
-  }
-}
-
-const ask = async (at: { host: string; port: number; tls?: { ca: Buffer } }, question: (c: Redis) => Promise<boolean>): Promise<boolean> =>
-  (await read(at, question)) ?? false;
+const ask = async (at: ServerAt, question: (c: Redis) => Promise<boolean>): Promise<boolean> => (await askServer(at, question)) ?? false;
 
 /**
  * args: more redis-server arguments for every process of the set (e.g. ['--maxclients', '19968']).
@@ -69,21 +55,17 @@ const ask = async (at: { host: string; port: number; tls?: { ca: Buffer } }, que
 export async function startSentinels(options: { args?: string[]; tls?: SentinelTls } = {}): Promise<SentinelSet> {
   const binary = findRedisServer();
   if (!binary) throw new Error('startSentinels: redis-server is not installed');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rvma-sentinel-'));
-  const procs = new Map<number, ChildProcess>();
-  const onExit = (): void => procs.forEach((p) => p.kill('SIGKILL'));
-  process.once('exit', onExit);
-
+  const servers = new ServerProcesses(binary, fs.mkdtempSync(path.join(os.tmpdir(), 'rvma-sentinel-')));
+  const { dir } = servers;
   const clientTls = options.tls ? { ca: fs.readFileSync(options.tls.ca) } : undefined;
   /** Where a short-lived client reaches a process of the set. */
-  const at = (port: number) => ({ host: '127.0.0.1', port, ...(clientTls ? { tls: clientTls } : {}) });
+  const at = (port: number): ServerAt => ({ host: '127.0.0.1', port, ...(clientTls ? { tls: clientTls } : {}) });
   const up = (port: number): Promise<boolean> => (clientTls ? ask(at(port), async (c) => (await c.ping()) === 'PONG') : ping(port, 200));
   const start = async (port: number, args: string[]): Promise<void> => {
-    const child = spawn(binary, [...args, ...(options.tls ? tlsArgs(options.tls) : []), ...(options.args ?? [])], { cwd: dir, stdio: ['ignore', 'ignore', 'ignore'] });
-    procs.set(port, child);
+    servers.start(port, [...args, ...(options.tls ? tlsArgs(options.tls) : []), ...(options.args ?? [])]);
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (!(await up(port))) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`redis on port ${port} did not start`);
+      if (Date.now() > deadline || !servers.running(port)) throw new Error(`redis on port ${port} did not start`);
       await new Promise((r) => setTimeout(r, 25));
     }
   };
@@ -94,20 +76,7 @@ export async function startSentinels(options: { args?: string[]; tls?: SentinelT
     '--dbfilename', `dump-${port}.rdb`, ...more,
   ];
 
-  const stop = async (): Promise<void> => {
-    process.removeListener('exit', onExit);
-    await Promise.all(
-      [...procs.values()].map(
-        (p) =>
-          new Promise<void>((resolve) => {
-            if (p.exitCode !== null || p.signalCode !== null) return resolve();
-            p.once('exit', () => resolve());
-            p.kill('SIGKILL');
-          }),
-      ),
-    );
-    fs.rmSync(dir, { recursive: true, force: true });
-  };
+  const stop = (): Promise<void> => servers.stop();
 
   try {
     const [primary, replica, ...sentinelPorts] = await Promise.all([0, 1, 2, 3, 4].map(() => freePort()));
@@ -137,16 +106,8 @@ export async function startSentinels(options: { args?: string[]; tls?: SentinelT
 
     const primaryPort = async (): Promise<number> => {
       for (const s of sentinels) {
-        const client = new Redis({ ...at(s.port), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-        try {
-          await client.connect();
-          const addr = (await client.call('SENTINEL', 'get-master-addr-by-name', SENTINEL_NAME)) as [string, string] | null;
-          if (addr) return Number(addr[1]);
-        } catch {
-          // ask the next sentinel
-        } finally {
-          client.disconnect();
-        }
+        const addr = await askServer(at(s.port), (c) => c.call('SENTINEL', 'get-master-addr-by-name', SENTINEL_NAME) as Promise<[string, string] | null>);
+        if (addr) return Number(addr[1]);
       }
       throw new Error('no sentinel names a primary');
     };
@@ -173,7 +134,7 @@ export async function startSentinels(options: { args?: string[]; tls?: SentinelT
       primaryPort,
       async killPrimary() {
         const port = await primaryPort();
-        procs.get(port)?.kill('SIGKILL');
+        servers.kill(port);
         return port;
       },
       async replicated(timeoutMs) {
@@ -181,8 +142,8 @@ export async function startSentinels(options: { args?: string[]; tls?: SentinelT
         const offset = (info: string, key: string): number => Number(new RegExp(`${key}:(\\d+)`).exec(info)?.[1] ?? -1);
         for (;;) {
           const port = await primaryPort();
-          const primaryOffset = await read(at(port), (c) => c.info('replication').then((i) => offset(i, 'master_repl_offset')));
-          const replicaOffset = await read(at(port === primary ? replica : primary), (c) =>
+          const primaryOffset = await askServer(at(port), (c) => c.info('replication').then((i) => offset(i, 'master_repl_offset')));
+          const replicaOffset = await askServer(at(port === primary ? replica : primary), (c) =>
             c.info('replication').then((i) => offset(i, 'slave_repl_offset')),
           );
           if (primaryOffset !== undefined && primaryOffset > 0 && replicaOffset === primaryOffset) return;
