@@ -1,4 +1,4 @@
-// RedisDirectory on a replicated Redis through Sentinel (test/helpers/redis-sentinel.ts: a
+// RedisDirectory on a replicated Redis through Sentinel (examples/common/redis-sentinel.ts: a
 // primary, a replica, three sentinels): nodes register and bind names through the sentinels,
 // and when the primary is killed with -9 the sentinels promote the replica. Every node stays
 // registered with its names, no node is reported lost, puts by cached routes go on, a watcher
@@ -8,15 +8,15 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DirectoryEvent, Endpoint, RedisDirectory, RegistrationLostInfo } from '../../src';
+import { RedisDirectory } from '../../src';
 import { hasOpenssl, makeCertificates } from '../helpers/certificates';
 import { codeOf, nodeRecord } from '../helpers/directory';
+import { survives } from '../helpers/directory-failover';
 import { TEST_CONNECT_TIMEOUT_MS, describeRedis, pollFor } from '../helpers/redis';
 import { SentinelSet, startSentinels } from '../../examples/common/redis-sentinel';
 
 jest.setTimeout(90_000);
 const run = randomBytes(3).toString('hex');
-const VADDR = 0x5e000n;
 /** A bound on a hang: a failover here takes the sentinels' 3 s down-after and an election. */
 const FAILOVER_WITHIN_MS = 30_000;
 
@@ -54,83 +54,12 @@ describeRedis('RedisDirectory through Sentinel', () => {
   });
 
   test('the primary killed (-9): the replica is promoted, and nothing registered is lost', async () => {
-    const cluster = `failover-${run}`;
-    const [da, db, dc, watcher] = await Promise.all([0, 1, 2, 3].map(() => connect(cluster)));
-    const lost: RegistrationLostInfo[] = [];
-    for (const d of [da, db, dc]) d.on('lost', (info: RegistrationLostInfo) => lost.push(info));
-    const a = await Endpoint.create({ nodeId: `a-${run}`, directory: da });
-    const b = await Endpoint.create({ nodeId: `b-${run}`, directory: db });
-    cleanup.push(() => a.close(), () => b.close());
-    const record = nodeRecord(`c-${run}`);
-    await dc.register(record);
-    await dc.bindName(`c-name-${run}`, 0x10n);
-    await db.bindName(`b-name-${run}`, VADDR);
-
-    const events: DirectoryEvent[] = [];
-    const watching = new AbortController();
-    void (async () => {
-      for await (const e of watcher.watch({ signal: watching.signal })) events.push(e);
-    })().catch(() => undefined);
-    cleanup.push(async () => watching.abort());
-
-    // Puts from a to b by node id, the route cached, all through the failover.
-    const mailbox = b.openMailbox(VADDR, { epoch: 'ops', threshold: 1n, maxBuffers: 64 });
-    for (let i = 0; i < 64; i++) mailbox.post(8);
-    mailbox.listen((c) => mailbox.post(c.buffer));
-    let putsDone = 0;
-    const putErrors: unknown[] = [];
-    let putting = true;
-    const puts = (async () => {
-      while (putting) {
-        await a.put(b.nodeId, VADDR, Buffer.alloc(8, putsDone & 0xff), { timeout: 10_000 }).then(
-          () => putsDone++,
-          (e: unknown) => putErrors.push(e),
-        );
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
-    // Resolves through the failover: each answers with the record or fails typed, none hangs.
-    const outcomes = new Map<string, number>();
-    let resolving = true;
-    const resolves = (async () => {
-      while (resolving) {
-        const outcome = await Promise.race([
-          dc.resolveNode(a.nodeId).then(
-            (r) => (r?.nodeId === a.nodeId ? 'record' : 'missing'),
-            (e: unknown) => codeOf(Promise.reject(e)),
-          ),
-          new Promise<string>((r) => setTimeout(() => r('hung'), 20_000)),
-        ]);
-        outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
-    await pollFor('a few puts before the kill', () => putsDone >= 5, 10_000);
-
-    await set.replicated(FAILOVER_WITHIN_MS);
-    const old = await set.killPrimary();
-    await set.failedOver(old, FAILOVER_WITHIN_MS);
-    // Every node and name is found through a new client on the promoted primary.
-    const fresh = await connect(cluster);
-    for (const id of [a.nodeId, b.nodeId, record.nodeId]) await pollFor(`node ${id} on the new primary`, () => fresh.resolveNode(id), FAILOVER_WITHIN_MS);
-    expect(await pollFor('b name', () => fresh.resolveName(`b-name-${run}`), FAILOVER_WITHIN_MS)).toMatchObject({ nodeId: b.nodeId, vaddr: VADDR });
-    expect(await pollFor('c name', () => fresh.resolveName(`c-name-${run}`), FAILOVER_WITHIN_MS)).toMatchObject({ nodeId: record.nodeId, vaddr: 0x10n });
-    // The directories work on the new primary: a name bound now is seen.
-    await da.bindName(`a-late-${run}`, 0x20n);
-    expect((await fresh.resolveName(`a-late-${run}`))?.nodeId).toBe(a.nodeId);
-    const before = putsDone;
-    await pollFor('puts after the failover', () => putsDone >= before + 5, 10_000);
-    putting = false;
-    resolving = false;
-    await Promise.all([puts, resolves]);
-
-    expect(putErrors).toEqual([]);
-    expect(lost).toEqual([]);
-    expect(events.filter((e) => e.type === 'leave')).toEqual([]);
-    expect(outcomes.get('hung') ?? 0).toBe(0);
-    expect(outcomes.get('missing') ?? 0).toBe(0);
-    for (const key of outcomes.keys()) expect(['record', 'ERR_RVMA_DIRECTORY_UNAVAILABLE']).toContain(key);
-    expect(outcomes.get('record')).toBeGreaterThan(0);
+    const namespace = `failover-${run}`;
+    await survives({ namespace, connect: () => connect(namespace), cleanup, withinMs: FAILOVER_WITHIN_MS }, async () => {
+      await set.replicated(FAILOVER_WITHIN_MS);
+      const old = await set.killPrimary();
+      await set.failedOver(old, FAILOVER_WITHIN_MS);
+    });
   });
 });
 
