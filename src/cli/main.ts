@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `rvma` command: what this machine offers (info), the benchmarks with plots (bench, plot),
-// a Redis directory's live nodes (directory) and the demos (demo).
+// a Redis directory's live nodes (directory), measurements between two machines (perf) and the
+// demos (demo).
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { parseSizes } from '../../bench/common/knobs';
 import { RvmaError } from '../mailbox/errors';
@@ -18,6 +19,14 @@ function positiveInteger(text: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('needs a positive integer');
   return n;
+}
+
+function sizeList(text: string): number[] {
+  try {
+    return parseSizes(text);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
 }
 
 /** The exit status of a usage error (a bad command, option or value), as for most commands. */
@@ -147,6 +156,33 @@ function addDirectory(program: Command): void {
   );
 }
 
+function addPerf(program: Command): void {
+  program
+    .command('perf')
+    .argument('[address]', "the server's address (tcp://HOST:PORT, rdma://IP:PORT, shm://NAME)")
+    .description('put latency, bandwidth, message rate and raw writes between two machines (like ucx_perftest): --server on one, the address on the other')
+    .option('--server', 'serve perf clients (until Ctrl-C)')
+    .option('--listen <address>', 'with --server: where to listen (default tcp://0.0.0.0:18515)')
+    .option('--once', 'with --server: stop after the first client')
+    .addOption(new Option('--provider <name>', 'the transport').choices(['auto', 'tcp', 'shm', 'verbs']).default('auto'))
+    .option('--thread', 'progress on a thread of its own (default: on the event loop)')
+    .option('-t, --tests <list>', 'comma-separated: lat, bw, rate, raw', 'lat,bw,rate,raw')
+    .addOption(new Option('-s, --size <list>', 'message sizes, e.g. 8,64k,1m').argParser(sizeList).default([8, 65536, 1 << 20], '8,64k,1m'))
+    .option('-n, --iterations <n>', 'timed puts per test and size', positiveInteger, 1000)
+    .option('-w, --warmup <count>', 'untimed puts first', nonNegativeInteger, 100)
+    .option('-O, --window <n>', 'puts in flight (bw, rate, raw)', positiveInteger, 16)
+    .option('--timeout <ms>', 'bound on every wait for the server', positiveInteger, 30_000)
+    .option('--json', 'print the results as JSON')
+    .option('--out <dir>', 'also write the results JSON there')
+    .option('--no-progress', 'no progress bar (there is none without a terminal)')
+    .action(
+      action('perf', async (address: string | undefined, o) => {
+        const { runPerf } = await import('./perf/run');
+        await runPerf(address, o);
+      }),
+    );
+}
+
 function addDemo(program: Command): void {
   program
     .command('demo')
@@ -176,6 +212,7 @@ export function program(): Command {
   addBench(rvma);
   addPlot(rvma);
   addDirectory(rvma);
+  addPerf(rvma);
   addDemo(rvma);
   return rvma;
 }

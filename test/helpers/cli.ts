@@ -36,13 +36,27 @@ export class CliProcess {
   private waiters: (() => void)[] = [];
   stderr = '';
 
-  constructor(args: string[]) {
-    this.child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  /** prefix: a command that runs it (e.g. `ip netns exec NAME`). */
+  constructor(args: string[], prefix: string[] = []) {
+    const [command, ...rest] = [...prefix, process.execPath, CLI, ...args];
+    this.child = spawn(command, rest, { stdio: ['ignore', 'pipe', 'pipe'] });
     readline.createInterface({ input: this.child.stdout! }).on('line', (line) => {
       this.lines.push(line);
       for (const wake of this.waiters.splice(0)) wake();
     });
     this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+  }
+
+  /** Waits (bounded) for the process to end by itself: its exit status, or null (a signal). */
+  async exited(timeoutMs: number): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => this.child.once('exit', () => resolve())),
+        new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error(`the process did not end within ${timeoutMs} ms; stderr: ${this.stderr}`)), timeoutMs))),
+      ]).finally(() => clearTimeout(timer));
+    }
+    return this.child.exitCode;
   }
 
   /** The first line not yet taken that matches; throws after timeoutMs. */
@@ -63,9 +77,9 @@ export class CliProcess {
     }
   }
 
-  /** Sends the signal and waits (bounded) for the exit status. */
+  /** Sends the signal and waits (bounded) for the exit status (null when a signal ended it). */
   stop(signal: NodeJS.Signals = 'SIGINT', timeoutMs = 10_000): Promise<number | null> {
-    if (this.child.exitCode !== null) return Promise.resolve(this.child.exitCode);
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve(this.child.exitCode);
     const exited = new Promise<number | null>((resolve) => this.child.once('exit', (code) => resolve(code)));
     this.child.kill(signal);
     const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);

@@ -51,9 +51,9 @@ function run(env: NodeJS.ProcessEnv): { status: number | null; lines: string[] }
       const script = `
         const { Endpoint, RedisDirectory } = require(${JSON.stringify(DIST)});
         (async () => {
-          const directory = await RedisDirectory.connect({ url: process.argv[1], cluster: 'debug', heartbeatMs: 50, ttlMs: 2000 });
+          const directory = await RedisDirectory.connect({ url: process.argv[1], namespace: 'debug', heartbeatMs: 50, ttlMs: 2000 });
           const endpoint = await Endpoint.create({ nodeId: 'debug-node', directory });
-          const admin = await RedisDirectory.connect({ url: process.argv[1], cluster: 'debug' });
+          const admin = await RedisDirectory.connect({ url: process.argv[1], namespace: 'debug' });
           await admin.deregister().catch(() => undefined);
           // What a Redis restarted empty looks like to the node: its record is gone.
           await admin['redis'].flushall();
@@ -65,7 +65,7 @@ function run(env: NodeJS.ProcessEnv): { status: number | null; lines: string[] }
       const result = spawnSync(process.execPath, ['-e', script, redis.url], { env: { ...process.env, NODE_DEBUG: 'rvma' }, encoding: 'utf8', timeout: 60_000 });
       const ours = result.stderr.split('\n').filter((l) => /^RVMA \d+: directory: /.test(l)).map((l) => l.replace(/^RVMA \d+: /, ''));
       expect(result.status).toBe(0);
-      expect(ours).toContainEqual(expect.stringMatching(/^directory: connected to Redis at redis:\/\/127\.0\.0\.1:\d+ \(cluster "debug"\)$/));
+      expect(ours).toContainEqual(expect.stringMatching(/^directory: connected to Redis at redis:\/\/127\.0\.0\.1:\d+ \(namespace "debug"\)$/));
       expect(ours).toContainEqual(expect.stringMatching(/^directory: registered node "debug-node" \(incarnation \S+\), lease 2000 ms$/));
       expect(ours).toContainEqual('directory: the record of node "debug-node" is gone from Redis (restarted or failed over): registering it again');
     } finally {
