@@ -17,10 +17,10 @@ export interface FailoverScenario {
 }
 
 /**
- * Two endpoints and a third registered node with names, a watcher, puts by node id every 20 ms
- * and resolves every 50 ms, through `disturb` (which returns once Redis serves again); then
- * every node and name is found, names bind, a new node's join is heard, and nothing was lost,
- * failed, left or hung.
+ * Two endpoints and a third registered node with names, a watcher, puts by node id every 20 ms,
+ * puts by name and resolves every 50 ms, through `disturb` (which returns once Redis serves
+ * again); then every node and name is found, names bind, a new node's join is heard, and
+ * nothing was lost, left or hung; puts by name landed or failed typed, none by node id failed.
  */
 export async function survives(s: FailoverScenario, disturb: () => Promise<void>): Promise<void> {
   const { namespace, connect, cleanup, withinMs } = s;
@@ -57,6 +57,21 @@ export async function survives(s: FailoverScenario, disturb: () => Promise<void>
       await new Promise((r) => setTimeout(r, 20));
     }
   })();
+  // Puts by name ask the directory each time: through the failover each lands or fails typed.
+  const byName = new Map<string, number>();
+  const named = (async () => {
+    while (going) {
+      const outcome = await Promise.race([
+        a.putNamed(`b-name-${namespace}`, Buffer.alloc(8, 0xab), { timeout: 10_000 }).then(
+          () => 'put',
+          (e: unknown) => codeOf(Promise.reject(e)),
+        ),
+        new Promise<string>((r) => setTimeout(() => r('hung'), 20_000)),
+      ]);
+      byName.set(outcome, (byName.get(outcome) ?? 0) + 1);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
   const outcomes = new Map<string, number>();
   const resolves = (async () => {
     while (going) {
@@ -86,7 +101,7 @@ export async function survives(s: FailoverScenario, disturb: () => Promise<void>
   const before = putsDone;
   await pollFor('puts after', () => putsDone >= before + 5, 10_000);
   going = false;
-  await Promise.all([puts, resolves]);
+  await Promise.all([puts, resolves, named]);
 
   expect(putErrors).toEqual([]);
   expect(lost).toEqual([]);
@@ -95,4 +110,6 @@ export async function survives(s: FailoverScenario, disturb: () => Promise<void>
   expect(outcomes.get('missing') ?? 0).toBe(0);
   for (const key of outcomes.keys()) expect(['record', 'ERR_RVMA_DIRECTORY_UNAVAILABLE']).toContain(key);
   expect(outcomes.get('record')).toBeGreaterThan(0);
+  for (const key of byName.keys()) expect(['put', 'ERR_RVMA_DIRECTORY_UNAVAILABLE']).toContain(key);
+  expect(byName.get('put')).toBeGreaterThan(0);
 }
