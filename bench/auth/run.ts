@@ -2,6 +2,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { repetitions } from '../common/args';
+import { boundedRun } from '../common/bounded-run';
 import { BenchChild } from '../common/child-process';
 import { rotated } from '../common/repeat';
 import { fixed, median, table } from '../common/stats';
@@ -119,23 +120,4 @@ async function main(): Promise<void> {
   if (failures) process.exitCode = 1;
 }
 
-// A run that hangs (it should not: every connect and put has a timeout) still ends.
-const limit = setTimeout(() => {
-  console.error(`bench:auth did not finish within ${RUN_LIMIT_MS / 60_000} min`);
-  process.exit(1);
-}, RUN_LIMIT_MS).unref();
-
-main().then(
-  () => {
-    clearTimeout(limit);
-    // Everything is closed; should anything still hold the event loop, do not wait for it.
-    setTimeout(() => {
-      console.error('bench:auth: something still held the event loop 5 s after the end; exiting');
-      process.exit(process.exitCode ?? 0);
-    }, 5000).unref();
-  },
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+boundedRun('bench:auth', main, RUN_LIMIT_MS);

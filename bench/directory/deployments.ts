@@ -95,63 +95,61 @@ export async function startDeployment(id: DeploymentId, namespace: string, args:
     }
     return primaries;
   };
-  if (id === 'single') {
-    const redis = await privateRedis({ ignoreRedisUrl: true, args });
-    const port = Number(new URL(redis.url).port);
-    return {
-      target: { url: redis.url },
-      ports: [port],
-      primaries: [port],
-      namespacePrimary: port,
-      info,
-      stop: async () => {
-        info.close();
-        await redis.stop();
-      },
-    };
-  }
-  if (id === 'sentinel') {
-    const set = await startSentinels({ args });
-    try {
-      const primary = await set.primaryPort();
-      const replicas = [...(await info.read(primary)).entries()]
-        .filter(([key]) => /^slave\d+$/.test(key))
-        .map(([, value]) => Number(/port=(\d+)/.exec(value)?.[1]));
-      const ports = [primary, ...replicas, ...set.sentinels.map((s) => s.port)];
-      return {
-        target: { sentinels: set.sentinels, name: set.name },
-        ports,
-        primaries: await roles(ports),
-        namespacePrimary: primary,
-        info,
-        stop: async () => {
-          info.close();
-          await set.stop();
-        },
-      };
-    } catch (error) {
-      info.close();
-      await set.stop();
-      throw error;
-    }
-  }
-  const set = await startCluster({ args });
+  const servers = await startServers(id, namespace, args, info);
   try {
-    const ports = set.nodes.map((n) => n.port);
+    const ports = await servers.ports();
     return {
-      target: { clusterNodes: set.nodes },
+      target: servers.target,
       ports,
       primaries: await roles(ports),
-      namespacePrimary: await set.primaryOf(await set.slotOf(`rvma:{${namespace}}:members`)),
+      namespacePrimary: await servers.namespacePrimary(),
       info,
       stop: async () => {
         info.close();
-        await set.stop();
+        await servers.stop();
       },
     };
   } catch (error) {
     info.close();
-    await set.stop();
+    await servers.stop();
     throw error;
   }
+}
+
+/** A deployment's servers: where clients go, every server's port, and which primary holds the namespace. */
+interface Servers {
+  target: Target;
+  ports(): Promise<number[]>;
+  namespacePrimary(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function startServers(id: DeploymentId, namespace: string, args: string[], info: Info): Promise<Servers> {
+  if (id === 'single') {
+    const redis = await privateRedis({ ignoreRedisUrl: true, args });
+    const port = Number(new URL(redis.url).port);
+    return { target: { url: redis.url }, ports: async () => [port], namespacePrimary: async () => port, stop: () => redis.stop() };
+  }
+  if (id === 'sentinel') {
+    const set = await startSentinels({ args });
+    return {
+      target: { sentinels: set.sentinels, name: set.name },
+      async ports() {
+        const primary = await set.primaryPort();
+        const replicas = [...(await info.read(primary)).entries()]
+          .filter(([key]) => /^slave\d+$/.test(key))
+          .map(([, value]) => Number(/port=(\d+)/.exec(value)?.[1]));
+        return [primary, ...replicas, ...set.sentinels.map((s) => s.port)];
+      },
+      namespacePrimary: () => set.primaryPort(),
+      stop: () => set.stop(),
+    };
+  }
+  const set = await startCluster({ args });
+  return {
+    target: { clusterNodes: set.nodes },
+    ports: async () => set.nodes.map((n) => n.port),
+    namespacePrimary: async () => set.primaryOf(await set.slotOf(`rvma:{${namespace}}:members`)),
+    stop: () => set.stop(),
+  };
 }

@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { findRedisServer } from '../../examples/common/private-redis';
 import { option } from '../common/args';
+import { boundedRun } from '../common/bounded-run';
 import { rotated } from '../common/repeat';
 import { Failure, saveResults, shownPath } from '../common/results';
 import { fixed, median, table } from '../common/stats';
@@ -154,22 +155,4 @@ async function main(): Promise<void> {
   if (failures.length) process.exitCode = 1;
 }
 
-// Every step is bounded; should one still hang, the run ends anyway (the servers with it).
-const limit = setTimeout(() => {
-  console.error(`bench:directory did not finish within ${RUN_LIMIT_MS / 60_000} min`);
-  process.exit(1);
-}, RUN_LIMIT_MS).unref();
-
-main().then(
-  () => {
-    clearTimeout(limit);
-    setTimeout(() => {
-      console.error('bench:directory: something still held the event loop 5 s after the end; exiting');
-      process.exit(process.exitCode ?? 0);
-    }, 5000).unref();
-  },
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+boundedRun('bench:directory', main, RUN_LIMIT_MS);

@@ -38,3 +38,24 @@ export async function ringOfProcesses(s: MemberSetup, size: number, join: object
   expect(joined.map((j) => j.members)).toEqual(joined.map(() => byRank.map((m) => m.nodeId)));
   return { members, byRank, group };
 }
+
+/**
+ * The survivors of a ring of `size` re-form it, in their order, with `newcomer` joining for the
+ * free rank; returns what each said (survivors first).
+ */
+export async function reformWithNewcomer(survivors: RingMember[], newcomer: RingMember, group: string, size: number): Promise<Record<string, unknown>[]> {
+  return Promise.all([
+    ...survivors.map((m) => m.child.request({ cmd: 'reform', options: { size, timeout: 20_000 } }, 30_000)),
+    newcomer.child.request({ cmd: 'join', options: { group, size, timeout: 20_000 } }, 30_000),
+  ]);
+}
+
+/** `count` frames of `frameBytes` from ring[0] around to it again in direction next; the sink's report. */
+export async function aroundOnce(ring: RingMember[], count: number, frameBytes: number): Promise<Record<string, unknown>> {
+  const timeout = 30_000;
+  const forwarding = ring.slice(1).map((m) => m.child.request({ cmd: 'forward', dir: 'next', count, timeout }, 60_000));
+  const sink = ring[0].child.request({ cmd: 'sink', dir: 'next', count, size: frameBytes, timeout }, 60_000);
+  await ring[0].child.request({ cmd: 'source', dir: 'next', count, size: frameBytes, timeout }, 60_000);
+  await Promise.all(forwarding);
+  return sink;
+}

@@ -5,6 +5,7 @@
 // survivors re-form with a newcomer on another host and stream again, every frame checked.
 import { randomBytes } from 'node:crypto';
 import { Child, trackChildren } from '../helpers/children';
+import { aroundOnce, reformWithNewcomer } from '../helpers/ring-processes';
 import { BedRedis, describeHosts, redisOn } from './hosts';
 import { Host } from './bed';
 
@@ -49,21 +50,11 @@ describeHosts('a ring across hosts', 5, (bed) => {
 
     const survivors = byRank.filter((m) => m !== victim);
     const newcomer = await start(hosts[4], 'newcomer');
-    const reformed = await Promise.all([
-      ...survivors.map((m) => m.child.request({ cmd: 'reform', options: { size: 4, timeout: 20_000 } }, 30_000)),
-      newcomer.child.request({ cmd: 'join', options: { group, size: 4, timeout: 20_000 } }, 30_000),
-    ]);
+    const reformed = await reformWithNewcomer(survivors, newcomer, group, 4);
     for (const r of reformed) expect(r).toMatchObject({ generation: 1, size: 4 });
     expect(reformed.map((r) => r.rank)).toEqual([0, 1, 2, 3]);
     expect(reformed[0].members).not.toContain(victim.nodeId);
 
-    const ring = [...survivors, newcomer];
-    const count = 1000;
-    const timeout = 30_000;
-    const forwarding = ring.slice(1).map((m) => m.child.request({ cmd: 'forward', dir: 'next', count, timeout }, 60_000));
-    const sink = ring[0].child.request({ cmd: 'sink', dir: 'next', count, size: FRAME_BYTES, timeout }, 60_000);
-    await ring[0].child.request({ cmd: 'source', dir: 'next', count, size: FRAME_BYTES, timeout }, 60_000);
-    await Promise.all(forwarding);
-    expect(await sink).toMatchObject({ received: count, bad: 0 });
+    expect(await aroundOnce([...survivors, newcomer], 1000, FRAME_BYTES)).toMatchObject({ received: 1000, bad: 0 });
   });
 });

@@ -4,7 +4,7 @@
 // newcomer, and traffic again.
 import { trackChildren } from '../helpers/children';
 import { RedisServer, describeRedis, startRedis } from '../helpers/redis';
-import { MemberSetup, RingMember, ringOfProcesses, startMember } from '../helpers/ring-processes';
+import { MemberSetup, RingMember, aroundOnce, reformWithNewcomer, ringOfProcesses, startMember } from '../helpers/ring-processes';
 import { SANITIZED, TRANSPORTS, Transport } from '../helpers/transports';
 
 const FRAMES = SANITIZED ? 5_000 : 50_000; // per direction: 100,000 in all
@@ -66,23 +66,13 @@ describeRedis('rings of processes', () => {
 
       // The survivors re-form with room for one more; a newcomer takes the free rank.
       const newcomer = await start(transport, group, `${group}-new`, progress);
-      const reformed = await Promise.all([
-        ...survivors.map((m) => m.child.request({ cmd: 'reform', options: { size: 4, timeout: 20_000 } }, 30_000)),
-        newcomer.child.request({ cmd: 'join', options: { group, size: 4, timeout: 20_000 } }, 30_000),
-      ]);
+      const reformed = await reformWithNewcomer(survivors, newcomer, group, 4);
       for (const r of reformed) expect(r).toMatchObject({ generation: 1, size: 4 });
       expect(reformed.slice(0, 3).map((r) => r.rank)).toEqual([0, 1, 2]); // survivors keep their order
       expect(reformed[3].rank).toBe(3);
       expect(reformed[0].members).not.toContain(victim.nodeId);
 
-      const ring = [...survivors, newcomer];
-      const count = 2000;
-      const timeout = 30_000;
-      const forwarding = ring.slice(1).map((m) => m.child.request({ cmd: 'forward', dir: 'next', count, timeout }, 60_000));
-      const sink = ring[0].child.request({ cmd: 'sink', dir: 'next', count, size: FRAME_BYTES, timeout }, 60_000);
-      await ring[0].child.request({ cmd: 'source', dir: 'next', count, size: FRAME_BYTES, timeout }, 60_000);
-      await Promise.all(forwarding);
-      expect(await sink).toMatchObject({ received: count, bad: 0 });
+      expect(await aroundOnce([...survivors, newcomer], 2000, FRAME_BYTES)).toMatchObject({ received: 2000, bad: 0 });
     }, 120_000);
   });
 });
