@@ -64,6 +64,10 @@ test('rvma perf: the table names every test; no server is a typed failure; a ser
   const none = await rvma(['perf', 'tcp://127.0.0.1:1', '-t', 'lat', '--timeout', '5000']);
   expect(none.status).toBe(1);
   expect(none.stderr).toMatch(/^rvma perf: ERR_RVMA_NO_PEER: /);
+  // More than the server would hold for one test: refused before anything connects.
+  const big = await rvma(['perf', 'tcp://127.0.0.1:1', '-t', 'bw', '-s', '1g']);
+  expect(big.status).toBe(1);
+  expect(big.stderr).toMatch(/^rvma perf: ERR_RVMA_INVALID_ARGUMENT: rvma perf: bw of 1073741824 B puts .* needs \d+ bytes at the server/);
   const bad = await rvma(['perf', 'tcp://127.0.0.1:1', '-t', 'nope']);
   expect([bad.status, bad.stderr]).toEqual([1, 'rvma perf: --tests: unknown test "nope" (known: lat, bw, rate, raw)\n']);
 });

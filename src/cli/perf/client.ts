@@ -3,7 +3,7 @@
 // client puts (warm-up first, untimed), and the server confirms it received every put exactly.
 import { Endpoint, ProgressMode } from '../../index';
 import { RvmaError } from '../../mailbox/errors';
-import { CONTROL_BYTES, CONTROL_VADDR, ECHO_VADDR, PerfTest, ServerMessage, ClientMessage, decode, encode } from './protocol';
+import { CONTROL_BYTES, CONTROL_VADDR, ClientMessage, ECHO_VADDR, PerfTest, ServerMessage, decode, encode, prepareRefusal } from './protocol';
 
 export interface PerfClientOptions {
   provider: 'auto' | 'tcp' | 'shm' | 'verbs';
@@ -45,6 +45,13 @@ function quantile(sorted: number[], q: number): number {
 }
 
 export async function perfClient(address: string, o: PerfClientOptions): Promise<PerfReport> {
+  // What the server would refuse, refused here before anything connects.
+  for (const test of o.tests) {
+    for (const size of o.sizes) {
+      const refusal = prepareRefusal({ test, size, count: o.warmup + o.iterations, window: o.window });
+      if (refusal) throw new RvmaError('ERR_RVMA_INVALID_ARGUMENT', `rvma perf: ${refusal}`);
+    }
+  }
   const endpoint = await Endpoint.create({ provider: o.provider, progress: o.progress });
   try {
     const control = endpoint.openMailbox(CONTROL_VADDR, { epoch: 'ops', threshold: 1, maxBuffers: 4 });

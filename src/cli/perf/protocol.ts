@@ -35,6 +35,30 @@ export type ServerMessage =
   | { op: 'done'; count: number; bytes: number }
   | { op: 'error'; message: string };
 
+/** The most memory one test may make the server hold, and the most puts and puts in flight. */
+export const MAX_TEST_BYTES = 2 ** 30;
+export const MAX_COUNT = 1e8;
+export const MAX_WINDOW = 4096;
+
+/** Bytes the server holds for a test: its mailbox's buffers, or its region. */
+export function serverBytes(r: Pick<PrepareRequest, 'test' | 'size' | 'count' | 'window'>): number {
+  if (r.test === 'rate') return r.count * r.size;
+  if (r.test === 'raw') return r.window * r.size;
+  return (2 * r.window + 2) * r.size;
+}
+
+/** Why a prepare request cannot be served (a client's bytes are untrusted), or undefined. */
+export function prepareRefusal(r: Record<string, unknown>): string | undefined {
+  const int = (v: unknown, min: number, max: number): boolean => Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;
+  if (!(PERF_TESTS as readonly unknown[]).includes(r.test)) return `unknown test ${JSON.stringify(r.test)}`;
+  if (!int(r.size, 1, MAX_TEST_BYTES)) return `size must be an integer from 1 to ${MAX_TEST_BYTES}`;
+  if (!int(r.count, 1, MAX_COUNT)) return `count must be an integer from 1 to ${MAX_COUNT}`;
+  if (!int(r.window, 1, MAX_WINDOW)) return `window must be an integer from 1 to ${MAX_WINDOW}`;
+  const bytes = serverBytes(r as unknown as PrepareRequest);
+  if (bytes > MAX_TEST_BYTES) return `${r.test} of ${r.size} B puts (${r.count} of them, ${r.window} in flight) needs ${bytes} bytes at the server, more than ${MAX_TEST_BYTES}`;
+  return undefined;
+}
+
 export function encode(message: ClientMessage | ServerMessage): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(message));
 }

@@ -3,7 +3,7 @@
 // echoes latency puts back, and says what it received when the client asks.
 import * as os from 'node:os';
 import { Endpoint, Mailbox, ProgressMode, Region } from '../../index';
-import { CONTROL_BYTES, CONTROL_VADDR, ClientMessage, DATA_VADDR, ECHO_VADDR, PrepareRequest, ServerMessage, decode, encode } from './protocol';
+import { CONTROL_BYTES, CONTROL_VADDR, ClientMessage, DATA_VADDR, ECHO_VADDR, PrepareRequest, ServerMessage, decode, encode, prepareRefusal } from './protocol';
 
 export interface PerfServerOptions {
   listen: string;
@@ -49,6 +49,9 @@ export async function perfServer(o: PerfServerOptions): Promise<void> {
             break;
           case 'prepare': {
             running?.close();
+            running = undefined;
+            const refusal = prepareRefusal(message as unknown as Record<string, unknown>);
+            if (refusal) throw new Error(`prepare: ${refusal}`);
             const vaddr = DATA_VADDR + BigInt(tests++);
             const { test, key } = prepare(endpoint, client, vaddr, message);
             running = test;
