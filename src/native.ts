@@ -157,7 +157,9 @@ export interface NativeAddon {
   /** zeroed false: memory a transfer overwrites whole (it may hold earlier buffers' bytes). */
   allocBuffer(size: number, zeroed?: boolean): ArrayBuffer;
   /** The pool behind allocBuffer; a limit given is set first. */
-  bufferPool(limitBytes?: number): BufferPoolStats;
+  bufferPool(limitBytes?: number): Omit<BufferPoolStats, 'arenaBytes' | 'arenaLimitBytes'>;
+  /** The shared arena behind the pool's larger blocks; a limit given is set first. */
+  arena(limitBytes?: number): { usedBytes: number; limitBytes: number; spanBytes: number };
   capabilities(): Capabilities;
   heapBytes(): number;
 }

@@ -38,6 +38,7 @@ class BufferPool {
 
  private:
   void trimTo(uint64_t bytes);  // with mu_ held
+  static void release(void* block, size_t capacity);  // to the arena or the system
 
   std::mutex mu_;
   std::unordered_map<size_t, std::vector<void*>> free_;  // by capacity

@@ -2,6 +2,7 @@
 #include <malloc.h>
 #include <napi.h>
 
+#include "../core/arena.h"
 #include "buffer_pool.h"
 #include "capabilities.h"
 #include "convert.h"
@@ -57,6 +58,24 @@ Napi::Value BufferPoolInfo(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// arena(limit?) -> { usedBytes, limitBytes, spanBytes } of the shared arena (core/arena.h); a
+// limit given is set first.
+Napi::Value ArenaInfo(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() > 0 && !info[0].IsUndefined()) {
+    if (!info[0].IsNumber()) return typeError(env, "arena(limit)");
+    double limit = info[0].As<Napi::Number>().DoubleValue();
+    if (!(limit >= 0) || limit > double(1ull << 50)) return typeError(env, "arena: limit out of range");
+    Arena::shared().setLimit(uint64_t(limit));
+  }
+  ArenaStats s = Arena::shared().stats();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("usedBytes", double(s.usedBytes));
+  out.Set("limitBytes", double(s.limitBytes));
+  out.Set("spanBytes", double(s.spanBytes));
+  return out;
+}
+
 // Bytes currently allocated with malloc in this process (diagnostics for memory tests).
 Napi::Value HeapBytes(const Napi::CallbackInfo& info) {
   struct mallinfo2 mi = mallinfo2();
@@ -69,6 +88,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("NativeEndpoint", EndpointWrap::Define(env));
   exports.Set("allocBuffer", Napi::Function::New<AllocBuffer>(env, "allocBuffer"));
   exports.Set("bufferPool", Napi::Function::New<BufferPoolInfo>(env, "bufferPool"));
+  exports.Set("arena", Napi::Function::New<ArenaInfo>(env, "arena"));
   exports.Set("capabilities", Napi::Function::New<Capabilities>(env, "capabilities"));
   exports.Set("heapBytes", Napi::Function::New<HeapBytes>(env, "heapBytes"));
   return exports;

@@ -128,7 +128,7 @@ struct ProviderContext {
 struct PeerInfo {
   std::string node;
   std::string provider;
-  std::string detail;  // shm: "cma" (large puts pulled by the peer) or "copy" (through the ring)
+  std::string detail;  // shm: "arena", "cma" or "copy" (ShmConnection::largePuts)
 };
 
 class Provider {

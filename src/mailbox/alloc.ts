@@ -5,10 +5,10 @@ import { checkInteger } from './validate';
 
 /**
  * Zeroed, page-aligned native memory of `size` bytes, back to the buffer pool when the array is
- * collected. From 2 MiB on it starts on a 2 MiB boundary and is backed by transparent huge pages
- * where the kernel allows (THP "madvise" or "always"): a large put from it is copied faster than
- * from an ordinary Buffer (over shm the receiver pulls a 16 MiB put from it at about 1.8x the
- * speed, measured by bench:shm). Use it for tensors or staging buffers that are put often.
+ * collected. From 64 KiB on it comes from the process's shared arena (setArenaLimit): a peer on
+ * the same host copies a put from it with one memcpy instead of pulling it through the kernel
+ * (bench:shm). From 2 MiB on it starts on a 2 MiB boundary. Use it for tensors or staging
+ * buffers that are put often.
  */
 export function allocBuffer(size: number): Uint8Array {
   return new Uint8Array(native().allocBuffer(checkInteger('allocBuffer', 'size', size, 0, 2 ** 40)));
@@ -34,10 +34,25 @@ export interface BufferPoolStats {
   fresh: number;
   /** Buffers collected so far, their memory kept or freed (a finalizer may run a while after the collection). */
   returned: number;
+  /** Bytes of the shared arena in buffers now (handed out, or held by the pool for reuse). */
+  arenaBytes: number;
+  /** The most the arena hands out (setArenaLimit); larger buffers come from ordinary memory. */
+  arenaLimitBytes: number;
 }
 
 export function bufferPoolStats(): BufferPoolStats {
-  return native().bufferPool();
+  const arena = native().arena();
+  return { ...native().bufferPool(), arenaBytes: arena.usedBytes, arenaLimitBytes: arena.limitBytes };
+}
+
+/**
+ * The most of the shared arena that buffers of 64 KiB and more take at once (default and most:
+ * 16 GiB, the arena's size). Past it, allocBuffer hands out ordinary memory, which a same-host
+ * peer pulls through the kernel. 0 keeps every new buffer out of the arena. Buffers already
+ * out stay where they are.
+ */
+export function setArenaLimit(bytes: number): void {
+  native().arena(checkInteger('setArenaLimit', 'bytes', bytes, 0, 2 ** 50));
 }
 
 /**

@@ -1,5 +1,5 @@
 export { Endpoint } from './endpoint';
-export { allocBuffer, bufferPoolStats, setBufferPoolLimit } from './alloc';
+export { allocBuffer, bufferPoolStats, setArenaLimit, setBufferPoolLimit } from './alloc';
 export type { BufferPoolStats } from './alloc';
 export type {
   Capabilities,

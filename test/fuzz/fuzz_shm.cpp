@@ -15,20 +15,27 @@
 // Then operations, one byte each (kind = low 3 bits), with operands:
 //   0 raw bytes into the ring at our tail: next byte n, then 8 * (n % 64 + 1) bytes, published
 //   1 a well-formed record: next byte picks Put / FarPut / ChunkPut / Ack / Pad / RawNotice /
-//     RegionQuery / Revoke / RevokeAck / FarGatherPut, then fields
+//     RegionQuery / Revoke / RevokeAck / FarGatherPut, then fields (a far put with the arena
+//     flag names our arena), or an arena share on the socket: next byte picks ours, sealed
+//     (sent once or twice), or a hostile one (unsealed, another size, two fds, none, garbage
+//     bytes, an eventfd), or a hole punched in ours after sharing it
 //   2 set our published tail to the next 8 bytes      3 consume the provider's ring (or mangle its head)
 //   4 the provider puts to us (16 bytes, ours to answer) 5 let the provider run
 //   6 hang up                                          7 scribble the next byte over a control word
 //
 // Checks: no byte lands outside a posted buffer or the region (canaries; ASan sees the rest),
 // every put of the provider's own is reported exactly once, no reservation outlives the
-// connection (the final closeAll would wait forever: libFuzzer reports the hang), and
-// whatever hello decodes re-encodes to the same bytes. Authentication: an Accept's proof
+// connection (the final closeAll would wait forever: libFuzzer reports the hang), a hostile
+// arena share closes the connection (never maps, never faults), and whatever hello or arena
+// share decodes re-encodes to the same bytes. Authentication: an Accept's proof
 // verifies; a mismatch is refused at the Offer, a wrong proof after the Confirm (a refused
 // Accept), each reported as exactly one authFailed; and a refused peer places nothing,
 // whatever it wrote into the rings before or after (every buffer byte keeps its pattern).
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -39,6 +46,7 @@
 #include <vector>
 
 #include "harness_support.h"
+#include "native/providers/shm/shm_arena_share.h"
 #include "native/providers/shm/shm_channel.h"
 #include "native/providers/shm/shm_hello.h"
 #include "native/providers/shm/shm_provider.h"
@@ -110,6 +118,24 @@ void fuzzHello(const uint8_t* data, size_t size) {
     std::vector<uint8_t> again = encodeHello(h);
     require(again.size() == size && std::memcmp(again.data(), data, size) == 0);
   }
+  ArenaShare share;
+  if (decodeArenaShare(data, size, &share).empty()) {
+    std::vector<uint8_t> again = encodeArenaShare(share);
+    require(again.size() == size && std::memcmp(again.data(), data, size) == 0);
+  }
+}
+
+// A sealed memfd of `bytes` (sealed: false leaves it unsealed), mapped writable at *base.
+int makeMemfd(uint64_t bytes, bool sealed, uint8_t** base) {
+  int fd = memfd_create("fuzz-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  require(fd >= 0 && ftruncate(fd, off_t(bytes)) == 0);
+  if (sealed) require(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0);
+  if (base) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    require(p != MAP_FAILED);
+    *base = static_cast<uint8_t*>(p);
+  }
+  return fd;
 }
 
 class Input {
@@ -164,6 +190,12 @@ class Harness {
     regions_.add(region_->data(), region_->size(), {}, &regionKey_, &id);
     sink_.regionBytes = region_->size();
     for (size_t i = 0; i < sizeof source_; i++) source_[i] = uint8_t(i * 7);
+    arenaFd_ = makeMemfd(kArenaBytes, true, &arena_);
+    for (uint64_t i = 0; i < kArenaBytes; i++) arena_[i] = uint8_t(i * 13);
+  }
+  ~Harness() {
+    munmap(arena_, kArenaBytes);
+    ::close(arenaFd_);
   }
 
   // Dials the provider and goes through the handshake as the mode says; true when the
@@ -349,7 +381,7 @@ class Harness {
   void wellFormed(Input& in) {
     uint8_t kind = in.byte();
     PutRecord put{};
-    put.flags = in.byte() % 8;  // append, raw, lazy ack
+    put.flags = in.byte() % 32;  // append, raw, lazy ack, late ack, arena
     put.id = kind & 0x80 ? in.word() : nextPutId_;
     const uint8_t box = in.byte();
     put.vaddr = box % 5 == 0 ? kBytesBox : box % 5 == 1 ? kOpsBox : box % 5 == 2 ? regionKey_ : box % 5 == 3 ? kGuardedBox : in.word();
@@ -361,7 +393,7 @@ class Harness {
       std::memcpy(record.data(), head, headBytes);
       in.take(record.data() + headBytes, payload);
     };
-    switch (kind % 10) {
+    switch (kind % 11) {
       case 0: {  // Put
         put.len = in.word(2) % 1100;
         put.prefix = {uint32_t(RecordType::Put), uint32_t(roundUp8(sizeof put + put.len))};
@@ -372,7 +404,7 @@ class Harness {
       case 1: {  // FarPut from our own memory: sometimes past its end
         FarPutRecord far{put, 0};
         far.put.len = in.word(3) % (2 * sizeof source_) + 1;
-        far.src = reinterpret_cast<uint64_t>(source_) + in.word(2) % sizeof source_;
+        far.src = source(put.flags) + in.word(2) % (2 * sourceBytes(put.flags));
         far.put.prefix = {uint32_t(RecordType::FarPut), sizeof far};
         emit(&far, sizeof far, 0);
         nextPutId_++;
@@ -382,7 +414,7 @@ class Harness {
         FarGatherPutRecord far{put, 0, 0};
         far.headLen = in.word(2) % (kMaxFarHeadBytes + 2);
         far.put.len = far.headLen + in.word(3) % (2 * sizeof source_);
-        far.src = reinterpret_cast<uint64_t>(source_) + in.word(2) % sizeof source_;
+        far.src = source(put.flags) + in.word(2) % (2 * sourceBytes(put.flags));
         far.put.prefix = {uint32_t(RecordType::FarGatherPut), uint32_t(roundUp8(sizeof far + far.headLen))};
         emit(&far, sizeof far, far.headLen);
         nextPutId_++;
@@ -421,10 +453,13 @@ class Harness {
       case 7:    // a revoke of a region of ours (we lent none)
       case 8: {  // confirming a revoke it never sent
         const RecordType types[] = {RecordType::RegionQuery, RecordType::Revoke, RecordType::RevokeAck};
-        KeyRecord key{{uint32_t(types[kind % 10 - 6]), sizeof(KeyRecord)}, 0, 0, box % 2 ? regionKey_ : put.vaddr};
+        KeyRecord key{{uint32_t(types[kind % 11 - 6]), sizeof(KeyRecord)}, 0, 0, box % 2 ? regionKey_ : put.vaddr};
         emit(&key, sizeof key, 0);
         break;
       }
+      case 10:  // not a record: an arena share on the socket
+        shareArena(in);
+        return;
       case 4: {  // Pad to the ring's end
         RecordPrefix pad{uint32_t(RecordType::Pad), uint32_t(kRing - tail_ % kRing)};
         emit(&pad, sizeof pad, 0);
@@ -442,6 +477,44 @@ class Harness {
       tail_ += pad.bytes;
     }
     append(record.data(), record.size());
+  }
+
+  uint64_t source(uint32_t flags) const {
+    return reinterpret_cast<uint64_t>(flags & kFlagArena ? arena_ : source_);
+  }
+  uint64_t sourceBytes(uint32_t flags) const { return flags & kFlagArena ? kArenaBytes : sizeof source_; }
+
+  // Ours (once accepted, twice refused), a hostile one (always refused: the provider closes),
+  // or a hole punched in ours, which the provider then reads as zeros.
+  void shareArena(Input& in) {
+    const uint8_t variant = in.byte() % 8;
+    if (variant == 7) {
+      require(fallocate(arenaFd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(in.word(2) * 4096 % kArenaBytes), 4096) == 0);
+      return;
+    }
+    ArenaShare share{reinterpret_cast<uint64_t>(arena_), kArenaBytes};
+    if (variant == 2) share.bytes *= 2;
+    std::vector<uint8_t> bytes = encodeArenaShare(share);
+    if (variant == 5) in.take(bytes.data(), bytes.size());
+    int other = variant == 1 ? makeMemfd(kArenaBytes, false, nullptr) : variant == 6 ? eventfd(0, EFD_CLOEXEC) : -1;
+    const int fds[2] = {variant == 1 || variant == 6 ? other : arenaFd_, arenaFd_};
+    const size_t nfds = variant == 3 ? 2 : variant == 4 ? 0 : 1;
+    const bool hostile = (variant >= 1 && variant <= 4) || variant == 6 || (variant == 0 && arenaShared_);
+    if (variant == 0) arenaShared_ = true;
+    const bool sent = sendMessage(sock_, bytes, fds, nfds);
+    if (other >= 0) ::close(other);
+    run();
+    // Closed by the provider, or by a refusal of another kind (garbage, a share out of turn)?
+    pollfd p{sock_, POLLIN, 0};
+    std::vector<int> got;
+    uint8_t buf[64];
+    const bool closed = !sent || (::poll(&p, 1, 0) == 1 && receiveMessage(sock_, buf, sizeof buf, &got) == 0);
+    for (int fd : got) ::close(fd);
+    require(closed || !hostile);
+    if (closed) {
+      ::close(sock_);
+      sock_ = -1;
+    }
   }
 
   void ownPut() {
@@ -478,6 +551,10 @@ class Harness {
   bool ready_ = false;  // the handshake completed (the provider read our Confirm and took it)
   uint64_t probe_ = 0x5eed5eed5eed5eedull;
   uint8_t source_[8192];
+  static constexpr uint64_t kArenaBytes = 64 << 10;
+  int arenaFd_ = -1;
+  uint8_t* arena_ = nullptr;
+  bool arenaShared_ = false;
   uint8_t ownData_[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 };
 

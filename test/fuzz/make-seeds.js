@@ -246,10 +246,14 @@ const le = (n, bytes) => {
   for (let i = 0; i < bytes; i++) b[i] = Number((BigInt(n) >> BigInt(8 * i)) & 0xffn);
   return b;
 };
-// op 1: kind byte (record type = kind % 10), flags, mailbox choice (0 bytes box, 1 ops box, 2 region), offset (2 bytes)
+// op 1: kind byte (record type = kind % 11; 10: an arena share), flags, mailbox choice (0 bytes box, 1 ops box, 2 region), offset (2 bytes)
 const record = (kind, flags, box, offset, ...rest) => Buffer.concat([Buffer.from([1, kind, flags, box]), le(offset, 2), ...rest]);
 const shmPut = (box, offset, payload, flags = 0) => record(0, flags, box, offset, le(payload.length, 2), payload);
-const shmFar = (box, len, srcOffset) => record(1, 0, 0 + box, 0, le(len - 1, 3), le(srcOffset, 2));
+const shmFar = (box, len, srcOffset, flags = 0) => record(1, flags, 0 + box, 0, le(len - 1, 3), le(srcOffset, 2));
+// Arena shares (kind 10), by variant: 0 ours, 1 unsealed, 2 another size, 3 two fds, 4 none,
+// 5 garbage bytes (32 follow), 6 an eventfd, 7 a hole punched in ours (page number: 2 bytes).
+const shmShare = (variant, ...rest) => record(10, 0, 0, 0, Buffer.from([variant]), ...rest);
+const ARENA = 16; // the arena flag of a far put (shm_layout.h)
 const shmFarGather = (box, headLen, restLen, srcOffset) =>
   record(9, 0, box, 0, le(headLen, 2), le(restLen, 3), le(srcOffset, 2), fill(headLen, 7));
 const shmChunk = (box, len, chunkLen) => record(2, 0, box, 0, le(len - 1, 3), le(chunkLen - 1, 2), fill(chunkLen, 3));
@@ -266,7 +270,7 @@ const early = (...ops) => Buffer.concat([Buffer.from([ops.length]), ...ops]);
 // Flags: 1 can pull, 2 auth, 4 refused. Auth bytes follow the 48 fixed ones where the flags
 // and the kind say so (shm_hello.h): the nonce in Offer and Accept, the proof in Accept and Confirm.
 const SHM_HELLO = { canPull: 1, auth: 2, refused: 4 };
-const SHM_VERSION = 6;
+const SHM_VERSION = 7;
 function shmHello(kind, nodeId, ringBytes, flags = kind === 1 ? 0 : SHM_HELLO.canPull) {
   const b = Buffer.alloc(48);
   b.writeUInt32LE(0x48535652, 0);
@@ -316,7 +320,34 @@ const shm = {
   authHarnessOnly: shmSession(3 | AUTH.us, nonce, shmPut(0, 0, fill(16, 1)), SHM.run),
   authRefuse: shmSession(3 | AUTH.provider | AUTH.us | AUTH.refuse, nonce, shmPut(0, 0, fill(16, 1)), SHM.run),
   refuseUnauthenticated: shmSession(3 | AUTH.refuse, SHM.own, SHM.run),
+  // Arena shares: a far put copied out of our arena, one past its end, one before any share,
+  // a second share, hostile shares, and a hole punched in the arena before a put reads it.
+  arenaFar: shmSession(1, shmShare(0), shmFar(1, 4000, 16, ARENA), SHM.run),
+  arenaFarGather: shmSession(1, shmShare(0), record(9, ARENA, 1, 0, le(8, 2), le(4000, 3), le(64, 2), fill(8, 7)), SHM.run),
+  arenaFarPastEnd: shmSession(1, shmShare(0), shmFar(1, 4000, 64000, ARENA), SHM.run),
+  arenaNeverShared: shmSession(1, shmFar(1, 4000, 16, ARENA), SHM.run),
+  arenaTwice: shmSession(1, shmShare(0), shmShare(0), SHM.run),
+  arenaUnsealed: shmSession(1, shmShare(1), shmFar(1, 4000, 16, ARENA), SHM.run),
+  arenaOtherSize: shmSession(1, shmShare(2), SHM.run),
+  arenaTwoFds: shmSession(1, shmShare(3), SHM.run),
+  arenaNoFd: shmSession(1, shmShare(4), SHM.run),
+  arenaGarbage: shmSession(1, shmShare(5, fill(32, 9)), SHM.run),
+  arenaEventFd: shmSession(1, shmShare(6), SHM.run),
+  arenaHole: shmSession(1, shmShare(0), shmShare(7, le(1, 2)), shmFar(1, 8192, 0, ARENA), SHM.run),
+  arenaNoPull: shmSession(0, shmShare(0), shmFar(1, 4000, 16, ARENA), SHM.run),
+  arenaBeforeConfirm: shmSession(1 | AUTH.early, early(shmShare(0)), SHM.run),
+  arenaShareBytes: Buffer.concat([Buffer.from([0x80]), arenaShareMessage(0x7f0000000000n, 16n << 30n)]),
 };
+
+function arenaShareMessage(base, bytes) {
+  const b = Buffer.alloc(32);
+  b.writeUInt32LE(0x48535652, 0);
+  b.writeUInt16LE(SHM_VERSION, 4);
+  b.writeUInt16LE(4, 6);
+  b.writeBigUInt64LE(base, 16);
+  b.writeBigUInt64LE(bytes, 24);
+  return b;
+}
 
 // --- a ring direction's receiving side (test/fuzz/fuzz_ring.cpp; native/ring) ---
 // Byte 0: slots - 1 (| 8: the credit target waits for operation 11), byte 1: frameBytes; then operations:

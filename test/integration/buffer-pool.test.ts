@@ -1,9 +1,10 @@
 // The buffer pool behind allocBuffer: a collected buffer's memory is handed out again, zeroed,
 // and the pool never holds more than its limit. Each scenario runs in a fresh process
-// (test/fixtures/buffer-pool.js), where no other buffer is collected while it counts.
+// (test/fixtures/buffer-pool.js), where no other buffer is collected while it counts. Buffers
+// of 64 KiB and more come from the shared arena, up to its limit.
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
-import { setBufferPoolLimit } from '../../src';
+import { setArenaLimit, setBufferPoolLimit } from '../../src';
 import { FIXTURES } from '../helpers/children';
 import { expectThrows } from '../helpers/errors';
 
@@ -65,5 +66,27 @@ test('huge-page buffers (2 MiB and more) are pooled in 2 MiB units', async () =>
 test('setBufferPoolLimit refuses what is not a byte count', () => {
   for (const bad of [-1, 1.5, Number.NaN, '64' as unknown as number]) {
     expectThrows(() => setBufferPoolLimit(bad), 'ERR_RVMA_INVALID_ARGUMENT', /setBufferPoolLimit.*bytes/);
+  }
+});
+
+test('the arena holds buffers of 64 KiB and more up to its limit, and gets them back once the pool lets go', async () => {
+  const r = await scenario('arena');
+  const KiB64 = 64 * 1024;
+  expect(r.returned).toBe(1);
+  expect(r.steps).toEqual({
+    start: 0,
+    limit: 16 * 2 ** 30, // the arena's size
+    small: 0, // 60 KiB (15 pages): ordinary memory
+    large: KiB64,
+    pastLimit: KiB64, // one more would pass the limit: ordinary memory
+    limitAbove: 16 * 2 ** 30, // a limit above the arena's size is its size
+    dropped: KiB64, // the dropped 128 KiB came from the arena and went back to it
+    limitZero: KiB64, // 0: nothing new in the arena
+  });
+}, 40_000);
+
+test('setArenaLimit refuses what is not a byte count', () => {
+  for (const bad of [-1, 1.5, Number.NaN, '64' as unknown as number]) {
+    expectThrows(() => setArenaLimit(bad), 'ERR_RVMA_INVALID_ARGUMENT', /setArenaLimit.*bytes/);
   }
 });

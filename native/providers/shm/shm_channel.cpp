@@ -1,12 +1,14 @@
 #include "shm_channel.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -139,6 +141,12 @@ bool Segment::adopt(int fd, uint64_t bytes, std::string* error) {
   int seals = fcntl(fd, F_GET_SEALS);
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) != bytes) {
     *error = "shm hello: the segment passed is not a memfd of the announced size";
+    return false;
+  }
+  // A hugetlbfs file's holes fault when no huge page is free: shmem only.
+  struct statfs fs{};
+  if (fstatfs(fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC) {
+    *error = "shm hello: the segment passed is not a shmem memfd";
     return false;
   }
   // Unsealed, the peer could shrink it under our mapping and every access would fault.

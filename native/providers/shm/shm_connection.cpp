@@ -1,5 +1,6 @@
 #include "shm_connection.h"
 
+#include "../../core/arena.h"
 #include "../../core/debug_log.h"
 
 #include <sys/epoll.h>
@@ -112,8 +113,10 @@ void ShmConnection::onSocket(uint32_t events) {
     bool good = n > 0 && size_t(n) <= sizeof buf;
     if (good && state_ == State::AwaitOffer) {
       good = onOffer(buf, size_t(n), fds);
+    } else if (good && state_ == State::Ready && messageKind(buf, size_t(n)) == kArenaShareKind) {
+      good = onArenaShare(buf, size_t(n), fds);
     } else {
-      for (int fd : fds) ::close(fd);  // only an offer carries fds
+      for (int fd : fds) ::close(fd);  // only an offer and an arena share carry fds
       if (n <= 0) {
         bool wasReady = state_ == State::Ready;
         fail(wasReady ? Status::PeerLost : Status::NoPeer, "the peer closed its shm connection", false);
@@ -260,6 +263,38 @@ bool ShmConnection::onLateRefusal(const uint8_t* p, size_t len) {
   }
   authFail(refusalWhy(h));
   return false;
+}
+
+// The peer's arena, mapped once: later far puts flagged kFlagArena are copied out of it.
+bool ShmConnection::onArenaShare(const uint8_t* p, size_t len, std::vector<int>& fds) {
+  ArenaShare share;
+  std::string why = decodeArenaShare(p, len, &share);
+  if (why.empty() && fds.size() != 1) why = "shm arena share: it must carry exactly one fd";
+  if (why.empty() && !weCanPull_) why = "shm arena share: from a peer whose memory this side cannot read";
+  if (why.empty()) {
+    why = peerArena_.adopt(fds[0], share);
+    fds.clear();
+  }
+  for (int fd : fds) ::close(fd);
+  if (why.empty()) {
+    RVMA_DEBUG_LOG("shm: mapped the arena of node \"" + peer_.nodeId + "\" (" + std::to_string(share.bytes >> 20) + " MiB)");
+    return true;
+  }
+  fail(Status::PeerLost, why, true);
+  return false;
+}
+
+// Before the first far put from arena memory, the arena goes to the peer: only a peer that
+// reads our memory already (it read our probe) is sent far puts, so it learns nothing new.
+bool ShmConnection::shareArena(const void* src, uint64_t len) {
+  Arena& arena = Arena::shared();
+  if (!arena.contains(src, len)) return false;
+  if (!arenaShared_) {
+    const int fd = arena.fd();
+    arenaShared_ = sendMessage(sock_, encodeArenaShare(ArenaShare{arena.base(), Arena::kSpanBytes}), &fd, 1);
+    if (arenaShared_) owner_.onArenaShared(this);
+  }
+  return arenaShared_;
 }
 
 const auth::PeerAuth& ShmConnection::auth() const { return owner_.ctx().auth; }
@@ -465,6 +500,21 @@ Status ShmConnection::place(const Record& r, bool* fatal) {
     *fatal = true;
     return Status::PeerLost;
   }
+  // From the peer's arena: its share came on the socket before this record (the peer sent it
+  // first), so a share not handled yet is waiting there.
+  const uint64_t farLen = r.type == RecordType::FarGatherPut ? p.len - r.payloadLen : p.len;
+  const uint8_t* fromArena = nullptr;
+  if (p.flags & kFlagArena) {
+    if (!peerArena_.mapped()) onSocket(0);
+    if (state_ != State::Dead && !(fromArena = peerArena_.at(r.src, farLen))) {
+      fail(Status::PeerLost, peerArena_.mapped() ? "shm ring: a far put from outside the arena its sender shared"
+                                                 : "shm ring: a far put from an arena its sender never shared", true);
+    }
+    if (state_ == State::Dead) {
+      *fatal = true;
+      return Status::PeerLost;
+    }
+  }
   Reservation res;
   RegionReservation raw;
   const bool isRaw = (p.flags & kFlagRaw) != 0;
@@ -479,11 +529,11 @@ Status ShmConnection::place(const Record& r, bool* fatal) {
     // The writer put the bytes there itself: counted and reported, nothing to copy.
   } else {
     // A FarGatherPut's head came inline; the rest is pulled behind it.
-    const uint64_t headLen = r.type == RecordType::FarGatherPut ? r.payloadLen : 0;
+    const uint64_t headLen = p.len - farLen;
     if (headLen) std::memcpy(dst, r.payload, headLen);
-    const uint64_t len = p.len - headLen;
-    pulled = len >= kSplitPullBytes ? owner_.pullHelper().pull(peerPid_, dst + headLen, r.src, len)
-                                    : pull(peerPid_, dst + headLen, r.src, len);
+    if (fromArena) std::memcpy(dst + headLen, fromArena, farLen);
+    else pulled = farLen >= kSplitPullBytes ? owner_.pullHelper().pull(peerPid_, dst + headLen, r.src, farLen)
+                                            : pull(peerPid_, dst + headLen, r.src, farLen);
   }
   if (pulled != Pull::Ok) {
     if (isRaw) owner_.ctx().regions.cancel(raw);
@@ -759,6 +809,7 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
     uint8_t* at = out_.claim(bytes, corrupt);
     if (!at) return false;
     begin();
+    if (shareArena(req.data, req.len - req.headLen)) head.flags |= kFlagArena;
     head.prefix = RecordPrefix{uint32_t(RecordType::FarGatherPut), uint32_t(bytes)};
     FarGatherPutRecord far{head, reinterpret_cast<uint64_t>(req.data), req.headLen};
     std::memcpy(at, &far, sizeof far);
@@ -776,6 +827,7 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
       std::memcpy(at, &head, sizeof head);
       req.copyTo(at + sizeof head);
     } else {
+      if (shareArena(req.data, req.len)) head.flags |= kFlagArena;
       FarPutRecord far{head, reinterpret_cast<uint64_t>(req.data)};
       std::memcpy(at, &far, sizeof far);
     }

@@ -16,6 +16,7 @@
 #include "../../core/mailbox.h"
 #include "../../core/region_table.h"
 #include "../provider.h"
+#include "shm_arena_share.h"
 #include "shm_channel.h"
 #include "shm_hello.h"
 #include "shm_ring.h"
@@ -64,6 +65,9 @@ class ShmConnection {
   const std::string& address() const { return address_; }
   // Large puts to this peer are pulled by it (else chunked through the ring).
   bool peerPulls() const { return peerPulls_; }
+  // How large puts to this peer travel, as endpoint.peers() says: "arena" (pulled, and copied out
+  // of our arena when they come from it), "cma" (pulled) or "copy" (chunks through the ring).
+  const char* largePuts() const { return arenaShared_ ? "arena" : peerPulls_ ? "cma" : "copy"; }
   std::vector<uint64_t>& connectRequests() { return connectRequests_; }
   void expectNode(const std::string& node) { expectedNode_ = node; }
   const std::string& expectedNode() const { return expectedNode_; }
@@ -105,6 +109,10 @@ class ShmConnection {
   bool onAccept(const uint8_t* p, size_t len);
   bool onConfirm(const uint8_t* p, size_t len);
   bool onLateRefusal(const uint8_t* p, size_t len);
+  bool onArenaShare(const uint8_t* p, size_t len, std::vector<int>& fds);
+  // Whether a far put's source [src, src + len) lies in our arena and the peer has it (shared
+  // now if not yet): then its record carries kFlagArena.
+  bool shareArena(const void* src, uint64_t len);
   bool adoptPeer();
   bool probe(const shm::Hello& h) const;
   void attachRings(int inbound, int outbound);
@@ -186,6 +194,8 @@ class ShmConnection {
   bool wakePeer_ = false;
   uint32_t quietAcks_ = 0;
   bool lazyHeld_ = false;
+  shm::PeerArena peerArena_;  // the peer's arena, once it shared it
+  bool arenaShared_ = false;  // ours went to the peer
   std::unordered_map<uint64_t, Lent> lent_;                     // regions of the peer we may write
   std::unordered_map<uint64_t, std::vector<PutRequest>> asked_;  // raw writes waiting for RegionInfo
 };

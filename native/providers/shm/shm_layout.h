@@ -9,8 +9,9 @@ namespace rvma::shm {
 
 constexpr uint32_t kMagic = 0x48535652;  // "RVSH"
 // 2: Ack and RegionInfo status 13 (Forbidden); 3: peer authentication in the hellos (auth flag,
-// nonces, proofs, refusals; shm_hello.h); 4: FarGatherPut; 5: kFlagLazyAck; 6: kFlagLateAck
-constexpr uint16_t kVersion = 6;
+// nonces, proofs, refusals; shm_hello.h); 4: FarGatherPut; 5: kFlagLazyAck; 6: kFlagLateAck;
+// 7: arena shares (shm_arena_share.h) and kFlagArena
+constexpr uint16_t kVersion = 7;
 constexpr uint64_t kMinRingBytes = 64ull << 10;
 constexpr uint64_t kMaxRingBytes = 256ull << 20;
 
@@ -57,7 +58,10 @@ constexpr uint32_t kFlagLazyAck = 4;
 // Nothing waits on the answer at all: the receiver may leave it unannounced longer
 // (kLateAckDelayMs).
 constexpr uint32_t kFlagLateAck = 8;
-constexpr uint32_t kKnownFlags = kFlagAppend | kFlagRaw | kFlagLazyAck | kFlagLateAck;
+// FarPut and FarGatherPut only: the source lies in the arena the sender shared on the socket
+// (shm_arena_share.h); the receiver copies it from its mapping of that arena.
+constexpr uint32_t kFlagArena = 16;
+constexpr uint32_t kKnownFlags = kFlagAppend | kFlagRaw | kFlagLazyAck | kFlagLateAck | kFlagArena;
 
 struct RecordPrefix {
   uint32_t type;

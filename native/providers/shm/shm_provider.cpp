@@ -237,7 +237,7 @@ void ShmProvider::onReady(ShmConnection* conn) {
   {
     // Known before connect() resolves: under thread progress JS may put by node id at once.
     std::lock_guard<std::mutex> lock(knownMu_);
-    known_[node] = conn->peerPulls();
+    known_[node] = conn->largePuts();
     if (conn->dialer()) dialed_.insert(node);
   }
   for (uint64_t request : conn->connectRequests()) ctx_.events.connected(request, Status::Ok, node);
@@ -260,7 +260,7 @@ void ShmProvider::onDead(ShmConnection* conn, bool wasReady, Status status, cons
         known_.erase(node);
       } else {
         std::lock_guard<std::mutex> lock(knownMu_);
-        known_[node] = list.front()->peerPulls();
+        known_[node] = list.front()->largePuts();
       }
     }
   }
@@ -307,7 +307,14 @@ void ShmProvider::regionClosed(uint64_t key) {
 
 void ShmProvider::describePeers(std::vector<PeerInfo>* out) {
   std::lock_guard<std::mutex> lock(knownMu_);
-  for (const auto& [node, pulled] : known_) out->push_back(PeerInfo{node, "shm", pulled ? "cma" : "copy"});
+  for (const auto& [node, largePuts] : known_) out->push_back(PeerInfo{node, "shm", largePuts});
+}
+
+void ShmProvider::onArenaShared(ShmConnection* conn) {
+  auto it = byNode_.find(conn->peerNodeId());
+  if (it == byNode_.end() || it->second.front() != conn) return;
+  std::lock_guard<std::mutex> lock(knownMu_);
+  known_[conn->peerNodeId()] = conn->largePuts();
 }
 
 void ShmProvider::deferKick(ShmConnection* conn, AckPace pace) {

@@ -55,6 +55,7 @@ class ShmProvider final : public Provider {
   // incarnation of that node, or another process, is connected as it (*why says so), as on tcp.
   bool admits(const std::string& node, uint64_t incarnation, pid_t pid, std::string* why) const;
   void onReady(ShmConnection* conn);
+  void onArenaShared(ShmConnection* conn);  // endpoint.peers() says "arena" from now on
   // conn died (its puts are reported already): it leaves every route.
   void onDead(ShmConnection* conn, bool wasReady, Status status, const std::string& why);
   static uint64_t nowMs();
@@ -105,7 +106,7 @@ class ShmProvider final : public Provider {
   shm::PullHelper pullHelper_;
 
   std::mutex knownMu_;
-  std::unordered_map<std::string, bool> known_;  // node ids reachable now -> their large puts are pulled
+  std::unordered_map<std::string, const char*> known_;  // node ids reachable now -> how large puts travel to them
   std::unordered_set<std::string> dialed_;       // node ids with an address to dial again (addressOfNode_)
 };
 

@@ -62,6 +62,10 @@ RingReader::Next RingReader::next(Record* out, std::string* why, bool refresh) {
         *why = "shm ring: a put with unknown flags";
         return false;
       }
+      if ((p.flags & kFlagArena) && type != RecordType::FarPut && type != RecordType::FarGatherPut) {
+        *why = "shm ring: the arena flag on a put that is not pulled";
+        return false;
+      }
       if ((p.flags & kFlagAppend) && ((p.flags & kFlagRaw) || p.offset != 0)) {
         *why = "shm ring: an append that also names an offset or a region";
         return false;
