@@ -48,7 +48,7 @@ export class Consumer {
     try {
       if (data) return await driveSteps(s, firstStep, put.consumerStep(this.peer.endpoint, producer.nodeId, s, data, put.ackVaddr(firstStep)));
       const keys = rendezvous.keysFor(s, producer.incarnation, this.peer.endpoint.incarnation);
-      return await driveSteps(s, firstStep, rendezvous.consumerStep(this.peer, s, keys, s.transport === 'rendezvous-release'));
+      return await driveSteps(s, firstStep, rendezvous.consumerStep(this.peer, s, keys, rendezvous.reuseOf(s.transport)));
     } finally {
       data?.close();
     }

@@ -25,7 +25,7 @@ export class Producer {
     const firstStep = Number(t.firstStep);
     if (s.transport !== 'put') {
       const keys = rendezvous.keysFor(s, this.peer.endpoint.incarnation, this.consumer.incarnation);
-      return driveSteps(s, firstStep, rendezvous.producerStep(this.peer, s, keys, s.transport === 'rendezvous-release'));
+      return driveSteps(s, firstStep, rendezvous.producerStep(this.peer, s, keys, rendezvous.reuseOf(s.transport)));
     }
     const answers = put.inbox(this.peer.endpoint, put.ackVaddr(firstStep), s.ackBytes, 2);
     try {

@@ -21,28 +21,41 @@ export function keysFor(s: StepScenario, producerIncarnation: string, consumerIn
   };
 }
 
-/** release: every received tensor goes back to the receive pool once checked (Received.release). */
-export function producerStep(peer: Peer, s: StepScenario, keys: StepKeys, release: boolean): Step {
+/**
+ * How received tensors go back to the receive pool: not at all (garbage-collected), recycled at
+ * their step's cleanup (recv option), or by release() once checked.
+ */
+export type Reuse = 'none' | 'recycle' | 'release';
+
+export function reuseOf(transport: string): Reuse {
+  return transport === 'rendezvous-release' ? 'release' : transport === 'rendezvous-recycle' ? 'recycle' : 'none';
+}
+
+export function producerStep(peer: Peer, s: StepScenario, keys: StepKeys, reuse: Reuse): Step {
   const { mgr } = peer;
   const tensors = tensorsFor(s);
   const ack = ackTensor(s);
+  const release = reuse === 'release';
+  const options = { timeout: RECV_TIMEOUT_MS, recycle: reuse === 'recycle' };
   return async (id) => {
     const step = mgr.find(id);
     for (let i = 0; i < tensors.length; i++) step.send(keys.tensors[i], tensors[i]);
-    const answer = await step.recv(keys.ack, { timeout: RECV_TIMEOUT_MS });
+    const answer = await step.recv(keys.ack, options);
     checkReceived(answer.tensor.data as Float32Array, ack, `step ${id} answer`);
     if (release) answer.release?.();
     if (id > 2) mgr.cleanup(id - 2);
   };
 }
 
-export function consumerStep(peer: Peer, s: StepScenario, keys: StepKeys, release: boolean): Step {
+export function consumerStep(peer: Peer, s: StepScenario, keys: StepKeys, reuse: Reuse): Step {
   const { mgr } = peer;
   const tensors = tensorsFor(s);
   const ack = ackTensor(s);
+  const release = reuse === 'release';
+  const options = { timeout: RECV_TIMEOUT_MS, recycle: reuse === 'recycle' };
   return async (id) => {
     const step = mgr.find(id);
-    const got = await Promise.all(keys.tensors.map((key) => step.recv(key, { timeout: RECV_TIMEOUT_MS })));
+    const got = await Promise.all(keys.tensors.map((key) => step.recv(key, options)));
     got.forEach(({ tensor }, i) => checkReceived(tensor.data as Float32Array, tensors[i], `step ${id} tensor ${i}`));
     if (release) for (const r of got) r.release?.();
     step.send(keys.ack, ack);

@@ -10,11 +10,11 @@ const PLACEMENT_NAME: Record<PlacementMode, string> = { same: 'same CPU', split:
 
 export function reportSpec(scenarios: Scenario[], variants: PlacedVariant[]): ReportSpec {
   const placements = [...new Set(variants.map((v) => v.placement))];
-  const pairs = placements.flatMap((p) => scenarios.map((s) => ({ of: placedId('rendezvous', p), versus: placedId('put', p), scenario: s.id })));
+  const pairs = placements.flatMap((p) => scenarios.map((s) => ({ of: placedId('rendezvous-recycle', p), versus: placedId('put', p), scenario: s.id })));
   return {
     scenarios,
     variants,
-    subject: pairs[0]?.of ?? 'rendezvous',
+    subject: pairs[0]?.of ?? 'rendezvous-recycle',
     subjectColumn: 'rendezvous',
     extra: [],
     ratios: pairs,
@@ -53,14 +53,27 @@ export function formatReport(spec: ReportSpec, samples: Samples, report: Report,
     const head = ['transport', ...scenarios.flatMap((s) => (s.kind === 'rtt' ? [`${s.label} µs`, 'p99 µs'] : [`${s.label} MiB/s`]))];
     out.push('', `Placement ${PLACEMENT_NAME[p]}`, table([head, ...rows]));
   }
-  out.push('', 'Targets (rendezvous over put at the same placement; ping-pong: time ratio, others: bandwidth ratio; the release() column is for information):');
+  out.push(
+    '',
+    'Targets (rendezvous recycled at cleanup over put at the same placement; ping-pong: time ratio, others: bandwidth ratio; ' +
+      'the columns without reuse and with release() are for information):',
+  );
   const ratioRows = report.ratios.map((r) => {
     const s = scenarios.find((x) => x.id === r.scenario)!;
     const placement = (spec.variants.find((v) => v.id === r.of) as PlacedVariant).placement;
-    const released = (report.medians[placedId('rendezvous-release', placement)]?.[s.id] ?? NaN) / (report.medians[r.versus]?.[s.id] ?? NaN);
-    return [s.kind === 'rtt' ? 'round-trip time' : 'bandwidth', s.label, PLACEMENT_NAME[placement], fixed(r.value, 2), r.target ?? '-', r.met === undefined ? '-' : r.met ? 'pass' : 'MISS', fixed(released, 2)];
+    const versus = (t: string): number => (report.medians[placedId(t as never, placement)]?.[s.id] ?? NaN) / (report.medians[r.versus]?.[s.id] ?? NaN);
+    return [
+      s.kind === 'rtt' ? 'round-trip time' : 'bandwidth',
+      s.label,
+      PLACEMENT_NAME[placement],
+      fixed(r.value, 2),
+      r.target ?? '-',
+      r.met === undefined ? '-' : r.met ? 'pass' : 'MISS',
+      fixed(versus('rendezvous'), 2),
+      fixed(versus('rendezvous-release'), 2),
+    ];
   });
-  out.push(table([['ratio', 'scenario', 'placement', 'measured', 'target', 'met', 'with release()'], ...ratioRows]));
+  out.push(table([['ratio', 'scenario', 'placement', 'measured', 'target', 'met', 'no reuse', 'with release()'], ...ratioRows]));
   out.push('', 'Per step, medians over the repetitions: CPU µs (producer + consumer, all threads, warm-up included) | minor page faults (producer + consumer, timed steps):');
   const cpuRows = variants.map((v) => [
     `${v.label}, ${PLACEMENT_NAME[v.placement]}`,

@@ -29,7 +29,7 @@ export const VARIANTS: Variant<Transport>[] = [
   { id: 'memcpy', label: 'memcpy (C, 1 thread)', transport: 'memcpy', only: BANDWIDTH },
   {
     id: 'native',
-    label: 'mailbox put (shm, loop, allocBuffer source: the arena)',
+    label: 'mailbox put (shm, loop, allocBuffer source)',
     transport: 'mailbox',
     provider: 'shm',
     progress: 'loop',
@@ -62,7 +62,7 @@ export const VARIANTS: Variant<Transport>[] = [
 
 export const TARGETS: TargetSpec[] = [
   { versus: 'memcpy', scenario: 'bw16m', min: 0.85 },
-  // From the arena: a copy out of the sender's memory, against a memcpy of the same sizes.
+  // From allocBuffer memory (the arena below 2 MiB; see docs/api.md), against a memcpy of the same sizes.
   { of: 'native', versus: 'memcpy', scenario: 'bw16m', min: 0.85 },
   { of: 'native', versus: 'memcpy', scenario: 'bw1m', min: 0.6 },
   { versus: 'ucx', scenario: 'bw1m', min: 1.5 },

@@ -54,9 +54,10 @@ void* BufferPool::take(size_t size, bool zeroed) {
     return block;
   }
   // Larger blocks from the shared arena, where a same-host peer copies a put from them with one
-  // memcpy; it hands out zeroed memory. Past its limit, ordinary memory.
+  // memcpy. Past its limit, ordinary memory.
   const size_t align = capacity >= kHuge ? kHuge : kPage;
-  bool fromArena = capacity >= Arena::kMinBlockBytes && (block = Arena::shared().take(capacity, align)) != nullptr;
+  bool clean = false;
+  bool fromArena = Arena::suits(capacity) && (block = Arena::shared().take(capacity, align, &clean)) != nullptr;
   if (!fromArena && posix_memalign(&block, align, capacity) != 0) return nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -65,7 +66,12 @@ void* BufferPool::take(size_t size, bool zeroed) {
   // Shared memory gets huge pages only where the kernel's shmem_enabled allows it.
   if (capacity >= kHuge) madvise(block, capacity, MADV_HUGEPAGE);
   if (fromArena) {
-    madvise(block, capacity, MADV_POPULATE_WRITE);
+    // A block the arena kept has its pages; a clean one is zeros, faulted in by one call.
+    if (!clean) {
+      if (zeroed) std::memset(block, 0, size);
+    } else {
+      madvise(block, capacity, MADV_POPULATE_WRITE);
+    }
     return block;
   }
   // The pages are faulted in now rather than in a transfer, by one call where the kernel allows:

@@ -4,13 +4,25 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <iterator>
+#include <string>
 
 namespace rvma {
 
 Arena& Arena::shared() {
   static Arena* arena = new Arena();
   return *arena;
+}
+
+bool Arena::suits(uint64_t bytes) {
+  static const bool sharedHugePages = [] {
+    std::ifstream in("/sys/kernel/mm/transparent_hugepage/shmem_enabled");
+    std::string line;
+    std::getline(in, line);
+    return !line.empty() && line.find("[never]") == std::string::npos && line.find("[deny]") == std::string::npos;
+  }();
+  return bytes >= kMinBlockBytes && (bytes < kHugeBytes || sharedHugePages);
 }
 
 bool Arena::create() {
@@ -36,11 +48,16 @@ bool Arena::create() {
   return true;
 }
 
-void* Arena::take(uint64_t bytes, uint64_t align) {
+void* Arena::take(uint64_t bytes, uint64_t align, bool* zeroed) {
   std::lock_guard<std::mutex> lock(mu_);
   if (bytes == 0 || used_ + bytes > limit_ || !create()) return nullptr;
-  // First fit. The mapping starts on a page boundary only, so alignment is of the address.
   const uint64_t base = this->base();
+  if (uint64_t kept = takeKept(bytes, align)) {
+    used_ += bytes;
+    *zeroed = false;
+    return reinterpret_cast<void*>(base + kept - 1);
+  }
+  // First fit. The mapping starts on a page boundary only, so alignment is of the address.
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     const uint64_t start = it->first, len = it->second;
     const uint64_t at = ((base + start + align - 1) / align * align) - base;
@@ -49,18 +66,62 @@ void* Arena::take(uint64_t bytes, uint64_t align) {
     if (at > start) free_[start] = at - start;
     if (at + bytes < start + len) free_[at + bytes] = start + len - (at + bytes);
     used_ += bytes;
+    *zeroed = true;
     return reinterpret_cast<void*>(base + at);
   }
   return nullptr;
 }
 
+// Offsets are returned plus one, so that 0 can say "none".
+uint64_t Arena::takeKept(uint64_t bytes, uint64_t align) {
+  auto it = kept_.find(bytes);
+  if (it == kept_.end()) return 0;
+  auto& offsets = it->second;
+  for (size_t i = offsets.size(); i-- > 0;) {
+    const uint64_t offset = offsets[i];
+    if ((base() + offset) % align != 0) continue;
+    offsets.erase(offsets.begin() + long(i));
+    if (offsets.empty()) kept_.erase(it);
+    keptBytes_ -= bytes;
+    return offset + 1;
+  }
+  return 0;
+}
+
 bool Arena::give(void* block, uint64_t bytes) {
   if (!contains(block, bytes)) return false;
   const uint64_t offset = reinterpret_cast<uint64_t>(block) - base();
-  // Its pages go back to the system before anyone can take the range again (and read as zeros).
-  fallocate(fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(offset), off_t(bytes));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    used_ -= bytes;
+    kept_[bytes].push_back(offset);
+    keptBytes_ += bytes;
+    if (keptBytes_ <= kKeptBytes) return true;
+  }
+  trimKept();
+  return true;
+}
+
+void Arena::trimKept() {
+  std::vector<std::pair<uint64_t, uint64_t>> punch;  // offset, length
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // The largest blocks first: the fewest calls for the most memory.
+    while (keptBytes_ > kKeptBytes) {
+      auto it = std::prev(kept_.end());
+      punch.emplace_back(it->second.front(), it->first);
+      it->second.erase(it->second.begin());
+      keptBytes_ -= it->first;
+      if (it->second.empty()) kept_.erase(it);
+    }
+  }
+  // The pages go back to the system before anyone can take the range again (and read as zeros).
+  for (auto [offset, len] : punch) fallocate(fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(offset), off_t(len));
   std::lock_guard<std::mutex> lock(mu_);
-  used_ -= bytes;
+  for (auto [offset, len] : punch) release(offset, len);
+}
+
+void Arena::release(uint64_t offset, uint64_t bytes) {
   auto next = free_.lower_bound(offset);
   uint64_t start = offset, len = bytes;
   if (next != free_.begin()) {
@@ -76,7 +137,6 @@ bool Arena::give(void* block, uint64_t bytes) {
     free_.erase(next);
   }
   free_[start] = len;
-  return true;
 }
 
 bool Arena::contains(const void* p, uint64_t len) const {

@@ -3,5 +3,5 @@ export type { FrameIter, ParsedKey } from './key';
 export { RendezvousMgr } from './mgr';
 export type { RendezvousOptions } from './mgr';
 export { Rendezvous } from './rendezvous';
-export type { Received } from './rendezvous';
+export type { Received, TensorRecvOptions } from './rendezvous';
 export type { RendezvousCounters } from './counters';

@@ -50,6 +50,13 @@ export interface RendezvousOptions {
   /** Bytes of released receive buffers kept for reuse (Received.release). Default 256 MiB. */
   receivePoolBytes?: number;
   /**
+   * Remote recvs' buffers go back to the receive pool when their step is cleaned up, as if
+   * release() were called then: a step loop that cleans up its finished steps receives into warm
+   * memory with no release() and no garbage collection. The tensor's data must not be used after
+   * its step's cleanup. Default false; Rendezvous.recv's own `recycle` overrides it.
+   */
+  recycle?: boolean;
+  /**
    * Bytes of push mailboxes this manager keeps posted for keys that repeat (see docs/rendezvous.md,
    * Push): their senders put the content at once, with no request. Default 64 MiB; 0 turns push off.
    */
@@ -90,6 +97,7 @@ const OPTION_KEYS = [
   'maxTensorBytes',
   'metaCacheSize',
   'receivePoolBytes',
+  'recycle',
   'pushBufferBytes',
   'pushMaxTensorBytes',
   'maxRequestsPerPeer',
@@ -130,6 +138,7 @@ export class RendezvousMgr {
       maxTensorBytes: checkInteger(call, 'maxTensorBytes', o.maxTensorBytes ?? 2 ** 32, 0, 2 ** 40),
       metaCacheSize: checkInteger(call, 'metaCacheSize', o.metaCacheSize ?? 4096, 0, 2 ** 24),
       receivePoolBytes: checkInteger(call, 'receivePoolBytes', o.receivePoolBytes ?? 256 * 2 ** 20, 0, 2 ** 40),
+      recycle: o.recycle === undefined ? false : checkBoolean(call, 'recycle', o.recycle),
       pushBufferBytes: checkInteger(call, 'pushBufferBytes', o.pushBufferBytes ?? 64 * 2 ** 20, 0, 2 ** 40),
       pushMaxTensorBytes: checkInteger(call, 'pushMaxTensorBytes', o.pushMaxTensorBytes ?? 4 * 2 ** 20, 0, 2 ** 40),
       maxRequestsPerPeer: checkInteger(call, 'maxRequestsPerPeer', o.maxRequestsPerPeer ?? 1024, 1, 2 ** 24),
@@ -160,6 +169,8 @@ export class RendezvousMgr {
   /** Released receive buffers by size, for the next recv of that size (see Received.release). */
   private readonly pool = new Map<number, Uint8Array[]>();
   private pooledBytes = 0;
+  /** With recycle: the release() of each remote recv's tensor by step, run at the step's cleanup. */
+  private readonly recycling = new Map<bigint, (() => void)[]>();
   /** Recently cleaned steps: a late request for one is refused, not parked forever. */
   private readonly cleaned = new Set<bigint>();
   private readonly channel: ControlChannel;
@@ -179,6 +190,7 @@ export class RendezvousMgr {
       maxTensorBytes: number;
       metaCacheSize: number;
       receivePoolBytes: number;
+      recycle: boolean;
       pushBufferBytes: number;
       pushMaxTensorBytes: number;
       maxRequestsPerPeer: number;
@@ -230,6 +242,11 @@ export class RendezvousMgr {
     const step = checkU64('RendezvousMgr.cleanup', 'stepId', stepId);
     this.cleaned.add(step);
     if (this.cleaned.size > CLEANED_STEPS_KEPT) this.cleaned.delete(this.cleaned.values().next().value!);
+    const releases = this.recycling.get(step);
+    if (releases) {
+      this.recycling.delete(step);
+      for (const release of releases) release();
+    }
     const rendezvous = this.steps.get(step);
     if (!rendezvous) return;
     this.steps.delete(step);
@@ -238,6 +255,15 @@ export class RendezvousMgr {
     // The usual case, every transfer of the step done: nothing to fail, so no error built yet.
     if (!this.busyIn(step) && rendezvous.retireIdle(error)) return;
     rendezvous.startAbort(error());
+  }
+
+  /** A remote recv's tensor, its buffer recycled when the step is cleaned up (see recycle). */
+  private recycleAtCleanup(step: bigint, item: Received): Received {
+    if (!item.release || this.closed || this.cleaned.has(step)) return item;
+    let releases = this.recycling.get(step);
+    if (!releases) this.recycling.set(step, (releases = []));
+    releases.push(item.release);
+    return item;
   }
 
   /** Whether a remote recv or a request being served belongs to the step. */
@@ -260,6 +286,7 @@ export class RendezvousMgr {
     this.peerSteps.clear();
     this.pool.clear();
     this.pooledBytes = 0;
+    this.recycling.clear();
     this.inboxes.clear();
     // Receivers waiting for pushes from here ask instead, and find the control mailbox closed.
     const pushedTo = this.pushRoutes.peers();
@@ -273,7 +300,10 @@ export class RendezvousMgr {
   // the shipped declarations need no `implements` of an internal interface).
   private readonly host: RendezvousHost = {
     isLocalTask: (task) => this.tasks.has(task),
-    recvRemote: (rendezvous, key, parsed, options) => this.recvRemote(rendezvous, key, parsed, options),
+    recvRemote: (rendezvous, key, parsed, options, recycle) => {
+      const received = this.recvRemote(rendezvous, key, parsed, options);
+      return recycle ?? this.options.recycle ? received.then((item) => this.recycleAtCleanup(rendezvous.stepId, item)) : received;
+    },
     push: (rendezvous, key, item) => this.push(rendezvous, key, item),
     aborted: (rendezvous, error) => this.aborted(rendezvous, error),
   };

@@ -18,6 +18,15 @@ export interface Received {
   release?(): void;
 }
 
+/** Options of Rendezvous.recv. */
+export interface TensorRecvOptions extends WaitOptions {
+  /**
+   * A remote recv's buffer goes back to the receive pool when its step is cleaned up, as if
+   * release() were called then (RendezvousOptions.recycle, the default, tells more).
+   */
+  recycle?: boolean;
+}
+
 type LocalDone = (error: Error | undefined, item?: Received) => void;
 
 interface Slot {
@@ -28,7 +37,7 @@ interface Slot {
 /** What a Rendezvous needs from its manager (internal). */
 export interface RendezvousHost {
   isLocalTask(task: string): boolean;
-  recvRemote(rendezvous: Rendezvous, key: string, parsed: Readonly<ParsedKey>, options: WaitOptions): Promise<Received>;
+  recvRemote(rendezvous: Rendezvous, key: string, parsed: Readonly<ParsedKey>, options: WaitOptions, recycle: boolean | undefined): Promise<Received>;
   /** Puts a sent tensor straight to its remote receiver if the key is pushed; false: park it. */
   push(rendezvous: Rendezvous, key: string, item: Received): boolean;
   /** The step aborted: remote recvs of it must fail too. */
@@ -70,17 +79,19 @@ export class Rendezvous {
   }
 
   /** Receives the tensor sent under key in this step, from this process or a remote one. */
-  recv(key: string, options?: WaitOptions): Promise<Received> {
+  recv(key: string, options?: TensorRecvOptions): Promise<Received> {
     const call = 'Rendezvous.recv';
     try {
-      const o = parseWaitOptions(call, options);
+      const { recycle: wanted, ...waitOptions } = checkOptions<TensorRecvOptions>(call, options, ['timeout', 'signal', 'recycle']);
+      const o = parseWaitOptions(call, options === undefined ? undefined : waitOptions);
+      const recycle = wanted === undefined ? undefined : checkBoolean(call, 'recycle', wanted);
       const { parsed, key: normal } = normalKey(key);
       key = normal;
       if (!this.host.isLocalTask(parsed.dstTask)) {
         throw invalid(call, `this endpoint does not host the key's destination task ${parsed.dstTask}`);
       }
       if (this.abortError) throw this.abortError;
-      if (!this.host.isLocalTask(parsed.srcTask)) return this.host.recvRemote(this, key, parsed, o);
+      if (!this.host.isLocalTask(parsed.srcTask)) return this.host.recvRemote(this, key, parsed, o, recycle);
       const wait = new Wait<Received>(`${call} of ${key}`, o, () => {
         const slot = this.slots.get(key);
         if (slot?.waiting === done) this.slots.delete(key);
