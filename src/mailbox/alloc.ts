@@ -7,8 +7,9 @@ import { checkInteger } from './validate';
  * Zeroed, page-aligned native memory of `size` bytes, back to the buffer pool when the array is
  * collected. From 64 KiB on it comes from the process's shared arena (setArenaLimit): a peer on
  * the same host copies a put from it with one memcpy instead of pulling it through the kernel
- * (bench:shm). From 2 MiB on it starts on a 2 MiB boundary. Use it for tensors or staging
- * buffers that are put often.
+ * (bench:shm). From 2 MiB on it starts on a 2 MiB boundary, with huge pages where the kernel
+ * allows, and is in the arena only where shared memory gets huge pages. Use it for tensors or
+ * staging buffers that are put often.
  */
 export function allocBuffer(size: number): Uint8Array {
   return new Uint8Array(native().allocBuffer(checkInteger('allocBuffer', 'size', size, 0, 2 ** 40)));
@@ -46,7 +47,7 @@ export function bufferPoolStats(): BufferPoolStats {
 }
 
 /**
- * The most of the shared arena that buffers of 64 KiB and more take at once (default and most:
+ * The most of the shared arena that buffers of 64 KiB and more (see allocBuffer) take at once (default and most:
  * 16 GiB, the arena's size). Past it, allocBuffer hands out ordinary memory, which a same-host
  * peer pulls through the kernel. 0 keeps every new buffer out of the arena. Buffers already
  * out stay where they are.
