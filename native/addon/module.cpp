@@ -2,6 +2,8 @@
 #include <malloc.h>
 #include <napi.h>
 
+#include <string>
+
 #include "../core/arena.h"
 #include "buffer_pool.h"
 #include "capabilities.h"
@@ -39,15 +41,24 @@ Napi::Value AllocBuffer(const Napi::CallbackInfo& info) {
       new size_t(size));
 }
 
+// The optional byte limit of bufferPool(limit?) and arena(limit?), given to `set`; false (a
+// TypeError thrown) when it is not a byte count.
+template <typename Set>
+bool takeLimit(const Napi::CallbackInfo& info, const char* name, Set set) {
+  if (info.Length() == 0 || info[0].IsUndefined()) return true;
+  const double limit = info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : -1;
+  if (!(limit >= 0) || limit > double(1ull << 50)) {
+    typeError(info.Env(), (std::string(name) + ": the limit must be a byte count").c_str());
+    return false;
+  }
+  set(uint64_t(limit));
+  return true;
+}
+
 // bufferPool(limit?) -> { pooledBytes, limitBytes, reused, fresh, returned }; a limit given is set first.
 Napi::Value BufferPoolInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() > 0 && !info[0].IsUndefined()) {
-    if (!info[0].IsNumber()) return typeError(env, "bufferPool(limit)");
-    double limit = info[0].As<Napi::Number>().DoubleValue();
-    if (!(limit >= 0) || limit > double(1ull << 50)) return typeError(env, "bufferPool: limit out of range");
-    BufferPool::shared().setLimit(uint64_t(limit));
-  }
+  if (!takeLimit(info, "bufferPool", [](uint64_t limit) { BufferPool::shared().setLimit(limit); })) return env.Undefined();
   BufferPoolStats s = BufferPool::shared().stats();
   Napi::Object out = Napi::Object::New(env);
   out.Set("pooledBytes", double(s.pooledBytes));
@@ -62,12 +73,7 @@ Napi::Value BufferPoolInfo(const Napi::CallbackInfo& info) {
 // limit given is set first.
 Napi::Value ArenaInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() > 0 && !info[0].IsUndefined()) {
-    if (!info[0].IsNumber()) return typeError(env, "arena(limit)");
-    double limit = info[0].As<Napi::Number>().DoubleValue();
-    if (!(limit >= 0) || limit > double(1ull << 50)) return typeError(env, "arena: limit out of range");
-    Arena::shared().setLimit(uint64_t(limit));
-  }
+  if (!takeLimit(info, "arena", [](uint64_t limit) { Arena::shared().setLimit(limit); })) return env.Undefined();
   ArenaStats s = Arena::shared().stats();
   Napi::Object out = Napi::Object::New(env);
   out.Set("usedBytes", double(s.usedBytes));
