@@ -2,7 +2,7 @@
 // callback, a send that comes first parks the tensor; the second completes the pair.
 import { RvmaError } from '../mailbox/errors';
 import { checkBoolean, checkOptions, invalid } from '../mailbox/validate';
-import { Wait, WaitOptions, parseWaitOptions } from '../mailbox/wait';
+import { Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from '../mailbox/wait';
 import { Tensor, toTensor } from '../tensor/tensor';
 import { ParsedKey, normalKey } from './key';
 
@@ -82,9 +82,7 @@ export class Rendezvous {
   recv(key: string, options?: TensorRecvOptions): Promise<Received> {
     const call = 'Rendezvous.recv';
     try {
-      const { recycle: wanted, ...waitOptions } = checkOptions<TensorRecvOptions>(call, options, ['timeout', 'signal', 'recycle']);
-      const o = parseWaitOptions(call, options === undefined ? undefined : waitOptions);
-      const recycle = wanted === undefined ? undefined : checkBoolean(call, 'recycle', wanted);
+      const { wait: o, recycle } = parseRecvOptions(call, options);
       const { parsed, key: normal } = normalKey(key);
       key = normal;
       if (!this.host.isLocalTask(parsed.dstTask)) {
@@ -182,4 +180,19 @@ export class Rendezvous {
     const slot = this.slots.get(key);
     if (slot?.waiting === done) this.slots.delete(key);
   }
+}
+
+interface ParsedRecvOptions {
+  wait: WaitOptions;
+  recycle: boolean | undefined;
+}
+// Shared by recvs without options: nothing allocated for them.
+const NO_RECV_OPTIONS: ParsedRecvOptions = { wait: parseWaitOptions('Rendezvous.recv', undefined), recycle: undefined };
+
+/** recv's options, checked: the wait's as parseWaitOptions makes them (one shape), and recycle. */
+function parseRecvOptions(call: string, options: unknown): ParsedRecvOptions {
+  if (options === undefined) return NO_RECV_OPTIONS;
+  const o = checkOptions<TensorRecvOptions>(call, options, ['timeout', 'signal', 'recycle']);
+  checkWaitOptions(call, o.timeout, o.signal);
+  return { wait: { timeout: o.timeout, signal: o.signal }, recycle: o.recycle === undefined ? undefined : checkBoolean(call, 'recycle', o.recycle) };
 }

@@ -1,14 +1,11 @@
 #include "shm_arena_share.h"
 
-#include <fcntl.h>
-#include <linux/magic.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cstring>
 
+#include "shm_channel.h"
 #include "shm_layout.h"
 
 namespace rvma::shm {
@@ -62,29 +59,18 @@ PeerArena::~PeerArena() {
 }
 
 std::string PeerArena::adopt(int fd, const ArenaShare& share) {
-  struct stat st{};
-  struct statfs fs{};
-  const int seals = fcntl(fd, F_GET_SEALS);
-  std::string why;
-  if (base_) {
-    why = "shm arena share: a second share";
-  } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) != share.bytes) {
-    why = "shm arena share: the fd passed is not a file of the announced size";
-  } else if (fstatfs(fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC) {
-    why = "shm arena share: the fd passed is not a shmem memfd";
-  } else if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
-    why = "shm arena share: the memfd is not sealed against shrinking";
-  } else {
+  std::string why = base_ ? "a second share" : checkSealedMemfd(fd, share.bytes);
+  if (why.empty()) {
     void* p = mmap(nullptr, share.bytes, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0);
     if (p == MAP_FAILED) {
-      why = std::string("shm arena share: cannot map it: ") + std::strerror(errno);
+      why = std::string("cannot map it: ") + std::strerror(errno);
     } else {
       base_ = static_cast<const uint8_t*>(p);
       share_ = share;
     }
   }
   close(fd);
-  return why;
+  return why.empty() ? why : "shm arena share: " + why;
 }
 
 const uint8_t* PeerArena::at(uint64_t src, uint64_t len) const {

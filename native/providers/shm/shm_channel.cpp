@@ -134,24 +134,22 @@ bool Segment::create(uint64_t bytes, std::string* error) {
   return map(error);
 }
 
+std::string checkSealedMemfd(int fd, uint64_t bytes) {
+  struct stat st{};
+  struct statfs fs{};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) != bytes) return "it is not a file of the announced size";
+  if (fstatfs(fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC) return "it is not a shmem memfd";
+  const int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || !(seals & F_SEAL_SHRINK)) return "it is not sealed against shrinking";
+  return "";
+}
+
 bool Segment::adopt(int fd, uint64_t bytes, std::string* error) {
   fd_ = fd;
   bytes_ = bytes;
-  struct stat st{};
-  int seals = fcntl(fd, F_GET_SEALS);
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) != bytes) {
-    *error = "shm hello: the segment passed is not a memfd of the announced size";
-    return false;
-  }
-  // A hugetlbfs file's holes fault when no huge page is free: shmem only.
-  struct statfs fs{};
-  if (fstatfs(fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC) {
-    *error = "shm hello: the segment passed is not a shmem memfd";
-    return false;
-  }
-  // Unsealed, the peer could shrink it under our mapping and every access would fault.
-  if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
-    *error = "shm hello: the segment passed is not sealed against shrinking";
+  std::string why = checkSealedMemfd(fd, bytes);
+  if (!why.empty()) {
+    *error = "shm hello: the segment passed is refused: " + why;
     return false;
   }
   return map(error);

@@ -25,6 +25,11 @@ ssize_t receiveMessage(int fd, uint8_t* buf, size_t cap, std::vector<int>* fds);
 // The kernel's word on who is at the other end of a unix socket.
 bool peerCredentials(int fd, pid_t* pid, uid_t* uid);
 
+// "" when fd is a peer's memfd that no mapping of it can fault on: a regular file of exactly
+// `bytes` on tmpfs (not hugetlbfs, whose holes fault when no huge page is free), sealed against
+// shrinking; else why not.
+std::string checkSealedMemfd(int fd, uint64_t bytes);
+
 // The shared segment: a sealed memfd (it can never shrink, so a mapping never faults), mapped
 // shared and writable.
 class Segment {
