@@ -219,6 +219,11 @@ export async function certificateRefusal(call: string, target: string | Sentinel
   return isRefusal(error) ? error : undefined;
 }
 
+/** A cluster client fails its connect with "Failed to refresh slots cache": the reason is the last node's error it wraps. */
+export function nodeErrorOf(error: unknown): unknown {
+  return (error as { lastNodeError?: Error } | undefined)?.lastNodeError ?? error;
+}
+
 /** Whether Redis (or the TLS layer) refused our credentials or its certificate. */
 export function isRefusal(error: unknown): boolean {
   const e = error as { message?: string; code?: string } | undefined;

@@ -17,6 +17,7 @@ import {
   directoryError,
   isRefusal,
   maskedUrl,
+  nodeErrorOf,
   redisClient,
   sentinelTarget,
 } from './redis-connection';
@@ -114,9 +115,10 @@ export class RedisDirectory extends EventEmitter implements Directory {
       await withTimeout(redis.ping(), connectTimeoutMs);
     } catch (cause) {
       redis.disconnect();
-      // connect() may fail with a generic error; the client's last 'error' event says why, or,
-      // through sentinels or a cluster, a handshake of our own (a certificate we do not trust).
-      const refusal = [cause, lastError].find(isRefusal) ?? (await certificateRefusal(call, sentinel ?? shards ?? url, o, connectTimeoutMs));
+      // connect() may fail with a generic error; the client's last 'error' event says why (a
+      // cluster's, the last node's error it wraps), or, through sentinels or a cluster, a
+      // handshake of our own (a certificate we do not trust).
+      const refusal = [cause, lastError].map(nodeErrorOf).find(isRefusal) ?? (await certificateRefusal(call, sentinel ?? shards ?? url, o, connectTimeoutMs));
       if (refusal) throw directoryError(`${call}: Redis at ${shown}`, refusal);
       const detail = lastError && lastError !== cause ? ` (${lastError.message})` : '';
       throw new RvmaError(

@@ -10,7 +10,7 @@ import { RedisDirectory } from '../../src';
 import { rvma } from '../helpers/cli';
 import { codeOf, nodeRecord } from '../helpers/directory';
 import { FailoverScenario, survives } from '../helpers/directory-failover';
-import { TEST_CONNECT_TIMEOUT_MS, describeRedis } from '../helpers/redis';
+import { TEST_CONNECT_TIMEOUT_MS, WatchReader, describeRedis } from '../helpers/redis';
 import { ClusterSet, startCluster } from '../../examples/common/redis-cluster';
 
 jest.setTimeout(120_000);
@@ -87,6 +87,42 @@ describeRedis('RedisDirectory on a Redis Cluster', () => {
     const both = await rvma(['directory', 'ls', '--cluster-nodes', nodes, '--redis', 'redis://127.0.0.1:1', '--namespace', namespace]);
     expect(both.status).toBe(1);
     expect(both.stderr).toMatch(/give one of url, sentinels and clusterNodes/);
+  });
+
+  test('an ACL user confined to its namespace (hash-tagged patterns, CLUSTER SLOTS, CLUSTER INFO and INFO): works and watches there, refused (ERR_RVMA_AUTH) elsewhere', async () => {
+    const namespace = `acl-${run}`;
+    const password = `pw-${run}`;
+    // Cluster nodes keep their users apart: each node gets the same user.
+    for (const node of set.nodes) {
+      const client = new Redis({ ...node, lazyConnect: true });
+      await client.connect();
+      await client.call('ACL', 'SETUSER', 'alice', 'reset', 'on', `>${password}`, `~rvma:{${namespace}}:*`, `&rvma:{${namespace}}:*`, '+@all', '-@dangerous', '+cluster|slots', '+cluster|info', '+info');
+      client.disconnect();
+    }
+    const as = async (ns: string): Promise<RedisDirectory> => {
+      const d = await RedisDirectory.connect({ clusterNodes: set.nodes, username: 'alice', password, namespace: ns, ttlMs: 15_000, watchIntervalMs: 500, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
+      cleanup.push(() => d.close());
+      return d;
+    };
+    // ioredis' cluster subscriber always runs a ready check (INFO): with INFO granted, nothing warns.
+    const warn = jest.spyOn(console, 'warn');
+    cleanup.push(async () => warn.mockRestore());
+    const alice = await as(namespace);
+    const reader = new WatchReader(alice);
+    cleanup.push(async () => reader.close());
+    await alice.list(); // behind the watch's first snapshot
+    const node = nodeRecord(`acl-node-${run}`);
+    const member = await as(namespace);
+    await member.register(node);
+    await member.bindName(`acl-name-${run}`, 0x40n);
+    expect((await reader.event('join', node.nodeId, node.incarnation, 10_000)).node).toEqual(node);
+    expect((await alice.resolveName(`acl-name-${run}`))?.nodeId).toBe(node.nodeId);
+    expect(warn).not.toHaveBeenCalled();
+
+    const outside = await as(`acl-other-${run}`);
+    const refused = await outside.register(nodeRecord(`outsider-${run}`)).catch((e: Error) => e);
+    expect(refused).toMatchObject({ code: 'ERR_RVMA_AUTH', message: expect.stringMatching(/^RedisDirectory.register: Redis refused this client: NOPERM/) });
+    expect(await codeOf(RedisDirectory.connect({ clusterNodes: set.nodes, username: 'alice', password: 'wrong', connectTimeoutMs: 3000 }))).toBe('ERR_RVMA_AUTH');
   });
 
   test('the primary of the namespace killed (-9): its replica is promoted, and nothing registered is lost', async () => {
