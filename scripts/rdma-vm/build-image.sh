@@ -16,7 +16,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 cache=${RVMA_VM_CACHE:-/var/cache/rvma-rdma-vm}
 mirror=${RVMA_VM_MIRROR:-http://deb.debian.org/debian}
 suite=bookworm
-guest_packages=linux-image-amd64,initramfs-tools,kmod,udev,iproute2,procps,rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest
+guest_packages=linux-image-amd64,initramfs-tools,kmod,udev,iproute2,procps,rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,redis-server
 
 # Only the image folder goes to the real stdout (fd 3); every tool's chatter goes to stderr.
 exec 3>&1 1>&2

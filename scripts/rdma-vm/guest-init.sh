@@ -1,7 +1,9 @@
 #!/bin/bash
 # PID 1 of the RDMA test guest (installed as /sbin/rvma-init; booted with init=/sbin/rvma-init).
-# Mounts the host folders listed by run.sh, brings up a Soft-RoCE device (rxe0 on a dummy
-# netdev, so no traffic can leave the guest), runs one command and powers off.
+# Mounts the host folders listed by run.sh, brings up a Soft-RoCE device, runs one command and
+# powers off. The device sits on a dummy netdev (no traffic can leave the guest), or, booted
+# with rvma.addr=IP (a guest of a pair, pair.sh), on the virtual NIC eth0 with that address, so
+# its RoCE packets cross the wire to the other guest.
 #
 # Talks to the host only through the run folder named by rvma.run= on the kernel command line:
 #   in:  shares (tag<TAB>path<TAB>mount options), links (target<TAB>link), cmd.sh, timeout
@@ -46,10 +48,17 @@ mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
 mount -o remount,rw / 2>/dev/null || true
 
-run=
+run= nic_addr=
 for arg in $(cat /proc/cmdline); do
-  case $arg in rvma.run=*) run=${arg#rvma.run=} ;; esac
+  case $arg in
+    rvma.run=*) run=${arg#rvma.run=} ;;
+    rvma.addr=*) nic_addr=${arg#rvma.addr=} ;;
+  esac
 done
+if [ -n "$nic_addr" ]; then
+  RXE_NETDEV=eth0
+  RXE_ADDR=$nic_addr
+fi
 [ -n "$run" ] || fail "no rvma.run= on the kernel command line"
 
 modprobe -a 9pnet_virtio 9p || fail "cannot load the 9p modules"
@@ -77,7 +86,13 @@ fi
 
 ip link set lo up
 modprobe -a dummy ib_uverbs rdma_ucm rdma_rxe || fail "cannot load rdma_rxe (Soft-RoCE)"
-ip link add "$RXE_NETDEV" type dummy || fail "cannot create the dummy netdev $RXE_NETDEV"
+if [ -n "$nic_addr" ]; then
+  modprobe virtio_net || fail "cannot load virtio_net"
+  for _ in $(seq 1 40); do [ -e /sys/class/net/eth0 ] && break; sleep 0.25; done
+  [ -e /sys/class/net/eth0 ] || fail "no eth0: the guest was booted with rvma.addr but no NIC"
+else
+  ip link add "$RXE_NETDEV" type dummy || fail "cannot create the dummy netdev $RXE_NETDEV"
+fi
 ip addr add "$RXE_ADDR/$RXE_PREFIX" dev "$RXE_NETDEV"
 ip link set "$RXE_NETDEV" up
 rdma link add "$RXE_DEV" type rxe netdev "$RXE_NETDEV" || fail "rdma link add $RXE_DEV failed"

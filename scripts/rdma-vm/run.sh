@@ -17,6 +17,10 @@
 #   RVMA_VM_KEEP=1   keep the run folder (console log, output) after the run
 #   RVMA_VM_KERNEL_ARGS  extra kernel arguments (e.g. loglevel=7 to see the boot in console.log)
 #   RVMA_VM_CACHE    image cache folder (see build-image.sh)
+#   RVMA_VM_WIRE     LOCAL:REMOTE UDP ports on 127.0.0.1: the guest gets a virtual NIC (eth0)
+#                    whose Ethernet frames go out as datagrams from LOCAL to REMOTE (a wire
+#                    that pair.sh relays to another guest), and rxe0 sits on it
+#   RVMA_VM_ADDR     the guest's address on that wire (default 10.77.0.1)
 #
 # Exit codes besides the command's own: 124 timed out, 125 the guest failed before or
 # without running the command, 2 usage.
@@ -136,9 +140,22 @@ fi
   echo
 } >"$run/cmd.sh"
 
+# A guest of a pair: its NIC is a UDP wire on the host's loopback (QEMU's dgram netdev).
+nic=(-nic none) kernel_net=
+if [ -n "${RVMA_VM_WIRE:-}" ]; then
+  [[ $RVMA_VM_WIRE =~ ^([0-9]+):([0-9]+)$ ]] || die "RVMA_VM_WIRE must be LOCAL:REMOTE ports" 2
+  addr=${RVMA_VM_ADDR:-10.77.0.1}
+  [[ $addr =~ ^10\.77\.0\.([0-9]+)$ ]] || die "RVMA_VM_ADDR must be an address in 10.77.0.0/24" 2
+  mac=$(printf '52:54:00:77:00:%02x' "${BASH_REMATCH[1]}")
+  nic=(-netdev "dgram,id=wire,local.type=inet,local.host=127.0.0.1,local.port=${RVMA_VM_WIRE%%:*},remote.type=inet,remote.host=127.0.0.1,remote.port=${RVMA_VM_WIRE##*:}"
+    -device "virtio-net-pci,netdev=wire,mac=$mac")
+  kernel_net="rvma.addr=$addr"
+fi
+
 # --- boot -------------------------------------------------------------------------------
-# TCG, not KVM: KVM does not boot a stock kernel on these machines. No network device; the
-# RoCE traffic stays on a dummy netdev inside the guest. snapshot=on keeps the image pristine.
+# TCG, not KVM: KVM does not boot a stock kernel on these machines. No network device unless
+# RVMA_VM_WIRE asks for one; alone, the RoCE traffic stays on a dummy netdev inside the guest.
+# snapshot=on keeps the image pristine.
 # Shared lock: a build for a newer script version only prunes this image once no run uses it.
 if [ -w "$(dirname "$image")" ]; then
   exec 9>"$image.inuse"
@@ -148,10 +165,10 @@ log "booting guest (TCG, ${smp} CPUs, ${mem} MiB, timeout ${timeout_s} s): $*"
 boot_t0=$(date +%s.%N)
 qemu-system-x86_64 \
   -name rvma-rdma-vm -machine pc -accel tcg,thread=multi -cpu max -smp "$smp" -m "$mem" \
-  -nodefaults -no-user-config -display none -monitor none -nic none -no-reboot \
+  -nodefaults -no-user-config -display none -monitor none "${nic[@]}" -no-reboot \
   -serial "file:$run/console.log" \
   -kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
-  -append "console=ttyS0 root=/dev/vda rootfstype=ext4 rw init=/sbin/rvma-init quiet loglevel=3 panic=-1 net.ifnames=0 rvma.run=$run ${RVMA_VM_KERNEL_ARGS:-}" \
+  -append "console=ttyS0 root=/dev/vda rootfstype=ext4 rw init=/sbin/rvma-init quiet loglevel=3 panic=-1 net.ifnames=0 rvma.run=$run $kernel_net ${RVMA_VM_KERNEL_ARGS:-}" \
   -drive "file=$image/disk.img,format=raw,if=virtio,snapshot=on" \
   "${virtfs[@]}" \
   </dev/null >"$run/qemu.log" 2>&1 &
