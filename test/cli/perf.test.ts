@@ -3,6 +3,7 @@
 // confirmed every put (the client fails otherwise). A client with no server fails typed, and a
 // server ends on Ctrl-C.
 import { CliProcess, rvma } from '../helpers/cli';
+import { Endpoint } from '../../src';
 import { uniqueNodeId } from '../helpers/endpoints';
 
 jest.setTimeout(120_000);
@@ -70,4 +71,16 @@ test('rvma perf: the table names every test; no server is a typed failure; a ser
   expect(big.stderr).toMatch(/^rvma perf: ERR_RVMA_INVALID_ARGUMENT: rvma perf: bw of 1073741824 B puts .* needs \d+ bytes at the server/);
   const bad = await rvma(['perf', 'tcp://127.0.0.1:1', '-t', 'nope']);
   expect([bad.status, bad.stderr]).toEqual([1, 'rvma perf: --tests: unknown test "nope" (known: lat, bw, rate, raw)\n']);
+});
+
+test('rvma perf against an endpoint that is not a perf server: its refusal, typed, in one line', async () => {
+  const bare = await Endpoint.create({ nodeId: uniqueNodeId('bare'), provider: 'tcp', listen: 'tcp://127.0.0.1:0' });
+  try {
+    const result = await rvma(['perf', bare.address, '-t', 'lat', '-s', '8', '-n', '10', '--timeout', '10000']);
+    expect(result.status).toBe(1);
+    // The put's refusal and nothing else: the wait for the answer it ends is not left unhandled.
+    expect(result.stderr).toMatch(/^rvma perf: ERR_RVMA_NO_MAILBOX: [^\n]*\n$/);
+  } finally {
+    await bare.close();
+  }
 });

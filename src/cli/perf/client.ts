@@ -58,9 +58,7 @@ export async function perfClient(address: string, o: PerfClientOptions): Promise
     for (let i = 0; i < 4; i++) control.post(CONTROL_BYTES);
     const server = await endpoint.connect(address, { timeout: o.timeoutMs });
     const ask = async <T extends ServerMessage['op']>(m: ClientMessage, want: T): Promise<Extract<ServerMessage, { op: T }>> => {
-      const answer = control.next({ timeout: o.timeoutMs });
-      await endpoint.put(server, CONTROL_VADDR, encode(m), { timeout: o.timeoutMs });
-      const c = await answer;
+      const c = await withReply(control.next({ timeout: o.timeoutMs }), endpoint.put(server, CONTROL_VADDR, encode(m), { timeout: o.timeoutMs }));
       const reply = decode<ServerMessage>(c.buffer.subarray(0, c.bytes));
       control.post(c.buffer);
       if (reply?.op === 'error') throw new RvmaError('ERR_RVMA_PROTOCOL', `rvma perf: the server failed: ${reply.message}`);
@@ -90,6 +88,16 @@ export async function perfClient(address: string, o: PerfClientOptions): Promise
   }
 }
 
+/**
+ * The reply to a put, waited for from before the put (so it cannot be missed); whichever of the
+ * two fails first is the error, and the other's failure (the wait, rejected when its mailbox
+ * closes) is handled too.
+ */
+async function withReply<T>(reply: Promise<T>, put: Promise<void>): Promise<T> {
+  const [answer] = await Promise.all([reply, put]);
+  return answer;
+}
+
 async function run(endpoint: Endpoint, server: string, test: PerfTest, size: number, vaddr: bigint, key: bigint | undefined, o: PerfClientOptions): Promise<PerfResult> {
   const data = new Uint8Array(size).fill(0x5a);
   const wait = { timeout: o.timeoutMs };
@@ -100,11 +108,7 @@ async function run(endpoint: Endpoint, server: string, test: PerfTest, size: num
       const halfRtts: number[] = [];
       for (let i = 0; i < o.warmup + o.iterations; i++) {
         const started = process.hrtime.bigint();
-        const back = echo.next(wait);
-        // Awaited below; when the put fails first, close() rejects it, which must not go unhandled.
-        back.catch(() => undefined);
-        await endpoint.put(server, vaddr, data, wait);
-        const c = await back;
+        const c = await withReply(echo.next(wait), endpoint.put(server, vaddr, data, wait));
         echo.post(c.buffer);
         if (i >= o.warmup) halfRtts.push(Number(process.hrtime.bigint() - started) / 2000);
       }
