@@ -15,6 +15,8 @@ export interface ServerAt {
 /** One short-lived client's answer; undefined when that server cannot be asked. */
 export async function askServer<T>(at: ServerAt, question: (c: Redis) => Promise<T>): Promise<T | undefined> {
   const client = new Redis({ ...at, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  // A server that is down is an answer here (undefined), not an "Unhandled error event" on stderr.
+  client.on('error', () => undefined);
   try {
     await client.connect();
     return await question(client);

@@ -45,10 +45,10 @@ describePair('verbs between two guests', () => {
   }
 
   test.each([
-    [0, 'loop'],
-    [1, 'loop'],
-    [1, 'thread'],
-  ] as const)('%i%% of frames lost, %s progress: eager and pulled puts both ways, bytes equal', async (loss, progress) => {
+    [0, 0, 'loop'],
+    [1, 0, 'loop'],
+    [1, 2, 'thread'],
+  ] as const)('%i%% of frames lost, %i%% reordered, %s progress: eager and pulled puts both ways, bytes equal', async (loss, reorder, progress) => {
     // Over a lossy wire a 256 KiB read can take rxe several retransmission timeouts, and what a
     // side sends meanwhile waits behind it; and rdma_cm sends a lost connect message again only
     // after about 4 s. Either can outlast the defaults (5 s of silence, 5 s to connect) that
@@ -56,12 +56,14 @@ describePair('verbs between two guests', () => {
     const verbs = loss > 0 ? { verbs: { peerTimeoutMs: 30_000, connectTimeoutMs: 30_000 } } : {};
     const local = await verbsEndpoint(endpoints, progress, verbs);
     const agent = await far('far', progress, verbs);
-    const before = wireStats().dropped;
-    await setWire({ loss });
+    const before = wireStats();
+    await setWire({ loss, reorder });
     await bothWays(local, agent).catch((e: Error) => {
       throw new Error(`${e.message}\n--- the far agent's stderr ---\n${agent.child.stderr}`);
     });
-    if (loss > 0) expect(wireStats().dropped).toBeGreaterThan(before);
+    const after = wireStats();
+    if (loss > 0) expect(after.dropped).toBeGreaterThan(before.dropped);
+    if (reorder > 0) expect(after.reordered).toBeGreaterThan(before.reordered);
   });
 
   test('1% of frames lost: 2 far senders, 2,000 counted appends each into 8 receive buffers shared here, each lands once, counters exact', async () => {
