@@ -19,7 +19,6 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-repo=$(cd "$here/../.." && pwd -P)
 log() { echo "rdma-pair: $*" >&2; }
 
 [ "${1:-}" = "--" ] && shift

@@ -38,6 +38,11 @@ async function peerServing(timeoutMs: number): Promise<void> {
         resolve(true);
       });
       s.on('error', () => resolve(false));
+      // A guest that is still booting may not answer at all.
+      s.setTimeout(2000, () => {
+        s.destroy();
+        resolve(false);
+      });
     });
     if (up) return;
     if (Date.now() > end) throw new Error(`the second guest did not serve remote-exec at ${EXEC} within ${timeoutMs} ms`);

@@ -144,7 +144,8 @@ describePair('verbs between two guests', () => {
     // packet says goodbye. pair.sh boots the guest again for the tests after this one.
     const halt = spawn(IN_PEER[0], [...IN_PEER.slice(1), 'sh', '-c', 'echo b > /proc/sysrq-trigger'], { stdio: 'ignore' });
     setTimeout(() => halt.kill('SIGKILL'), 5000).unref();
-    // Puts go on until one fails: the first to fail is one the dead guest never answered.
+    // Puts go on until one fails (for a minute at most): the first to fail is one the dead guest
+    // never answered.
     const started = Date.now();
     let failure: RvmaError | undefined;
     for (let i = 0; i < 63 && !failure && Date.now() - started < 60_000; i++) {
@@ -156,6 +157,5 @@ describePair('verbs between two guests', () => {
     }
     expect(failure?.code).toBe('ERR_RVMA_PEER_LOST');
     expect(await lost).toBe(agent.nodeId);
-    expect(Date.now() - started).toBeLessThan(60_000);
   });
 });
