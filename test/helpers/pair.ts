@@ -4,6 +4,7 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import * as path from 'node:path';
+import { pollFor } from './redis';
 
 const EXEC = process.env.RVMA_PAIR_EXEC;
 const WIRE = process.env.RVMA_PAIR_WIRE;
@@ -28,26 +29,25 @@ export function describePair(name: string, body: () => void): void {
   }
 }
 
-/** Waits until the second guest, which boots alongside this one, serves remote-exec. */
-async function peerServing(timeoutMs: number): Promise<void> {
+/** Whether the second guest's remote-exec server takes a connection now (one try, 2 s at most). */
+function peerServes(): Promise<boolean> {
   const [host, port] = EXEC!.split(':');
-  for (const end = Date.now() + timeoutMs; ; await new Promise((r) => setTimeout(r, 500))) {
-    const up = await new Promise<boolean>((resolve) => {
-      const s = connect(Number(port), host, () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.on('error', () => resolve(false));
-      // A guest that is still booting may not answer at all.
-      s.setTimeout(2000, () => {
-        s.destroy();
-        resolve(false);
-      });
+  return new Promise<boolean>((resolve) => {
+    const s = connect(Number(port), host, () => {
+      s.destroy();
+      resolve(true);
     });
-    if (up) return;
-    if (Date.now() > end) throw new Error(`the second guest did not serve remote-exec at ${EXEC} within ${timeoutMs} ms`);
-  }
+    s.on('error', () => resolve(false));
+    // A guest that is still booting may not answer at all.
+    s.setTimeout(2000, () => {
+      s.destroy();
+      resolve(false);
+    });
+  });
 }
+
+/** Waits until the second guest, which boots alongside this one, serves remote-exec. */
+const peerServing = (timeoutMs: number): Promise<boolean> => pollFor(`the second guest serving remote-exec at ${EXEC}`, peerServes, timeoutMs, 500);
 
 export interface WireStats {
   forwarded: number;
@@ -66,9 +66,8 @@ export async function setWire(control: { loss?: number; reorder?: number }): Pro
   const file = path.join(WIRE!, 'control');
   writeFileSync(`${file}.tmp`, JSON.stringify(want));
   renameSync(`${file}.tmp`, file);
-  for (const end = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 100))) {
+  await pollFor(`the wire taking ${JSON.stringify(want)}`, () => {
     const { control: now } = wireStats();
-    if (now.loss === want.loss && now.reorder === want.reorder) return;
-    if (Date.now() > end) throw new Error(`the wire did not take ${JSON.stringify(want)} within 10 s`);
-  }
+    return now.loss === want.loss && now.reorder === want.reorder;
+  }, 10_000, 100);
 }

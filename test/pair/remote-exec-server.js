@@ -8,6 +8,7 @@
 //   node remote-exec-server.js ADDRESS PORT
 'use strict';
 const net = require('node:net');
+const readline = require('node:readline');
 const { spawn } = require('node:child_process');
 
 const [address, port] = [process.argv[2], Number(process.argv[3])];
@@ -15,7 +16,6 @@ const [address, port] = [process.argv[2], Number(process.argv[3])];
 const server = net.createServer((socket) => {
   socket.setNoDelay(true);
   let child;
-  let rest = '';
   const send = (message) => {
     if (!socket.destroyed) socket.write(`${JSON.stringify(message)}\n`);
   };
@@ -35,15 +35,16 @@ const server = net.createServer((socket) => {
       socket.end();
     });
   };
-  socket.on('data', (chunk) => {
-    const lines = (rest + chunk.toString('utf8')).split('\n');
-    rest = lines.pop();
-    for (const line of lines) {
-      const message = JSON.parse(line);
-      if (!child) onRequest(message);
-      else if (message.ipc !== undefined && child.connected) child.send(message.ipc);
-      else if (message.signal) child.kill(message.signal);
+  readline.createInterface({ input: socket }).on('line', (line) => {
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return socket.destroy(); // not the other end of remote-exec.js
     }
+    if (!child) onRequest(message);
+    else if (message.ipc !== undefined && child.connected) child.send(message.ipc);
+    else if (message.signal) child.kill(message.signal);
   });
   const gone = () => {
     if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

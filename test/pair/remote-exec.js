@@ -9,6 +9,7 @@
 //   node remote-exec.js HOST:PORT COMMAND [ARGS...]
 'use strict';
 const net = require('node:net');
+const readline = require('node:readline');
 
 const [target, ...argv] = process.argv.slice(2);
 const [host, port] = target.split(':');
@@ -23,18 +24,13 @@ const send = (message) => socket.write(`${JSON.stringify(message)}\n`);
 process.on('message', (ipc) => send({ ipc }));
 for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => send({ signal }));
 
-let rest = '';
 let exit;
-socket.on('data', (chunk) => {
-  const lines = (rest + chunk.toString('utf8')).split('\n');
-  rest = lines.pop();
-  for (const line of lines) {
-    const m = JSON.parse(line);
-    if (m.stdout !== undefined) process.stdout.write(m.stdout);
-    else if (m.stderr !== undefined) process.stderr.write(m.stderr);
-    else if (m.ipc !== undefined) process.send?.(m.ipc);
-    else if (m.exit !== undefined) exit = m;
-  }
+readline.createInterface({ input: socket }).on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.stdout !== undefined) process.stdout.write(m.stdout);
+  else if (m.stderr !== undefined) process.stderr.write(m.stderr);
+  else if (m.ipc !== undefined) process.send?.(m.ipc);
+  else if (m.exit !== undefined) exit = m;
 });
 const finish = () => {
   if (!exit) {
