@@ -11,6 +11,8 @@ import { RvmaError } from './mailbox/errors';
 export const EVENT_WORDS = 8;
 /** NativeEndpoint.put(): accepted, and the turn's end must flush(). */
 export const PUT_ROUND_DUE = -1;
+/** ringSend's and ringTake's answer when the neighbour has no free buffer: nothing was taken. */
+export const RING_NO_CREDIT = -2;
 export const enum EventKind {
   /** Word 7 = 1: word 2 indexes the batch's texts, the sender's node id (reportSender). */
   Completion = 1,
@@ -133,6 +135,19 @@ export interface NativeEndpoint {
   ringCreditsExpect(mailboxId: number, dir: 0 | 1, nodeId: string, base: bigint): void;
   /** After the mailbox closed: its completions are no longer claimed. */
   ringClose(mailboxId: number): void;
+  /**
+   * The sending side of direction dir (0: to next, 1: to prev): frames to peer's frame mailbox at
+   * vaddr (that incarnation only), within the credits creditsMailboxId takes. Its id, or -status.
+   */
+  ringOutOpen(creditsMailboxId: number, dir: 0 | 1, peer: string, incarnation: bigint, vaddr: bigint): number;
+  /**
+   * The next frame, numbered natively, as a counted put (putId) copied now and acknowledged late:
+   * 0, PUT_ROUND_DUE, RING_NO_CREDIT (nothing taken), or the refusal status (TOO_LARGE).
+   */
+  ringSend(outId: number, putId: number, data: Uint8Array, header: Uint8Array | undefined): number;
+  /** A sequence number for a frame put from JS, its ring header written to head: 0, RING_NO_CREDIT or a status. */
+  ringTake(outId: number, bytes: number, headerLen: number, head: Uint8Array): number;
+  ringOutClose(outId: number): void;
 }
 
 /** What the constructor reads: the public tcp options plus the transport choice and the verbs group. */

@@ -1,5 +1,8 @@
-// EndpointWrap's ring bindings: a ring's receiving sides and its credits in native code (ring/).
-// Each claims a mailbox JS opened; Notify events carry that mailbox's id.
+// EndpointWrap's ring bindings: a ring's receiving sides, its credits and its sending sides in
+// native code (ring/). The receiving sides and the credits each claim a mailbox JS opened;
+// Notify events carry that mailbox's id.
+#include <cstring>
+#include <new>
 #include <unordered_map>
 
 #include "../ring/ring_credit.h"
@@ -7,11 +10,15 @@
 #include "../ring/ring_inbound.h"
 #include "convert.h"
 #include "endpoint_wrap.h"
+#include "put_copy.h"
 
 namespace rvma::addon {
 namespace {
 uint32_t u32Arg(const Napi::CallbackInfo& info, size_t i) { return info[i].As<Napi::Number>().Uint32Value(); }
 uint64_t u64Arg(const Napi::CallbackInfo& info, size_t i) { return uint64_t(info[i].As<Napi::Number>().Int64Value()); }
+
+// ringSend's and ringTake's answer when the neighbour has no free buffer: nothing was taken.
+constexpr double kRingNoCredit = -2;
 
 // Claims the mailbox's completions for `claim`, which then posts its buffers; kept in `into` by
 // the mailbox's id once that worked. The status, as a JS number.
@@ -141,6 +148,98 @@ Napi::Value EndpointWrap::RingClose(const Napi::CallbackInfo& info) {
   if (engine_) engine_->unclaim(id);
   inbounds_.erase(id);
   credits_.erase(id);
+  return info.Env().Undefined();
+}
+
+// ringOutOpen(creditsMailboxId, dir, peer, incarnation: bigint, vaddr: bigint) -> id | -status:
+// the sending side of direction `dir` (0: to next, 1: to prev), whose frames go to `peer`'s
+// frame mailbox at `vaddr` (only that incarnation) within the credits the credits mailbox takes.
+Napi::Value EndpointWrap::RingOutOpen(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint64_t incarnation, vaddr;
+  if (info.Length() < 5 || !info[0].IsNumber() || !info[1].IsNumber() || !info[2].IsString() ||
+      !toU64(info[3], &incarnation) || !toU64(info[4], &vaddr)) {
+    return typeError(env, "ringOutOpen(creditsMailboxId, dir, peer, incarnation, vaddr)");
+  }
+  if (!engine_) return Napi::Number::New(env, -double(Status::Closed));
+  auto credits = credits_.find(u32Arg(info, 0));
+  if (credits == credits_.end()) return Napi::Number::New(env, -double(Status::NoMailbox));
+  const ring::Dir dir = u32Arg(info, 1) == 0 ? ring::Dir::Next : ring::Dir::Prev;
+  const uint32_t id = nextOutbound_++;
+  outbounds_.emplace(id, RingSender{ring::RingOutbound(credits->second, dir), peerName(info[2].As<Napi::String>().Utf8Value()),
+                                    incarnation, vaddr});
+  return Napi::Number::New(env, id);
+}
+
+// ringSend(outId, putId, data, header?) -> 0 | kPutRoundDue | kRingNoCredit | status: the next
+// frame, numbered, within the credits, as one counted put (putId names its counter) that is
+// copied now (data and header are free once this returns) and acknowledged late: the
+// neighbour's credits pace the sender, so nothing waits for the answer.
+Napi::Value EndpointWrap::RingSend(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint8_t *data, *header = nullptr;
+  size_t len, headerLen = 0;
+  if (info.Length() < 3 || !info[0].IsNumber() || !info[1].IsNumber() || !toBytes(info[2], &data, &len) ||
+      (info.Length() > 3 && !info[3].IsUndefined() && !toBytes(info[3], &header, &headerLen))) {
+    return typeError(env, "ringSend(outId, putId, data, header?)");
+  }
+  if (!engine_) return Napi::Number::New(env, double(Status::Closed));
+  auto it = outbounds_.find(u32Arg(info, 0));
+  if (it == outbounds_.end() || headerLen > UINT32_MAX) return Napi::Number::New(env, double(Status::InvalidArgument));
+  RingSender& to = it->second;
+  frameHead_.resize(ring::kFrameHeaderBytes + headerLen);
+  switch (to.outbound.take(headerLen + len, uint32_t(headerLen), frameHead_.data())) {
+    case ring::RingOutbound::Take::NoCredit:
+      return Napi::Number::New(env, kRingNoCredit);
+    case ring::RingOutbound::Take::TooLarge:
+      return Napi::Number::New(env, double(Status::TooLarge));
+    case ring::RingOutbound::Take::Ok:
+      break;
+  }
+  if (headerLen) std::memcpy(frameHead_.data() + ring::kFrameHeaderBytes, header, headerLen);
+  PutRequest req{uint64_t(info[1].As<Napi::Number>().Int64Value()), to.peer, to.vaddr, data, len, Placement{true, 0}};
+  req.incarnation = to.incarnation;
+  req.head = frameHead_.data();
+  req.headLen = frameHead_.size();
+  req.len += req.headLen;
+  req.ack = AckPace::Late;
+  copyIfKept(req);
+  Status s;
+  try {
+    s = engine_->put(std::move(req));  // a counted put: a refusal is counted there, never returned
+  } catch (const std::bad_alloc&) {
+    s = Status::InvalidArgument;
+  }
+  if (!ok(s)) return Napi::Number::New(env, double(s));
+  return Napi::Number::New(env, engine_->roundDue() ? kPutRoundDue : 0);
+}
+
+// ringTake(outId, bytes, headerLen, head: Uint8Array) -> 0 | kRingNoCredit | status: a sequence
+// number for a frame JS puts itself (one not copied), its 16-byte ring header written to head.
+Napi::Value EndpointWrap::RingTake(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint8_t* head;
+  size_t headLen;
+  if (info.Length() < 4 || !info[0].IsNumber() || !info[1].IsNumber() || !info[2].IsNumber() ||
+      !toBytes(info[3], &head, &headLen) || headLen < ring::kFrameHeaderBytes) {
+    return typeError(env, "ringTake(outId, bytes, headerLen, head)");
+  }
+  auto it = outbounds_.find(u32Arg(info, 0));
+  if (it == outbounds_.end()) return Napi::Number::New(env, double(Status::InvalidArgument));
+  switch (it->second.outbound.take(u64Arg(info, 1), u32Arg(info, 2), head)) {
+    case ring::RingOutbound::Take::NoCredit:
+      return Napi::Number::New(env, kRingNoCredit);
+    case ring::RingOutbound::Take::TooLarge:
+      return Napi::Number::New(env, double(Status::TooLarge));
+    case ring::RingOutbound::Take::Ok:
+      break;
+  }
+  return Napi::Number::New(env, 0);
+}
+
+// ringOutClose(outId): the sending side is gone (what it sent still settles through its counter).
+Napi::Value EndpointWrap::RingOutClose(const Napi::CallbackInfo& info) {
+  if (info.Length() > 0 && info[0].IsNumber()) outbounds_.erase(u32Arg(info, 0));
   return info.Env().Undefined();
 }
 

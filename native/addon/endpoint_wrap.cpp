@@ -4,16 +4,12 @@
 #include <cstring>
 #include <memory>
 
-#include "buffer_pool.h"
 #include "convert.h"
 #include "js_wake.h"
+#include "put_copy.h"
 
 namespace rvma::addon {
 namespace {
-
-// put()'s answer for an accepted put that left work for the end of the turn (JS then flushes
-// once the turn ends); 0 for one that did not.
-constexpr double kPutRoundDue = -1;
 
 Napi::Value statusError(const Napi::Env& env, Status status, const char* message) {
   Napi::Error error = Napi::Error::New(env, message);
@@ -63,6 +59,10 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::RingCreditsOpen>("ringCreditsOpen"),
                          InstanceMethod<&EndpointWrap::RingCreditsExpect>("ringCreditsExpect"),
                          InstanceMethod<&EndpointWrap::RingClose>("ringClose"),
+                         InstanceMethod<&EndpointWrap::RingOutOpen>("ringOutOpen"),
+                         InstanceMethod<&EndpointWrap::RingSend>("ringSend"),
+                         InstanceMethod<&EndpointWrap::RingTake>("ringTake"),
+                         InstanceMethod<&EndpointWrap::RingOutClose>("ringOutClose"),
                      });
 }
 
@@ -172,29 +172,6 @@ uint64_t memoryArg(const Napi::CallbackInfo& info, size_t index) {
   return memory > 0 ? uint64_t(memory) : 0;
 }
 
-// Copies a put's payload so that the caller's memory is free at once. A larger one goes into a
-// pooled block, given back when the put settles: a fresh heap block per put is faulted in page
-// by page (a copied 16 KiB ring frame spent more time in page faults than in the copy).
-void copyPayload(PutRequest& req) {
-  if (req.len <= 4096) return req.own();
-  auto* block = static_cast<uint8_t*>(BufferPool::shared().take(req.len, false));
-  if (!block) throw std::bad_alloc();
-  req.copyTo(block);
-  const uint64_t len = req.len;
-  req.joined = std::shared_ptr<const uint8_t>(block, [len](const uint8_t* p) { BufferPool::shared().give(const_cast<uint8_t*>(p), len); });
-  req.data = block;
-  req.head = nullptr;
-  req.headLen = 0;
-  req.memory = 0;
-}
-
-// copy: true. The copy is made only if a provider keeps the bytes past put(): shm writes a put
-// that fits its ring into the ring during the call, which is then the only copy.
-void copyIfKept(PutRequest& req) {
-  req.memory = 0;
-  req.keeper = copyPayload;
-}
-
 AckPace ackPaceOf(uint32_t pace) {
   return pace == 2 ? AckPace::Late : pace == 1 ? AckPace::Lazy : AckPace::Eager;
 }
@@ -249,6 +226,7 @@ void EndpointWrap::shutdown() {
   if (engine_) engine_->close();  // after this no thread signals wake_
   inbounds_.clear();
   credits_.clear();
+  outbounds_.clear();
   engine_.reset();
   if (wake_) stopJsWake(wake_);
   wake_ = nullptr;

@@ -12,6 +12,7 @@
 #include "../engine.h"
 #include "../ring/ring_credits.h"
 #include "../ring/ring_inbound.h"
+#include "../ring/ring_outbound.h"
 #include "js_wake.h"
 
 namespace rvma::addon {
@@ -60,6 +61,10 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value RingCreditsOpen(const Napi::CallbackInfo& info);
   Napi::Value RingCreditsExpect(const Napi::CallbackInfo& info);
   Napi::Value RingClose(const Napi::CallbackInfo& info);
+  Napi::Value RingOutOpen(const Napi::CallbackInfo& info);
+  Napi::Value RingSend(const Napi::CallbackInfo& info);
+  Napi::Value RingTake(const Napi::CallbackInfo& info);
+  Napi::Value RingOutClose(const Napi::CallbackInfo& info);
   void shutdown();
   static void onEnvCleanup(void* self);
 
@@ -74,6 +79,16 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   // A ring's receiving sides and credits, by their mailbox's id (endpoint_ring.cpp).
   std::unordered_map<uint32_t, std::shared_ptr<ring::RingInbound>> inbounds_;
   std::unordered_map<uint32_t, std::shared_ptr<ring::RingCredits>> credits_;
+  // A ring's sending sides, by the id ringOutOpen gave, with where their frames go.
+  struct RingSender {
+    ring::RingOutbound outbound;
+    PeerName peer;
+    uint64_t incarnation;
+    uint64_t vaddr;
+  };
+  std::unordered_map<uint32_t, RingSender> outbounds_;
+  uint32_t nextOutbound_ = 0;
+  std::vector<uint8_t> frameHead_;  // a frame's ring header and the sender's header, while it is handed over
   class JsWake* wake_ = nullptr;
   bool cleanupHook_ = false;
 };

@@ -69,9 +69,15 @@ void RingCredits::counted(bool taken, uint32_t records) {
   else __atomic_store_n(&words()[CreditsLayout::kDropped], dropped_ += records, __ATOMIC_RELAXED);
 }
 
+RingCredits::Grant RingCredits::granted(Dir dir) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Grant{granted_[uint8_t(dir)], frameBytes_[uint8_t(dir)]};
+}
+
 bool RingCredits::grant(const Credit& c) {
   if (c.total <= granted_[uint8_t(c.dir)]) return false;  // records may arrive out of order: the largest counts
   granted_[uint8_t(c.dir)] = c.total;
+  frameBytes_[uint8_t(c.dir)] = c.frameBytes;
   uint32_t* w = words() + CreditsLayout::kDirs + CreditsLayout::kDirWords * uint8_t(c.dir);
   __atomic_store_n(&w[CreditsLayout::kFrameBytes], c.frameBytes, __ATOMIC_RELAXED);
   publishU64(w + CreditsLayout::kGranted, c.total);

@@ -39,6 +39,14 @@ class RingCredits final : public CompletionClaim {
   void expect(Dir dir, const std::string& node, uint64_t base);
   void completed(const CompletionRecord& record) override;
 
+  // Any thread: the frames `dir` may have sent in all, and the largest frame its receiver takes
+  // (both 0 before its first credit). What JS reads from the words, for native senders.
+  struct Grant {
+    uint64_t total;
+    uint32_t frameBytes;
+  };
+  Grant granted(Dir dir);
+
  private:
   uint32_t* words() { return reinterpret_cast<uint32_t*>(block_); }
   // Publishes a larger total for dir (mu_ held); true when a send waits for it.
@@ -63,6 +71,7 @@ class RingCredits final : public CompletionClaim {
   uint64_t fromBase_[2] = {0, 0};
   std::vector<Early> early_[2];
   uint64_t granted_[2] = {0, 0};
+  uint32_t frameBytes_[2] = {0, 0};
   uint32_t taken_ = 0, dropped_ = 0;
 };
 

@@ -618,10 +618,9 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     return target instanceof Endpoint ? target.nodeId : checkString(call, 'target', target);
   }
 
-  /** @internal What native code's own puts to `nodeId` name it by (its route's peer), now or once the directory answered. */
-  nativePeer(nodeId: string): string | Promise<string> {
-    const route = this.resolver.route(nodeId);
-    return route instanceof Promise ? route.then((r) => r.peer) : route.peer;
+  /** @internal How native code's own puts reach `nodeId` (peer and incarnation), now or once the directory answered. */
+  nativeRoute(nodeId: string): Route | Promise<Route> {
+    return this.resolver.route(nodeId);
   }
 
   /** The route and vaddr of a put, now or once the directory answered. */
@@ -738,6 +737,18 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     const memory = copy ? 0 : (this.memory?.of(data) ?? 0);
     this.queue.flush(); // puts leave in the order they were made
     const status = this.handle.put(id, this.routes.indexOf(d.route), d.vaddr, data, offset, append, raw, memory, head, copy, ack);
+    if (status !== PUT_ROUND_DUE) return status;
+    this.flushSoon();
+    return 0;
+  }
+
+  /**
+   * @internal A ring frame handed to its native sending side (src/ring/outbound.ts), behind the
+   * puts queued in this turn: 0, RING_NO_CREDIT, or the refusal status.
+   */
+  ringSend(outId: number, putId: number, data: Uint8Array, header: Uint8Array | undefined): number {
+    this.queue.flush();
+    const status = this.handle.ringSend(outId, putId, data, header);
     if (status !== PUT_ROUND_DUE) return status;
     this.flushSoon();
     return 0;

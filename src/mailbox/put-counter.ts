@@ -214,6 +214,11 @@ export class PutCounter extends EventEmitter<PutCounterEvents> {
     if (host !== this.host) throw new RvmaError('ERR_RVMA_INVALID_ARGUMENT', `${call}: the counter belongs to another endpoint`);
   }
 
+  /** The native put id the next issue() returns. @internal */
+  get nextPutId(): number {
+    return COUNTER_FLAG + this.slot * TWO_32 + (this.issuedCount % TWO_32);
+  }
+
   /** Counts a put about to be issued (checkUsable first); returns its native put id. @internal */
   /** copied: the native side copies the data now, so its memory need not be held. */
   issue(target: string, vaddr: bigint, data: Uint8Array, head: Uint8Array | undefined, copied: boolean): number {

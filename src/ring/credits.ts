@@ -1,7 +1,7 @@
 // The credits this member's two senders may use, received natively (native/ring/ring_credits.h):
-// the neighbours' credit records land in a mailbox of their own, are checked there (the right
-// neighbour, the right direction), and the totals are read here from shared words before a
-// send. A Notify comes only while a send waits for a credit.
+// the neighbours' credit records land in a mailbox of their own and are checked there (the right
+// neighbour, the right direction); the native senders (openSender) read the totals there, as
+// JS may from shared words. A Notify comes only while a send waits for a credit.
 import { Endpoint } from '../mailbox/endpoint';
 import { Mailbox } from '../mailbox/mailbox';
 import { NativeEndpoint, native } from '../native';
@@ -52,9 +52,22 @@ export class Credits {
     if (!this.mailbox.closed) this.mailbox.setAllow(nodeIds);
   }
 
-  /** The frames `dir` may have sent in all. */
+  /**
+   * The native sending side of `dir`, paced by these credits: frames to `peer`'s frame mailbox at
+   * `vaddr` (that incarnation only; 0n: any). Its id for ringSend, or -status.
+   */
+  openSender(dir: CreditDir, peer: string, incarnation: bigint, vaddr: bigint): number {
+    return this.handle.ringOutOpen(this.mailbox.id, dir, peer, incarnation, vaddr);
+  }
+
+  /** The frames `dir` may have sent in all, as published in the shared words. */
   granted(dir: CreditDir): number {
     return readSharedU64(this.words, DIRS_WORD + DIR_WORDS * dir + DIR_GRANTED);
+  }
+
+  /** The native endpoint the senders run on. */
+  get native(): NativeEndpoint {
+    return this.handle;
   }
 
   /** The largest frame the receiver of `dir` takes (0 before its first credit). */
@@ -62,7 +75,7 @@ export class Credits {
     return Atomics.load(this.words, DIRS_WORD + DIR_WORDS * dir + DIR_FRAME_BYTES);
   }
 
-  /** A send of `dir` waits: the next credit for it sends a Notify. Check granted() again after. */
+  /** A send of `dir` waits: the next credit for it sends a Notify. Try the send again after. */
   waitFor(dir: CreditDir): void {
     Atomics.store(this.words, DIRS_WORD + DIR_WORDS * dir + DIR_WAITING, 1);
   }

@@ -133,8 +133,8 @@ export class Generation {
     const { endpoint } = this.host;
     const lost = (who: Member) => (e: RvmaError) => this.memberLost(who.nodeId, who.incarnation, e.message);
     const { counts } = this.host;
-    this.toNext = new Outbound(endpoint, this.next.nodeId, this.next.base + 1n, 'Ring.sendNext', lost(this.next), counts, this.credits, 0, this.next.base);
-    this.toPrev = new Outbound(endpoint, this.prev.nodeId, this.prev.base + 2n, 'Ring.sendPrev', lost(this.prev), counts, this.credits, 1, this.prev.base);
+    this.toNext = new Outbound(endpoint, this.next, this.next.base + 1n, 'Ring.sendNext', lost(this.next), counts, this.credits, 0);
+    this.toPrev = new Outbound(endpoint, this.prev, this.prev.base + 2n, 'Ring.sendPrev', lost(this.prev), counts, this.credits, 1);
     const next = this.next;
     this.aroundLink = new ControlLink(endpoint, next.nodeId, next.base, (error, bytes) => this.aroundRefused(next, error, bytes));
     // From here on only members put into this generation's mailboxes (frames: only the

@@ -70,9 +70,9 @@ export class Inbound {
     const target = (peer: string): void => {
       if (!this.failure) this.handle.ringTarget(this.mailbox.id, peer, BigInt(`0x${sender.incarnation}`), creditsVaddr, dir, this.frameBytes, base);
     };
-    const peer = endpoint.nativePeer(sender.nodeId);
-    if (typeof peer === 'string') target(peer);
-    else peer.then(target, (error: Error) => this.events.broken(new RvmaError('ERR_RVMA_NO_PEER', `${this.what}: the sender's node "${sender.nodeId}" could not be resolved: ${error.message}`)));
+    const route = endpoint.nativeRoute(sender.nodeId);
+    if (!(route instanceof Promise)) target(route.peer);
+    else route.then((r) => target(r.peer), (error: Error) => this.events.broken(new RvmaError('ERR_RVMA_NO_PEER', `${this.what}: the sender's node "${sender.nodeId}" could not be resolved: ${error.message}`)));
   }
 
   /**
