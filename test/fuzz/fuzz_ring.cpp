@@ -1,5 +1,6 @@
-// libFuzzer harness: a ring member's native receive path (native/ring): a direction's frames
-// (ring_frame, ring_inbound) and the credits its senders may use (ring_credit, ring_credits).
+// libFuzzer harness: a ring member's native data plane (native/ring): a direction's frames
+// (ring_frame, ring_inbound), the credits its senders may use (ring_credit, ring_credits) and
+// the senders numbering frames within them (ring_outbound).
 // The whole input is first a frame for the header decoder, and it and its first 24 bytes are
 // records for the credit decoder (whatever decodes re-encodes to the same 16 or 24 bytes and is
 // in range; a record decodes exactly when ring_credit.h says it is one). Then it drives a
@@ -8,7 +9,8 @@
 // outside the window or malformed. Alongside (opened by the first credits operation), a
 // RingCredits takes the credit records that neighbours (and others) put into its own recycled
 // mailbox of the same table, used as src/ring/credits.ts does: expect() once per direction,
-// possibly after records came, and the waiting word set when a send waits.
+// possibly after records came, and the waiting word set when a send waits; a RingOutbound per
+// direction takes sequence numbers from those credits, as src/ring/outbound.ts sends.
 //
 // Input: byte 0: slots = b % 8 + 1; bit 3: the credit target is set by an operation rather than
 // at once (JS sets it once the sender is known; a hostile one sends before). Byte 1: frameBytes
@@ -32,8 +34,9 @@
 //   c 1 raw bytes from sender y: x clear: n = b & 63 (over 32 is larger than a buffer), then n
 //     bytes; x set: 24 bytes (a record's length)
 //   c 2 expect(dir x, node y % 3, base): the first for a direction only (JS calls it once)
-//   c 3 y < 3: the waiting word of direction x is set to 1 (Credits.waitFor); y 3: the credits
-//     mailbox closes (later deliveries find no mailbox)
+//   c 3 y < 2: the waiting word of direction x is set to 1 (Credits.waitFor); y 2: direction x's
+//     RingOutbound takes a number for a frame of b * 4 bytes (one byte b; b & 0x80: 4 bytes LE
+//     follow instead); y 3: the credits mailbox closes (later deliveries find no mailbox)
 // Operands past the end read as zeros.
 //
 // Checks: the harness models the window (a frame is accepted exactly when it decodes, lies in
@@ -57,6 +60,10 @@
 // total taken, published once per increase, with the frameBytes of the record that first
 // reached it; notify() runs exactly when it increases while the direction's waiting word is 1,
 // which it sets back to 0. The taken and dropped words count as modelled; the others stay 0.
+// Senders: a frame is numbered (0, 1, 2... per direction, its ring header decoding to that
+// number and its header length) exactly when the sender's view of the credits has one free;
+// that view is read again once used up, so no frame is ever numbered beyond the credits taken.
+// Once the neighbour's frame size is known, a larger frame is refused and takes no number.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -73,6 +80,7 @@
 #include "native/ring/ring_credits.h"
 #include "native/ring/ring_frame.h"
 #include "native/ring/ring_inbound.h"
+#include "native/ring/ring_outbound.h"
 
 using namespace rvma;
 using namespace rvma::ring;
@@ -450,8 +458,9 @@ class Credits {
     cfg.recycle = true;
     OpenedMailbox opened;
     require(ok(table_.open(kCreditsBox, cfg, &opened)));
-    credits_ = std::make_unique<RingCredits>(kCreditsBox, block_.get(), [this] { notifies_++; });
+    credits_ = std::make_shared<RingCredits>(kCreditsBox, block_.get(), [this] { notifies_++; });
     require(ok(credits_->start(table_)));
+    for (uint32_t dir = 0; dir < 2; dir++) out_[dir] = std::make_unique<RingOutbound>(credits_, Dir(dir));
     check();
   }
 
@@ -533,6 +542,28 @@ class Credits {
     __atomic_store_n(&dirWords(dir)[CreditsLayout::kWaiting], 1u, __ATOMIC_SEQ_CST);
   }
 
+  // A frame of `bytes` (up to 3 of them its header) sent on dir.
+  void send(uint32_t dir, uint64_t bytes) {
+    Dir_& d = dirs_[dir];
+    const uint32_t headerLen = uint32_t(std::min<uint64_t>(bytes, 3));
+    uint8_t head[kFrameHeaderBytes] = {};
+    const RingOutbound::Take got = out_[dir]->take(bytes, headerLen, head);
+    if (d.sent >= d.seen && d.granted > d.seen) {
+      d.seen = d.granted;
+      d.seenFrameBytes = d.frameBytes;
+    }
+    const RingOutbound::Take want = d.seen > 0 && bytes > d.seenFrameBytes ? RingOutbound::Take::TooLarge
+                                    : d.sent >= d.seen                   ? RingOutbound::Take::NoCredit
+                                                                         : RingOutbound::Take::Ok;
+    require(got == want);
+    if (got == RingOutbound::Take::Ok) {
+      FrameHeader h{};
+      require(decodeFrameHeader(head, kFrameHeaderBytes + bytes, &h).empty() && h.seq == d.sent && h.headerLen == headerLen);
+      d.sent++;
+    }
+    require(d.sent <= d.granted && out_[dir]->sent() == d.sent);
+  }
+
   void close() {
     if (!open_) return;
     bool released = false;
@@ -583,6 +614,9 @@ class Credits {
     std::vector<Kept> early;
     uint64_t granted = 0, lastRead = 0;
     uint32_t frameBytes = 0, waiting = 0, publishes = 0;
+    // The sender: frames numbered, and the credits and frame size as it last read them.
+    uint64_t sent = 0, seen = 0;
+    uint32_t seenFrameBytes = 0;
   };
 
   // A taken record's total: published when larger; a send waiting for it hears of it.
@@ -599,7 +633,8 @@ class Credits {
 
   std::unique_ptr<uint8_t, decltype(&std::free)> block_;
   MailboxTable& table_;
-  std::unique_ptr<RingCredits> credits_;
+  std::shared_ptr<RingCredits> credits_;
+  std::unique_ptr<RingOutbound> out_[2];
   Dir_ dirs_[2];
   uint32_t taken_ = 0, dropped_ = 0;
   uint64_t notifies_ = 0, expectedNotifies_ = 0, retired_ = 0;
@@ -655,8 +690,14 @@ void creditsOperation(Credits& credits, uint8_t op, Input& in) {
       credits.expect(x, y % 3, smallOrWide(in, 3));
       break;
     case 3:
-      if (y < 3) credits.wait(x);
-      else credits.close();
+      if (y < 2) {
+        credits.wait(x);
+      } else if (y == 2) {
+        const uint8_t b = in.byte();
+        credits.send(x, b & 0x80 ? in.word(4) : uint64_t(b) * 4);
+      } else {
+        credits.close();
+      }
       break;
   }
 }

@@ -375,7 +375,8 @@ badMagic.writeBigUInt64LE(0n, 8);
 // Credits operations: 6 | c << 3 | x << 5 | y << 6, y naming a node (A: node-a, B, C, NONE: "").
 // c 0 a record built by encodeCredit (dir x, frameBytes u32, total, base), 1 raw bytes (x: 24 of
 // them, else n & 63 then n), 2 expect(dir x, node y, base), 3 waiting word of dir x set to 1
-// (y 3: the credits mailbox closes). A base or total is one byte when small, else 0x80 and 8.
+// (y 2: dir x's sender numbers a frame of 4 * b bytes, or 0x80 and 4 bytes; y 3: the credits
+// mailbox closes). A base or total is one byte when small, else 0x80 and 8.
 const [A, B, C, NONE] = [0, 1, 2, 3];
 const creditsOp = (c, x, y) => Buffer.from([6 | (c << 3) | (x << 5) | (y << 6)]);
 const smallOrWide = (v, small) => (BigInt(v) <= BigInt(small) ? Buffer.from([Number(v)]) : Buffer.concat([Buffer.from([0x80]), le(v, 8)]));
@@ -386,6 +387,8 @@ const rawCredit = (sender, bytes) =>
 const expect = (dir, node, base) => Buffer.concat([creditsOp(2, dir, node), smallOrWide(base, 3)]);
 const waitFor = (dir) => creditsOp(3, dir, 0);
 const CLOSE_CREDITS = creditsOp(3, 0, 3);
+const send = (dir, bytes) =>
+  Buffer.concat([creditsOp(3, dir, 2), bytes % 4 === 0 && bytes < 512 ? Buffer.from([bytes / 4]) : Buffer.concat([Buffer.from([0x80]), le(bytes, 4)])]);
 // A credit record's 24 bytes (native/ring/ring_credit.h), for raw puts.
 function creditRecord({ magic = 0x4352, version = 1, dir = 0, frameBytes = 64, total = 1n, base = 1n } = {}) {
   const b = Buffer.alloc(24);
@@ -451,6 +454,10 @@ const ring = {
   // The credits mailbox closes: puts find no mailbox; what came before still counts.
   creditsClosed: ringSession(2, 64, credit(0, A, 4, 1), credit(1, B, 2, 0), expect(1, B, 0), CLOSE_CREDITS, credit(0, A, 9, 1),
     waitFor(0), expect(0, A, 1), rawCredit(A, creditRecord({ total: 12n })), waitFor(1)),
+  // Senders: no number before a credit, one per credit after, none for a frame too large.
+  creditsSend: ringSession(4, 64, send(0, 8), expect(0, A, 1), credit(0, A, 2, 1), send(0, 8), send(0, 64), send(0, 8), send(0, 68),
+    credit(0, A, 4, 1, 256), send(0, 68), send(0, 256), send(0, 257), send(0, 0), credit(1, B, 3, 2), expect(1, B, 2), send(1, 1000),
+    send(1, 1), send(1, 2), send(1, 3), send(1, 0), CLOSE_CREDITS, send(1, 4)),
   // A direction's frames and the credits of both, interleaved.
   creditsWithFrames: ringSession(4, 64, credit(0, A, 4, 1), ringFrame(0, fill(32, 0)), ringFrame(1, fill(32, 1)), expect(0, A, 1), TAKE,
     waitFor(0), credit(0, A, 5, 1), TAKE, releaseHeld(), ringFrame(2, fill(8, 2)), expect(1, B, 2), credit(1, B, 6, 2), TAKE,
