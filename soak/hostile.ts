@@ -7,7 +7,7 @@
 import * as net from 'node:net';
 import { Packr } from 'msgpackr';
 import { Endpoint, RvmaError } from '../src';
-import { FRAME_PING, FRAME_PUT, FRAME_WINDOW, HEADER_BYTES, encodeHeader, encodeHello, splitAddress } from './wire';
+import { FRAME_PING, FRAME_PUT, FRAME_WINDOW, HEADER_BYTES, encodeHeader, encodeHello, splitAddress } from '../support/tcp-wire';
 
 export type AttackKind = 'slowloris' | 'never-reading' | 'connection-flood' | 'tensor-request-flood';
 

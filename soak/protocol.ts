@@ -1,7 +1,7 @@
 // What the harness and its child processes say to each other over the fork IPC channel. Each
 // role reports as it goes (so what a killed process reported before it died still counts) and
 // takes a few commands: directory records, the rendezvous session, stop.
-import type { NodeRecord } from '../registry';
+import type { NodeRecord } from '../src/directory';
 
 export type RoleKind = 'sink' | 'sender' | 'producer' | 'consumer' | 'ring';
 export type Transport = 'tcp' | 'shm';

@@ -4,7 +4,7 @@
 // so a peer that dials the advertised address again after a broken connection comes back
 // through the proxy. Adapted from test/helpers/tcp-proxy.ts (test/ is not compiled to dist).
 import * as net from 'node:net';
-import { helloLength, withAddress } from './wire';
+import { helloLength, withAddress } from '../support/tcp-wire';
 
 interface Pair {
   client: net.Socket;

@@ -5,7 +5,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findRedisServer, freePort, ping } from '../examples/common/private-redis';
+import { findRedisServer, freePort, ping } from '../support/private-redis';
 
 export { freePort };
 

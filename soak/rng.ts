@@ -1,19 +1,11 @@
 // Seeded randomness for the soak: the fault schedule, victims and record sizes replay the same
 // way for the same --seed (timing still varies from run to run).
+import { mulberry32 } from '../support/mulberry32';
 
 export type Random = () => number;
 
-/** mulberry32: small, seeded, good enough to pick victims and shuffle. */
-export function rng(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded numbers in [0, 1) (mulberry32): to pick victims and shuffle. */
+export const rng: (seed: number) => Random = mulberry32;
 
 export function pick<T>(random: Random, items: readonly T[]): T {
   return items[Math.floor(random() * items.length)];

@@ -1,6 +1,6 @@
 // One role of the soak across its incarnations: the process running it now, what it reported
 // last, and the waits the harness has on it.
-import type { NodeRecord } from '../registry';
+import type { NodeRecord } from '../src/directory';
 import type { RolePlan } from './plan';
 import type { FromRole, Tally } from './protocol';
 import type { ChildHandle } from './supervisor';

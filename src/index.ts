@@ -4,4 +4,4 @@ export * from './mailbox';
 export * from './tensor';
 export * from './rendezvous';
 export * from './ring';
-export * from '../registry';
+export * from './directory';

@@ -4,8 +4,7 @@ import * as path from 'node:path';
 import type { Capabilities, TcpOptions } from './mailbox/endpoint-options';
 import type { ShmOptions } from './mailbox/shm-options';
 import type { VerbsOptions } from './mailbox/verbs-options';
-import type { BufferPoolStats } from './mailbox/alloc';
-import { RvmaError } from './mailbox/errors';
+import { RvmaError } from './base/errors';
 
 /** Events arrive as a Float64Array, EVENT_WORDS numbers per event (see native/engine.h). */
 export const EVENT_WORDS = 8;
@@ -172,7 +171,7 @@ export interface NativeAddon {
   /** zeroed false: memory a transfer overwrites whole (it may hold earlier buffers' bytes). */
   allocBuffer(size: number, zeroed?: boolean): ArrayBuffer;
   /** The pool behind allocBuffer; a limit given is set first. */
-  bufferPool(limitBytes?: number): Omit<BufferPoolStats, 'arenaBytes' | 'arenaLimitBytes'>;
+  bufferPool(limitBytes?: number): { pooledBytes: number; limitBytes: number; reused: number; fresh: number; returned: number };
   /** The shared arena behind the pool's larger blocks; a limit given is set first. */
   arena(limitBytes?: number): { usedBytes: number; limitBytes: number; spanBytes: number };
   capabilities(): Capabilities;

@@ -7,22 +7,7 @@
 import { option } from './args';
 import { Scenario } from './protocol';
 import { ReportSpec } from './report';
-import { sizeLabel } from './stats';
-
-const UNITS: Record<string, number> = { '': 1, k: 1 << 10, m: 1 << 20, g: 1 << 30 };
-
-/** "8", "64k", "1m", "1G": bytes (powers of 1024). Throws an Error naming what it cannot read. */
-export function parseSize(text: string): number {
-  const m = /^(\d+)([kmg]?)$/i.exec(text.trim());
-  const bytes = m ? Number(m[1]) * UNITS[m[2].toLowerCase()] : NaN;
-  if (!Number.isSafeInteger(bytes) || bytes < 1 || bytes > 1 << 30) throw new Error(`size "${text}": a number of bytes from 1 to 1g, with k, m or g for KiB, MiB or GiB`);
-  return bytes;
-}
-
-/** A comma-separated list of sizes, each once, in the order given. */
-export function parseSizes(text: string): number[] {
-  return [...new Set(text.split(',').map(parseSize))];
-}
+import { parseSizes, sizeLabel } from '../../src/cli/sizes';
 
 /** A count the command line gives: at least `min`. */
 function count(name: string, min: number): number | undefined {

@@ -1,7 +1,7 @@
 // The repetition loop: every scenario of every variant, `reps` times, interleaved so that a
 // slow phase of the machine spreads over all rows instead of hitting one. A failed measurement
 // is recorded and the run goes on.
-import { reportProgress } from './progress';
+import { reportProgress } from '../../src/cli/progress';
 import { Measurement, Scenario, Variant } from './protocol';
 import { Samples } from './report';
 import { Failure } from './results';

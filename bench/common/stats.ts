@@ -14,12 +14,6 @@ export function quantile(values: ArrayLike<number>, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
-export function sizeLabel(bytes: number): string {
-  if (bytes >= 1 << 20 && bytes % (1 << 20) === 0) return `${bytes / (1 << 20)} MiB`;
-  if (bytes >= 1 << 10 && bytes % (1 << 10) === 0) return `${bytes / (1 << 10)} KiB`;
-  return `${bytes} B`;
-}
-
 export function mibPerSecond(bytes: number, ns: number): number {
   return bytes / (1 << 20) / (ns / 1e9);
 }

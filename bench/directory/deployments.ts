@@ -1,10 +1,10 @@
 // The three Redis deployments bench:directory compares (one server, Sentinel, Cluster), started
-// from the launchers in examples/common, and what the bench reads from their servers (INFO).
+// from the launchers in support/, and what the bench reads from their servers (INFO).
 import * as fs from 'node:fs';
 import Redis from 'ioredis';
-import { privateRedis } from '../../examples/common/private-redis';
-import { startCluster } from '../../examples/common/redis-cluster';
-import { startSentinels } from '../../examples/common/redis-sentinel';
+import { privateRedis } from '../../support/private-redis';
+import { startCluster } from '../../support/redis-cluster';
+import { startSentinels } from '../../support/redis-sentinel';
 import { Target } from './protocol';
 
 export type DeploymentId = 'single' | 'sentinel' | 'cluster';

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findRedisServer } from '../../examples/common/private-redis';
+import { findRedisServer } from '../../support/private-redis';
 import { option } from '../common/args';
 import { boundedRun } from '../common/bounded-run';
 import { rotated } from '../common/repeat';

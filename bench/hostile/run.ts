@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Endpoint } from '../../src';
-import { FRAME_PING, HEADER_BYTES, encodeHeader, encodeHello, helloLength, splitAddress } from '../../soak/wire';
+import { FRAME_PING, HEADER_BYTES, encodeHeader, encodeHello, helloLength, splitAddress } from '../../support/tcp-wire';
 
 interface Victim {
   proc: ChildProcess;

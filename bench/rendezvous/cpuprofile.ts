@@ -33,7 +33,7 @@ export interface ProfileSummary {
 /** A file as a short group: library sources by path, dependencies by package, Node's own as one. */
 export function groupOf(url: string, name: string): string {
   if (!url) return name.startsWith('(') ? name : '(native or builtin)';
-  const dist = /\/dist\/((?:src|registry|bench|examples)\/.*)\.js$/.exec(url);
+  const dist = /\/dist\/((?:src|bench|examples|support)\/.*)\.js$/.exec(url);
   if (dist) return `${dist[1]}.ts`;
   const dep = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (dep) return dep[1];

@@ -7,7 +7,7 @@ import { option, selected } from '../common/args';
 import { PlacementMode, canPin, placementOf } from '../common/placement';
 import { revision } from '../common/results';
 import { fixed, table } from '../common/stats';
-import { privateRedis } from '../../examples/common/private-redis';
+import { privateRedis } from '../../support/private-redis';
 import { StepScenario, TRANSPORTS, scenarios as allScenarios } from './config';
 import { readProfile } from './cpuprofile';
 import { PerfRun, parseStat, perfRecord, perfReport, perfStat, perfUsable } from './perf';

@@ -3,7 +3,8 @@
 import { PlacementMode } from '../common/placement';
 import { Measurement, Scenario } from '../common/protocol';
 import { Report, ReportSpec, Samples, valueOf } from '../common/report';
-import { fixed, median, sizeLabel, table } from '../common/stats';
+import { sizeLabel } from '../../src/cli/sizes';
+import { fixed, median, table } from '../common/stats';
 import { PlacedVariant, TARGETS, placedId } from './config';
 
 const PLACEMENT_NAME: Record<PlacementMode, string> = { same: 'same CPU', split: 'split', none: 'unpinned' };

@@ -9,7 +9,7 @@ import { Measurement, Scenario, Variant } from '../common/protocol';
 import { buildReport } from '../common/report';
 import { repeat } from '../common/repeat';
 import { revision, saveResults, shownPath } from '../common/results';
-import { privateRedis } from '../../examples/common/private-redis';
+import { privateRedis } from '../../support/private-redis';
 import { PLACEMENTS, PlacedVariant, REPETITIONS, TARGETS, TRANSPORTS, placedId, scenarios as allScenarios } from './config';
 import { StepProcesses } from './processes';
 import { formatReport, reportSpec } from './report';

@@ -16,7 +16,7 @@ import { RANKS, REPETITIONS, TARGETS, TRANSPORTS, scenarios as allScenarios } fr
 import { describeRanks, placementModes, rankCpus } from './placement';
 import { RingProcesses } from './ranks';
 import { compileRingbench, runCRing } from './c-ring';
-import { privateRedis } from '../../examples/common/private-redis';
+import { privateRedis } from '../../support/private-redis';
 import { buildRingReport, formatRingReport, PlacedVariant, placedId } from './report';
 import { PIPELINE_REPS, pipelineScenario } from './pipeline';
 

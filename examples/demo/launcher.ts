@@ -4,7 +4,7 @@
 // through Redis when REDIS_URL is set.
 import { ChildProcess, fork } from 'node:child_process';
 import * as path from 'node:path';
-import type { NodeRecord } from '../../registry';
+import type { NodeRecord } from '../../src/directory';
 import { FromWorker, ToWorker, WorkerConfig, WorkerStats } from './protocol';
 
 const WORKERS = Number(process.env.RVMA_DEMO_WORKERS ?? 3);

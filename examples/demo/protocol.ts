@@ -1,5 +1,5 @@
 // Messages between the demo's launcher and its workers (over the fork IPC channel).
-import type { NodeRecord } from '../../registry';
+import type { NodeRecord } from '../../src/directory';
 
 export interface WorkerConfig {
   rank: number;

@@ -4,7 +4,7 @@
 // token against a single-process run of the same model.
 import { ChildProcess, fork } from 'node:child_process';
 import * as path from 'node:path';
-import { privateRedis } from '../common/private-redis';
+import { privateRedis } from '../../support/private-redis';
 import { ensureModel } from './model/build';
 import { DEFAULT_CONFIG, ModelConfig, TINY_CONFIG } from './model/config';
 import { makePrompt, referenceGenerate } from './model/runtime';

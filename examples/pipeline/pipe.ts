@@ -2,7 +2,7 @@
 // LEAP-style net.Socket ring it is compared with (RVMA_PIPELINE_RING=net; no control records,
 // so no re-split and no recovery there).
 import { Ring } from '../../src';
-import { NetRing } from '../common/net-ring';
+import { NetRing } from '../../support/net-ring';
 
 export interface PipeFrame {
   readonly header: Uint8Array;

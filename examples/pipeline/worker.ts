@@ -3,7 +3,7 @@
 // send the result on (the tail only when the head waits for it). Control records are applied
 // as they come; a lost rank makes it re-form the ring with the others.
 import { Endpoint, RedisDirectory, Ring, RvmaError } from '../../src';
-import { NetRing } from '../common/net-ring';
+import { NetRing } from '../../support/net-ring';
 import { openKvMailbox } from './kv-move';
 import { ensureModel } from './model/build';
 import { Head, LayerRunner } from './model/runtime';

@@ -1,5 +1,5 @@
 // How a command ends: a failure prints the library's typed message and exits non-zero.
-import { RvmaError } from '../mailbox/errors';
+import { RvmaError } from '../base/errors';
 
 /** The exit status of a command that failed (commander's own usage errors exit 1 too). */
 export const FAILED = 1;

@@ -5,7 +5,7 @@ import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { isProgressMessage } from '../../bench/common/progress';
+import { isProgressMessage } from './progress';
 import { Suite } from './bench-suites';
 import { compiled, packageRoot } from './package-root';
 import { ProgressBar } from './progress-bar';

@@ -1,6 +1,6 @@
 // `rvma directory ls|watch`: the live nodes of a Redis directory, and their joins and leaves.
-import { NameBinding, NodeRecord } from '../../registry/directory';
-import { RedisDirectory } from '../../registry/redis-directory';
+import { NameBinding, NodeRecord } from '../directory/directory';
+import { RedisDirectory } from '../directory/redis-directory';
 import { columns } from './columns';
 
 export interface DirectoryOptions {

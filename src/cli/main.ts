@@ -3,8 +3,8 @@
 // a Redis directory's live nodes (directory), measurements between two machines (perf) and the
 // demos (demo).
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { parseSizes } from '../../bench/common/knobs';
-import { RvmaError } from '../mailbox/errors';
+import { parseSizes } from './sizes';
+import { RvmaError } from '../base/errors';
 import { action } from './action';
 import { SUITES, Suite, SuiteIds, SuiteOption, suiteArguments } from './bench-suites';
 import { packageVersion } from './package-root';

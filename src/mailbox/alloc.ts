@@ -1,7 +1,7 @@
 // Native memory for the application's own buffers (what mailbox.post(size) and
 // registerRegion(size) allocate): the memory that large puts are fastest from.
 import { native } from '../native';
-import { checkInteger } from './validate';
+import { checkInteger } from '../base/validate';
 
 /**
  * Zeroed, page-aligned native memory of `size` bytes, back to the buffer pool when the array is

@@ -1,7 +1,7 @@
 // Endpoint.create's `auth` option: the shared secret every peer must prove it knows, given
 // inline or as a key file. Checked here once; the secret then lives in native memory.
 import * as fs from 'node:fs';
-import { checkOptions, checkString, invalid } from './validate';
+import { checkOptions, checkString, invalid } from '../base/validate';
 
 /** Peer authentication (see docs/security.md). Give exactly one of `secret` and `secretFile`. */
 export interface AuthOptions {

@@ -2,11 +2,11 @@
 // native event batches (completions, put outcomes, releases) to the waiting promises.
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import type { Directory, NodeRecord, RegistrationLostInfo } from '../../registry/directory';
-import { MemoryDirectory } from '../../registry/memory-directory';
+import type { Directory, NodeRecord, RegistrationLostInfo } from '../directory/directory';
+import { MemoryDirectory } from '../directory/memory-directory';
 import { EVENT_WORDS, EventKind, NativeEndpoint, NativeTcpOptions, PUT_ROUND_DUE, native } from '../native';
 import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-words';
-import { RvmaError, StatusContext, codeOfStatus, hex, statusError } from './errors';
+import { RvmaError, StatusContext, codeOfStatus, hex, statusError } from '../base/errors';
 import { EpochType, Mailbox, MailboxHost } from './mailbox';
 import { IdTable } from './id-table';
 import { MemoryIds } from './memory-ids';
@@ -20,22 +20,24 @@ import {
   DYNAMIC_VADDR_BASE,
   EndpointOptions,
   MAX_BUFFERS_LIMIT,
-  MailboxOptions,
   PeerLostInfo,
   ProgressMode,
   ProtocolErrorInfo,
   AuthFailedInfo,
+  RESERVED_VADDR_MAX,
+  parseCreateOptions,
+} from './endpoint-options';
+import {
+  MailboxOptions,
   AckPace,
   CountedPut,
   CountedPutOptions,
   PutOptions,
-  RESERVED_VADDR_MAX,
   RegionOptions,
   parseCountedPutOptions,
-  parseCreateOptions,
   parsePutOptions,
-} from './endpoint-options';
-import { debugLog } from './debug-log';
+} from './call-options';
+import { debugLog } from '../base/debug-log';
 import { hostIdentity } from './host-identity';
 import { Resolver, Route, RoutePolicy, routeOf } from './resolver';
 import { lend } from './lent-memory';
@@ -51,26 +53,28 @@ import {
   checkU64,
   invalid,
   parseAllow,
-} from './validate';
-import { LoopHold, Wait, WaitOptions, parseWaitOptions } from './wait';
+} from '../base/validate';
+import { LoopHold, Wait, WaitOptions, parseWaitOptions } from '../base/wait';
 
 export { DYNAMIC_VADDR_BASE, RESERVED_VADDR_MAX } from './endpoint-options';
 export type {
   Capabilities,
   RdmaDevice,
   RdmaPort,
-  RegionOptions,
   EndpointOptions,
-  MailboxOptions,
   PeerLostInfo,
   ProgressMode,
   ProtocolErrorInfo,
   AuthFailedInfo,
   ProviderName,
-  CountedPutOptions,
-  PutOptions,
   TcpOptions,
 } from './endpoint-options';
+export type {
+  RegionOptions,
+  MailboxOptions,
+  CountedPutOptions,
+  PutOptions,
+} from './call-options';
 export type { ShmOptions } from './shm-options';
 export type { AuthOptions } from './auth-options';
 export type { PutData } from './put-data';

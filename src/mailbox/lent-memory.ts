@@ -2,7 +2,7 @@
 // stay where it is until it is given back: a transferred or shrunk ArrayBuffer would leave
 // the native side writing memory that is gone.
 import { markAsUntransferable } from 'node:worker_threads';
-import { invalid } from './validate';
+import { invalid } from '../base/validate';
 
 /**
  * Checks that `bytes` can be lent to peers, and keeps it from being transferred away from now

@@ -2,10 +2,10 @@
 import { native, NativeEndpoint } from '../native';
 import { Completion } from './completion';
 import { CompletionWordsSnapshot, CompletionWordsView } from './completion-words';
-import { RvmaError, hex, statusError } from './errors';
-import { U64, checkBytes, checkInteger, checkOptions, checkU64, invalid, parseAllow } from './validate';
+import { RvmaError, hex, statusError } from '../base/errors';
+import { U64, checkBytes, checkInteger, checkOptions, checkU64, invalid, parseAllow } from '../base/validate';
 import { lend } from './lent-memory';
-import { LoopHold, Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from './wait';
+import { LoopHold, Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from '../base/wait';
 
 export type EpochType = 'bytes' | 'ops';
 

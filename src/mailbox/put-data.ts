@@ -1,6 +1,6 @@
 // What a put carries: one run of bytes, or a gathered [head, data] pair that the native put
 // sends as one payload without joining them in JavaScript.
-import { checkBytes, invalid } from './validate';
+import { checkBytes, invalid } from '../base/validate';
 
 type Bytes = ArrayBufferView | ArrayBuffer;
 

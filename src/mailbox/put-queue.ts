@@ -3,7 +3,7 @@
 // payloads, copied there at the call. A put costs a few typed-array writes instead of a native
 // call with a dozen arguments to convert.
 import type { NativeEndpoint } from '../native';
-import { AckPace } from './endpoint-options';
+import { AckPace } from './call-options';
 import type { NativeRoutes } from './native-routes';
 import type { Route } from './resolver';
 

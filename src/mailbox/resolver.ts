@@ -1,7 +1,7 @@
 // Turns a put target (node id, task label, tcp:// or rdma:// address, bound name) into what
 // the native side routes on, through the directory, with a cache keyed by the node's incarnation.
 import { hostname } from 'node:os';
-import type { Directory, NodeRecord } from '../../registry/directory';
+import type { Directory, NodeRecord } from '../directory/directory';
 import { hostIdentity } from './host-identity';
 
 /** Where a put goes: a native peer string and, when known, the incarnation it must reach. */

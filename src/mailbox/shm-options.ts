@@ -1,5 +1,5 @@
 // The shm provider's options (Endpoint.create's `shm` group): types, limits, checks.
-import { checkBoolean, checkInteger, checkOptions, invalid } from './validate';
+import { checkBoolean, checkInteger, checkOptions, invalid } from '../base/validate';
 
 export interface ShmOptions {
   /**

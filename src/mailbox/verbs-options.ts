@@ -1,5 +1,5 @@
 // The verbs provider's options (Endpoint.create's `verbs` group): types, limits, checks.
-import { checkInteger, checkOptions, invalid } from './validate';
+import { checkInteger, checkOptions, invalid } from '../base/validate';
 
 export interface VerbsOptions {
   /**

@@ -6,7 +6,7 @@
 // to be accepted: a peer that takes none (its mailbox stays full) would otherwise hold every
 // answer it provoked here, each retrying until sendTimeoutMs.
 import { Endpoint } from '../mailbox/endpoint';
-import { RvmaError } from '../mailbox/errors';
+import { RvmaError } from '../base/errors';
 import { Mailbox } from '../mailbox/mailbox';
 import { RendezvousCounters } from './counters';
 import { ControlMessage, CONTROL_VADDR, decode, encode } from './messages';

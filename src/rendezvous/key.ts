@@ -2,7 +2,7 @@
 //   src_device;src_incarnation(hex);dst_device;tensor_name;frame_id:iter_id
 // The incarnation is written as TensorFlow's CreateKey writes it (strings::FpToString): 16
 // lowercase hex digits, zero-padded, so a bigint and a hex string of one incarnation make one key.
-import { invalid } from '../mailbox/validate';
+import { invalid } from '../base/validate';
 
 export interface ParsedKey {
   srcDevice: string;

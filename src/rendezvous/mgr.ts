@@ -2,13 +2,13 @@
 // and both halves of TensorFlow's verbs protocol over mailboxes. The receiver never hands
 // out memory addresses or keys: it opens a one-time mailbox and sends its vaddr.
 import { crc32 } from 'node:zlib';
-import type { NodeRecord } from '../../registry/directory';
+import type { NodeRecord } from '../directory/directory';
 import { allocUnzeroed } from '../mailbox/alloc';
 import { Endpoint, PeerLostInfo } from '../mailbox/endpoint';
-import { RvmaError, RvmaErrorCode, isRvmaErrorCode } from '../mailbox/errors';
+import { RvmaError, RvmaErrorCode, isRvmaErrorCode } from '../base/errors';
 import { Mailbox } from '../mailbox/mailbox';
-import { U64, checkBoolean, checkInteger, checkOptions, checkU64, invalid } from '../mailbox/validate';
-import { Wait, WaitOptions } from '../mailbox/wait';
+import { U64, checkBoolean, checkInteger, checkOptions, checkU64, invalid } from '../base/validate';
+import { Wait, WaitOptions } from '../base/wait';
 import { TensorMeta, decodeStrings, encodeContent, metaOf, sameMeta } from '../tensor/codec';
 import { viewAs } from '../tensor/dtypes';
 import { Tensor } from '../tensor/tensor';

@@ -1,8 +1,8 @@
 // One step's rendezvous: TensorFlow's tag matching. A recv that comes first parks its
 // callback, a send that comes first parks the tensor; the second completes the pair.
-import { RvmaError } from '../mailbox/errors';
-import { checkBoolean, checkOptions, invalid } from '../mailbox/validate';
-import { Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from '../mailbox/wait';
+import { RvmaError } from '../base/errors';
+import { checkBoolean, checkOptions, invalid } from '../base/validate';
+import { Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from '../base/wait';
 import { Tensor, toTensor } from '../tensor/tensor';
 import { ParsedKey, normalKey } from './key';
 

@@ -3,7 +3,7 @@
 // its own. The last RETAINED records are kept by their index so that a refused one can be told
 // apart and sent again (a neighbour whose application is behind refuses with ERR_RVMA_NO_BUFFER).
 import { Endpoint } from '../mailbox/endpoint';
-import { RvmaError } from '../mailbox/errors';
+import { RvmaError } from '../base/errors';
 import { PutCounter, PutFailure } from '../mailbox/put-counter';
 
 /** Refusals come back at once, so a record is looked up well within this many later ones. */

@@ -3,9 +3,9 @@
 // that loses a member fails as a whole, tells every other member, and is replaced by a new one
 // (reform).
 import { Endpoint } from '../mailbox/endpoint';
-import { RvmaError } from '../mailbox/errors';
+import { RvmaError } from '../base/errors';
 import { Mailbox } from '../mailbox/mailbox';
-import { Wait, WaitOptions } from '../mailbox/wait';
+import { Wait, WaitOptions } from '../base/wait';
 import { ControlLink } from './control-link';
 import { Credits } from './credits';
 import { Inbound, RingFrame } from './inbound';

@@ -5,9 +5,9 @@
 // there too (never as a JavaScript put).
 import { native, NativeEndpoint } from '../native';
 import { Endpoint } from '../mailbox/endpoint';
-import { RvmaError } from '../mailbox/errors';
+import { RvmaError } from '../base/errors';
 import { Mailbox } from '../mailbox/mailbox';
-import { LoopHold, Wait, WaitOptions } from '../mailbox/wait';
+import { LoopHold, Wait, WaitOptions } from '../base/wait';
 import { FRAME_HEADER_BYTES } from './frame';
 import { RingCounts } from './options';
 import { Member } from './membership';

@@ -4,8 +4,8 @@
 // (bound to gen + 1: how a newcomer finds the current generation). A rank is claimed by binding
 // its name, which the directory gives to one live node only. A member that sees its generation
 // fail binds `rvma.ring/G/gen/failed`, so that newcomers wait for the next one.
-import type { Directory } from '../../registry/directory';
-import { RvmaError } from '../mailbox/errors';
+import type { Directory } from '../directory/directory';
+import { RvmaError } from '../base/errors';
 
 export interface Member {
   rank: number;

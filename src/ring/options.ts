@@ -1,6 +1,6 @@
 // Ring.join's options, checked once into a fixed shape with every default in one place.
-import { checkOptions, checkInteger, checkString, invalid } from '../mailbox/validate';
-import { checkWaitOptions } from '../mailbox/wait';
+import { checkOptions, checkInteger, checkString, invalid } from '../base/validate';
+import { checkWaitOptions } from '../base/wait';
 
 export interface RingJoinOptions {
   /** The ring's name in the directory: members of one group form one ring. */

@@ -8,10 +8,10 @@
 // wake-up per frame on tcp and shm. A larger frame is sent from where it is (its number taken
 // natively), and its send is done once the neighbour has it.
 import { Endpoint } from '../mailbox/endpoint';
-import { RvmaError, codeOfStatus, statusError } from '../mailbox/errors';
+import { RvmaError, codeOfStatus, statusError } from '../base/errors';
 import { PutCounter, PutFailure } from '../mailbox/put-counter';
 import { Route } from '../mailbox/resolver';
-import { Wait, WaitOptions } from '../mailbox/wait';
+import { Wait, WaitOptions } from '../base/wait';
 import { NativeEndpoint, RING_NO_CREDIT } from '../native';
 import { CreditDir, Credits } from './credits';
 import { FRAME_HEADER_BYTES } from './frame';

@@ -5,7 +5,7 @@
 // texts). decode checks every byte and field (a peer's bytes are untrusted) and throws
 // ERR_RVMA_PROTOCOL for anything else.
 import { isDeepStrictEqual } from 'node:util';
-import { RvmaError } from '../mailbox/errors';
+import { RvmaError } from '../base/errors';
 import { packValue, unpackValue } from '../tensor/codec';
 
 /** Layers [start, end) of one rank. */

@@ -4,10 +4,10 @@
 // timeout, and a generation that fails as a whole when a member dies and is re-formed anew.
 import { EventEmitter } from 'node:events';
 import { Endpoint, PeerLostInfo } from '../mailbox/endpoint';
-import { RvmaError } from '../mailbox/errors';
+import { RvmaError } from '../base/errors';
 import { PutData, checkPutData } from '../mailbox/put-data';
-import { checkBytes, checkOptions, checkInteger, invalid } from '../mailbox/validate';
-import { Wait, WaitOptions, parseWaitOptions } from '../mailbox/wait';
+import { checkBytes, checkOptions, checkInteger, invalid } from '../base/validate';
+import { Wait, WaitOptions, parseWaitOptions } from '../base/wait';
 import { Generation, GenerationHost, RingControlMessage } from './generation';
 import { RingFrame } from './inbound';
 import { MembershipClaim, leaveGroup, markFailed } from './membership';

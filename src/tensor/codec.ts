@@ -1,6 +1,6 @@
 // Wire forms: tensor metadata as msgpack, string tensors as length-prefixed UTF-8.
 import { Packr } from 'msgpackr';
-import { RvmaError } from '../mailbox/errors';
+import { RvmaError } from '../base/errors';
 import { DType, elementSize, isDType } from './dtypes';
 import { Tensor, elementCount, tensorBytes } from './tensor';
 

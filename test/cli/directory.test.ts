@@ -1,7 +1,7 @@
 // `rvma directory ls|watch` against a private redis-server: what nodes registered (with their
 // names) is what the command prints, and watch prints joins and leaves as they happen.
 import { randomBytes } from 'node:crypto';
-import { RedisDirectory } from '../../registry';
+import { RedisDirectory } from '../../src/directory';
 import { CliProcess, rvma } from '../helpers/cli';
 import { nodeRecord } from '../helpers/directory';
 import { RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';

@@ -2,7 +2,7 @@
 // (record, names) is visible to the others, changes arrive as watch events, and a second
 // incarnation of a live node is refused.
 import { randomBytes } from 'node:crypto';
-import { Directory, MemoryDirectory, MemoryDirectoryHub, NodeRecord, RedisDirectory } from '../../registry';
+import { Directory, MemoryDirectory, MemoryDirectoryHub, NodeRecord, RedisDirectory } from '../../src/directory';
 import { RedisServer, WatchReader, describeRedis, redisAvailability, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { codeOf, nodeRecord } from '../helpers/directory';
 

@@ -3,7 +3,7 @@
 // incarnation of a node id never reaches its successor.
 import { randomBytes } from 'node:crypto';
 import { Endpoint, EndpointOptions, Mailbox } from '../../src';
-import { MemoryDirectory, MemoryDirectoryHub } from '../../registry';
+import { MemoryDirectory, MemoryDirectoryHub } from '../../src/directory';
 import { WatchReader } from '../helpers/redis';
 
 const VADDR = 0x10000n;

@@ -3,7 +3,7 @@
 // for another live process is as much its owner's as a local one.
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { MemoryDirectory, MemoryDirectoryHub, RegistrationLostInfo } from '../../registry';
+import { MemoryDirectory, MemoryDirectoryHub, RegistrationLostInfo } from '../../src/directory';
 import { codeOf, nodeRecord } from '../helpers/directory';
 
 const run = randomBytes(3).toString('hex');

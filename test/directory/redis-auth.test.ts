@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Redis from 'ioredis';
-import { RedisDirectory, RedisDirectoryOptions } from '../../registry';
+import { RedisDirectory, RedisDirectoryOptions } from '../../src/directory';
 import { hasOpenssl, makeCertificates } from '../helpers/certificates';
 import { rvma } from '../helpers/cli';
 import { codeOf, nodeRecord } from '../helpers/directory';

@@ -1,4 +1,4 @@
-// RedisDirectory on a sharded Redis (examples/common/redis-cluster.ts: 3 primaries, 3 replicas):
+// RedisDirectory on a sharded Redis (support/redis-cluster.ts: 3 primaries, 3 replicas):
 // a namespace's keys share one hash slot; nodes register, bind names and watch through the
 // cluster; when the primary serving that slot is killed with -9 its replica is promoted, and
 // when the slot moves to another primary (resharding) the directory follows. In both, every
@@ -11,7 +11,7 @@ import { rvma } from '../helpers/cli';
 import { codeOf, nodeRecord } from '../helpers/directory';
 import { FailoverScenario, survives } from '../helpers/directory-failover';
 import { TEST_CONNECT_TIMEOUT_MS, WatchReader, describeRedis } from '../helpers/redis';
-import { ClusterSet, startCluster } from '../../examples/common/redis-cluster';
+import { ClusterSet, startCluster } from '../../support/redis-cluster';
 
 jest.setTimeout(120_000);
 const run = randomBytes(3).toString('hex');

@@ -8,7 +8,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import Redis from 'ioredis';
 import { Endpoint } from '../../src';
-import { RedisDirectory, RegistrationLostInfo } from '../../registry';
+import { RedisDirectory, RegistrationLostInfo } from '../../src/directory';
 import { RedisServer, WatchReader, canRestartRedis, describeRedis, freePort, pollFor, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { codeOf, nodeRecord } from '../helpers/directory';
 
@@ -269,7 +269,7 @@ describe('RedisDirectory.connect to an unreachable Redis', () => {
   });
 
   // A child process on the compiled package (dist/, built by npm test before jest).
-  const DIST = path.join(__dirname, '..', '..', 'dist', 'registry', 'index.js');
+  const DIST = path.join(__dirname, '..', '..', 'dist', 'src', 'directory', 'index.js');
   (fs.existsSync(DIST) ? test : test.skip)('a failed connect leaves no timer longer than connectTimeoutMs behind: the process exits on its own', async () => {
     // Every timer started from the connect on is recorded with its delay.
     const script = `

@@ -2,7 +2,7 @@
 // the caller's local view: that view goes stale whenever a lease lapses and another node binds.
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { RedisDirectory } from '../../registry';
+import { RedisDirectory } from '../../src/directory';
 import { RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { codeOf, nodeRecord } from '../helpers/directory';
 

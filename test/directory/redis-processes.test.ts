@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { Endpoint } from '../../src';
-import { NodeRecord, RedisDirectory } from '../../registry';
+import { NodeRecord, RedisDirectory } from '../../src/directory';
 import { RedisServer, WatchReader, describeRedis, pollFor, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 
 const TTL_MS = 600;

@@ -1,4 +1,4 @@
-// RedisDirectory on a replicated Redis through Sentinel (examples/common/redis-sentinel.ts: a
+// RedisDirectory on a replicated Redis through Sentinel (support/redis-sentinel.ts: a
 // primary, a replica, three sentinels): nodes register and bind names through the sentinels,
 // and when the primary is killed with -9 the sentinels promote the replica. Every node stays
 // registered with its names, no node is reported lost, puts by cached routes go on, a watcher
@@ -13,7 +13,7 @@ import { hasOpenssl, makeCertificates } from '../helpers/certificates';
 import { codeOf, nodeRecord } from '../helpers/directory';
 import { survives } from '../helpers/directory-failover';
 import { TEST_CONNECT_TIMEOUT_MS, describeRedis, pollFor } from '../helpers/redis';
-import { SentinelSet, startSentinels } from '../../examples/common/redis-sentinel';
+import { SentinelSet, startSentinels } from '../../support/redis-sentinel';
 
 jest.setTimeout(90_000);
 const run = randomBytes(3).toString('hex');

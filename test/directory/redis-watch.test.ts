@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import * as net from 'node:net';
-import { RedisDirectory } from '../../registry';
+import { RedisDirectory } from '../../src/directory';
 import { RedisServer, WatchReader, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { nodeRecord } from '../helpers/directory';
 

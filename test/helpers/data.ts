@@ -1,18 +1,10 @@
 // Deterministic test data: seeded bytes and shuffles (a failure replays the same way), and
 // self-describing records for the append tests.
 import { createCipheriv } from 'node:crypto';
+import { mulberry32 } from '../../support/mulberry32';
 
-/** mulberry32: small, seeded, good enough to shuffle and to fill buffers. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded numbers in [0, 1) (mulberry32): to shuffle and to fill buffers. */
+export const rng = mulberry32;
 
 /** len bytes that depend on the seed and on each position (an AES-CTR keystream: fast). */
 export function pattern(len: number, seed: number): Buffer {

@@ -5,8 +5,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Directory, DirectoryEvent } from '../../registry';
-import { findRedisServer, freePort, ping } from '../../examples/common/private-redis';
+import type { Directory, DirectoryEvent } from '../../src/directory';
+import { findRedisServer, freePort, ping } from '../../support/private-redis';
 
 export { findRedisServer, freePort, ping };
 

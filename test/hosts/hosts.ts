@@ -2,7 +2,7 @@
 // nft needed), a Redis on one host of the bed, and agents (test/fixtures/agent.js) started
 // inside a host.
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { findRedisServer, freePort } from '../../examples/common/private-redis';
+import { findRedisServer, freePort } from '../../support/private-redis';
 import { Agent, AgentOptions, ChildTracker, startAgent } from '../helpers/children';
 import { Bed, Host, bedUnavailable, startBed } from './bed';
 

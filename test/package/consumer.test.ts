@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { RedisDirectory } from '../../registry';
+import { RedisDirectory } from '../../src/directory';
 import { nodeRecord } from '../helpers/directory';
 import { findRedisServer, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { SANITIZED } from '../helpers/transports';
@@ -111,7 +111,7 @@ describe('the packed package in a new application', () => {
 
   test('ships what it needs: compiled code, declarations, the native sources to build from; no tests', () => {
     const pkg = path.join(app, 'node_modules', 'rvma');
-    const shipped = ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/registry/index.d.ts', 'CMakeLists.txt', 'native/engine.cpp', 'LICENSE'];
+    const shipped = ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/directory/index.d.ts', 'CMakeLists.txt', 'native/engine.cpp', 'LICENSE'];
     // The rvma command runs the benchmarks (with their C baselines) and the demos.
     shipped.push('dist/src/cli/main.js', 'dist/bench/tcp/run.js', 'bench/c/sockbench.c', 'dist/examples/demo/launcher.js');
     // The README's links to docs/ resolve inside the installed package.

@@ -5,7 +5,8 @@ import * as ort from 'onnxruntime-node';
 import { ensureModel, embedFile, headFile, layerFile, MASK_NEG } from './build';
 import { ModelConfig, headDim, validateConfig } from './config';
 import { KvState, kvElements } from './kv';
-import { mulberry32, streamSeed } from './weights';
+import { mulberry32 } from '../../../support/mulberry32';
+import { streamSeed } from './weights';
 
 export type { KvState } from './kv';
 export { decodeKv, encodeKv } from './kv';

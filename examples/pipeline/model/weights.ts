@@ -1,18 +1,7 @@
 // Deterministic weights for the pipeline example: each tensor comes from its own seeded stream,
 // so any process can derive any layer's weights from the config without computing the others.
+import { mulberry32 } from '../../../support/mulberry32';
 import { ModelConfig, validateConfig } from './config';
-
-/** mulberry32: a 32-bit PRNG, uniform in [0, 1). Integer ops only, so identical on every engine. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** FNV-1a of the model seed and a tensor name: one independent stream per tensor. */
 export function streamSeed(seed: number, name: string): number {

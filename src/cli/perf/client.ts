@@ -2,7 +2,7 @@
 // between two machines. Each test and size: the server gets a mailbox (or region) ready, the
 // client puts (warm-up first, untimed), and the server confirms it received every put exactly.
 import { Endpoint, ProgressMode } from '../../index';
-import { RvmaError } from '../../mailbox/errors';
+import { RvmaError } from '../../base/errors';
 import { CONTROL_BYTES, CONTROL_VADDR, ClientMessage, ECHO_VADDR, PerfTest, ServerMessage, decode, encode, prepareRefusal } from './protocol';
 
 export interface PerfClientOptions {

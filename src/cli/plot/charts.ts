@@ -2,7 +2,7 @@
 // for records whose medians are figures of their own (bench:ring, bench:tcp's rate part), a bar
 // panel per figure. Targets are triangles in the colour of the variant they judge.
 import type { TopLevelSpec } from 'vega-lite';
-import { sizeLabel } from '../../../bench/common/stats';
+import { sizeLabel } from '../sizes';
 import { Results, Scenario } from './read-results';
 import { TargetLevel, targetLevels } from './targets';
 

@@ -1,7 +1,7 @@
 // Plots of one saved benchmark results file (bench/common/results.ts): SVG, and PNG beside it.
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { RvmaError } from '../../mailbox/errors';
+import { RvmaError } from '../../base/errors';
 import { charts } from './charts';
 import { readResults } from './read-results';
 import { toPng, toSvg } from './render';

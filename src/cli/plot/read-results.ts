@@ -1,7 +1,7 @@
 // Reads one benchmark results record (bench/common/results.ts saveResults) into the typed form
 // the plots are drawn from; a record it cannot read is ERR_RVMA_INVALID_ARGUMENT naming the file and the field.
 import * as path from 'node:path';
-import { RvmaError } from '../../mailbox/errors';
+import { RvmaError } from '../../base/errors';
 
 export interface Scenario {
   id: string;

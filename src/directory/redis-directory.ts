@@ -3,10 +3,10 @@
 // Watchers get join/update/leave from pub/sub at once, and leases that lapsed from a
 // periodic comparison of the member list. A node whose own lease lapsed, or was taken by
 // another incarnation, is told with a 'lost' event.
-import { debugLog } from '../src/mailbox/debug-log';
+import { debugLog } from '../base/debug-log';
 import { EventEmitter } from 'node:events';
-import { RvmaError } from '../src/mailbox/errors';
-import { checkInteger, checkOptions, checkString, invalid } from '../src/mailbox/validate';
+import { RvmaError } from '../base/errors';
+import { checkInteger, checkOptions, checkString, invalid } from '../base/validate';
 import { Directory, DirectoryEvent, NameBinding, NodeRecord, RegistrationLostInfo } from './directory';
 import { EventStream } from './event-stream';
 import {

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { Directory } from '../../registry';
+import type { Directory } from '../src/directory';
 
 const PREFIX_BYTES = 4;
 const JOIN_TIMEOUT_MS = 30_000;

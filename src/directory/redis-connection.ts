@@ -8,8 +8,8 @@ import { isIP } from 'node:net';
 import * as tls from 'node:tls';
 import type { ConnectionOptions } from 'node:tls';
 import Redis, { Cluster } from 'ioredis';
-import { RvmaError } from '../src/mailbox/errors';
-import { checkBoolean, checkInteger, checkOptions, checkString, invalid } from '../src/mailbox/validate';
+import { RvmaError } from '../base/errors';
+import { checkBoolean, checkInteger, checkOptions, checkString, invalid } from '../base/validate';
 
 export interface RedisTlsOptions {
   /** PEM certificate(s) of the CA that signed the server's certificate. Default: the system's. */

@@ -1,6 +1,6 @@
 // A bounded push-to-async-iterator queue for watch(): a consumer that stops reading gets
 // an ERR_RVMA_OVERFLOW instead of memory growing without limit.
-import { RvmaError } from '../src/mailbox/errors';
+import { RvmaError } from '../base/errors';
 
 export class EventStream<T> implements AsyncIterableIterator<T> {
   private queue: T[] = [];

@@ -2,7 +2,7 @@
 // optionally seeded with a static table of other processes' records by a local launcher.
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import { RvmaError } from '../src/mailbox/errors';
+import { RvmaError } from '../base/errors';
 import { Directory, DirectoryEvent, NameBinding, NodeRecord, RegistrationLostInfo } from './directory';
 import { EventStream } from './event-stream';
 

@@ -1,10 +1,10 @@
 // Measures the model's cost on this machine: time per token per layer at the default config,
 // early and late in the sequence (attention grows with the KV cache), and the head's share.
-// Run after `npm run build`: node dist/bench/ring/layer-time.js
+// Run after `npm run build`: node dist/examples/pipeline/layer-time.js
 import { performance } from 'node:perf_hooks';
-import { ensureModel } from '../../examples/pipeline/model/build';
-import { DEFAULT_CONFIG } from '../../examples/pipeline/model/config';
-import { Head, LayerRunner, makePrompt } from '../../examples/pipeline/model/runtime';
+import { ensureModel } from './model/build';
+import { DEFAULT_CONFIG } from './model/config';
+import { Head, LayerRunner, makePrompt } from './model/runtime';
 
 async function main(): Promise<void> {
   const cfg = DEFAULT_CONFIG;
