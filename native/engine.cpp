@@ -65,7 +65,7 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
   // Aliasing pointer: a peer holding the table keeps the whole engine (and its sink) alive.
   std::shared_ptr<MailboxTable> table(engine, engine->table_.get());
   if (!LoopbackFabric::instance().attach(options.nodeId, table, engine->incarnation_, &engine->auth_)) {
-    *status = Status::MailboxExists;
+    *status = Status::InvalidArgument;  // the caller's argument: docs/api.md, ERR_RVMA_INVALID_ARGUMENT
     *error = "node id \"" + options.nodeId + "\" is already used by an open endpoint in this process";
     return nullptr;
   }

@@ -208,7 +208,7 @@ Napi::Value EndpointWrap::RingSend(const Napi::CallbackInfo& info) {
   try {
     s = engine_->put(std::move(req));  // a counted put: a refusal is counted there, never returned
   } catch (const std::bad_alloc&) {
-    s = Status::InvalidArgument;
+    s = Status::OutOfMemory;
   }
   if (!ok(s)) return Napi::Number::New(env, double(s));
   return Napi::Number::New(env, engine_->roundDue() ? kPutRoundDue : 0);

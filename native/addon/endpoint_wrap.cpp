@@ -199,6 +199,9 @@ EndpointWrap::EndpointWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<En
   std::string error;
   try {
     engine_ = Engine::create(options, &status, &error, pollerOf(wake_));
+  } catch (const std::bad_alloc&) {
+    status = Status::OutOfMemory;
+    error = "out of memory creating the endpoint";
   } catch (const std::exception& e) {
     status = Status::InvalidArgument;
     error = e.what();
@@ -259,7 +262,7 @@ Napi::Value EndpointWrap::OpenMailbox(const Napi::CallbackInfo& info) {
   try {
     s = engine_->table().open(vaddr, cfg, &opened);
   } catch (const std::bad_alloc&) {
-    return statusError(env, Status::InvalidArgument, "out of memory opening a mailbox");
+    s = Status::OutOfMemory;
   }
   if (!ok(s)) return Napi::Number::New(env, double(s));
   Napi::Array result = Napi::Array::New(env, 2);
@@ -307,7 +310,7 @@ Napi::Value EndpointWrap::Post(const Napi::CallbackInfo& info) {
   try {
     s = engine_->table().post(vaddr, data, len, threshold, memoryArg(info, 3), &index);
   } catch (const std::bad_alloc&) {
-    return statusError(env, Status::InvalidArgument, "out of memory posting a buffer");
+    s = Status::OutOfMemory;
   }
   return Napi::Number::New(env, ok(s) ? double(index) : -double(s));
 }
@@ -361,7 +364,7 @@ Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
     if (info.Length() > 9 && info[9].IsBoolean() && info[9].As<Napi::Boolean>().Value()) copyIfKept(req);
     s = engine_->put(std::move(req));
   } catch (const std::bad_alloc&) {
-    return statusError(env, Status::InvalidArgument, "out of memory queueing a put");
+    s = Status::OutOfMemory;
   }
   if (s == Status::Ok && engine_->roundDue()) return Napi::Number::New(env, kPutRoundDue);
   return Napi::Number::New(env, double(s));
@@ -389,7 +392,8 @@ Napi::Value EndpointWrap::Route(const Napi::CallbackInfo& info) {
 // putQueued(entries: Float64Array, count, arena: Uint8Array) -> 0 | status: `count` small puts
 // described in entries (kQueuedWords numbers each), their payloads in arena, all copied now and
 // sent as one batch. JS fills both in one turn and hands them over once: one native call for
-// the batch instead of one per put. A refusal of a counted put is counted (Engine::put).
+// the batch instead of one per put. A refusal of a counted put is counted (Engine::put), and so
+// is a put that could not be handed over for lack of memory (OutOfMemory).
 Napi::Value EndpointWrap::PutQueued(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!engine_) return Napi::Number::New(env, double(Status::Closed));
@@ -412,26 +416,29 @@ Napi::Value EndpointWrap::PutQueued(const Napi::CallbackInfo& info) {
     if (route >= routes_.size() || at > arenaLen || len > arenaLen - at) return typeError(env, "putQueued: a bad entry");
     used = std::max(used, at + len);
   }
+  size_t i = 0;  // the entries handed over so far
   try {
     // The payloads, copied once into a block their puts share (JS reuses the arena at once):
     // one allocation per call, not one per put. The block lives until its last put settles.
     std::shared_ptr<uint8_t> block(new uint8_t[std::max<uint64_t>(used, 1)], std::default_delete<uint8_t[]>());
     std::memcpy(block.get(), arena, used);
-    for (size_t i = 0; i < count; i++, e += kQueuedWords) {
-      const uint64_t route = uint64_t(e[1]), at = uint64_t(e[6]), len = uint64_t(e[7]);
+    for (; i < count; i++) {
+      const double* q = e + i * kQueuedWords;
+      const uint64_t route = uint64_t(q[1]), at = uint64_t(q[6]), len = uint64_t(q[7]);
       const Destination& d = routes_[route];
-      const uint32_t flags = uint32_t(e[5]);
-      PutRequest req{uint64_t(e[0]), d.peer, (uint64_t(e[2]) << 32) | uint64_t(e[3]), block.get() + at, len,
-                     Placement{(flags & 1) != 0, uint64_t(e[4])}};
+      const uint32_t flags = uint32_t(q[5]);
+      PutRequest req{uint64_t(q[0]), d.peer, (uint64_t(q[2]) << 32) | uint64_t(q[3]), block.get() + at, len,
+                     Placement{(flags & 1) != 0, uint64_t(q[4])}};
       req.raw = (flags & 2) != 0;
       req.ack = (flags & 8) ? AckPace::Late : (flags & 4) ? AckPace::Lazy : AckPace::Eager;
       req.incarnation = d.incarnation;
       req.joined = std::shared_ptr<const uint8_t>(block, block.get() + at);
       Status s = engine_->put(std::move(req));
-      if (!ok(s)) engine_->putDone(uint64_t(e[0]), s);  // reported like any outcome
+      if (!ok(s)) engine_->putDone(uint64_t(q[0]), s);  // reported like any outcome
     }
   } catch (const std::bad_alloc&) {
-    return statusError(env, Status::InvalidArgument, "out of memory queueing puts");
+    // The puts not handed over fail, each reported like any outcome.
+    for (; i < count; i++) engine_->putDone(uint64_t(e[i * kQueuedWords]), Status::OutOfMemory);
   }
   engine_->flush();
   return Napi::Number::New(env, 0);

@@ -46,7 +46,7 @@ struct PostedBuffer {
   uint64_t appendOffset = 0;
   uint64_t reservedBytes = 0, reservedOps = 0;  // counted at reserve, so a full buffer takes no more
   uint32_t inflight = 0;  // reserved puts whose payload is still being written
-  std::string lastSender;  // reportSender: the node of the last put admitted
+  std::string lastSender{};  // reportSender: the node of the last put admitted
   bool closing = false;   // takes no new puts; retires once inflight reaches 0
   PostedBuffer* next = nullptr;
 };

@@ -23,6 +23,7 @@ enum class Status : int32_t {
   Forbidden = 13,       // the mailbox or region does not allow puts from the sending node
   Auth = 14,            // the peer failed authentication (or one side authenticates and the other does not)
   AddressInUse = 15,    // a listen address another socket holds (local only: never sent to a peer)
+  OutOfMemory = 16,     // memory for a buffer, a mailbox or a queued put could not be allocated (local only)
 };
 
 // Why a listen failed, from its errno: a taken address is told apart from a bad one.

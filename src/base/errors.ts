@@ -25,7 +25,8 @@ export type RvmaErrorCode =
   | 'ERR_RVMA_CHECKSUM'
   | 'ERR_RVMA_AUTH'
   | 'ERR_RVMA_FORBIDDEN'
-  | 'ERR_RVMA_ADDRESS_IN_USE';
+  | 'ERR_RVMA_ADDRESS_IN_USE'
+  | 'ERR_RVMA_OUT_OF_MEMORY';
 
 export class RvmaError extends Error {
   readonly code: RvmaErrorCode;
@@ -53,6 +54,7 @@ const STATUS_CODES: Record<number, RvmaErrorCode> = {
   13: 'ERR_RVMA_FORBIDDEN',
   14: 'ERR_RVMA_AUTH',
   15: 'ERR_RVMA_ADDRESS_IN_USE',
+  16: 'ERR_RVMA_OUT_OF_MEMORY',
 };
 
 export function isRvmaErrorCode(value: string): value is RvmaErrorCode {
@@ -121,6 +123,7 @@ const EXPLAIN: Record<RvmaErrorCode, (c: StatusContext) => string> = {
   ERR_RVMA_PROTOCOL: () => 'a peer broke the protocol',
   ERR_RVMA_CHECKSUM: () => 'content does not match its checksum',
   ERR_RVMA_ADDRESS_IN_USE: () => 'the listen address is taken (EADDRINUSE)',
+  ERR_RVMA_OUT_OF_MEMORY: () => 'out of memory',
   ERR_RVMA_AUTH: (c) =>
     c.node ? `node "${c.node}" and this endpoint could not authenticate each other` : 'authentication failed',
   ERR_RVMA_FORBIDDEN: (c) =>
@@ -133,4 +136,15 @@ export function statusError(status: number, context: StatusContext): RvmaError {
   const code = codeOfStatus(status);
   const reason = context.reason ? ` (${context.reason})` : '';
   return new RvmaError(code, `${context.op}: ${EXPLAIN[code](context)}${reason}`);
+}
+
+/**
+ * What a native call threw, as callers see it: a failure with a status (an Error carrying
+ * rvmaStatus, which only a constructor throws: every other native call returns its status) is the
+ * RvmaError of that status with the native message; anything else (a TypeError for arguments
+ * this package got wrong) as it is.
+ */
+export function nativeFailure(error: unknown, op: string): unknown {
+  const status = (error as { rvmaStatus?: unknown } | null)?.rvmaStatus;
+  return typeof status === 'number' ? new RvmaError(codeOfStatus(status), `${op}: ${(error as Error).message}`) : error;
 }

@@ -6,7 +6,7 @@ import type { Directory, NodeRecord, RegistrationLostInfo } from '../directory/d
 import { MemoryDirectory } from '../directory/memory-directory';
 import { EVENT_WORDS, EventKind, NativeEndpoint, NativeTcpOptions, PUT_ROUND_DUE, native } from '../native';
 import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-words';
-import { RvmaError, StatusContext, codeOfStatus, hex, statusError } from '../base/errors';
+import { RvmaError, StatusContext, codeOfStatus, hex, nativeFailure, statusError } from '../base/errors';
 import { EpochType, Mailbox, MailboxHost } from './mailbox';
 import { IdTable } from './id-table';
 import { MemoryIds } from './memory-ids';
@@ -276,15 +276,9 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
         tcp,
       );
     } catch (error) {
-      const status = (error as { rvmaStatus?: number }).rvmaStatus;
-      if (status === undefined) throw error;
-      const code = codeOfStatus(status);
-      // The verbs provider's receive buffers, refused by the kernel: the locked-memory limit. Or
-      // a listen address another socket holds (EADDRINUSE): the caller may pick another.
-      if (code === 'ERR_RVMA_REGISTRATION' || code === 'ERR_RVMA_ADDRESS_IN_USE') {
-        throw new RvmaError(code, `Endpoint.create: ${(error as Error).message}`);
-      }
-      throw invalid('Endpoint.create', (error as Error).message);
+      // E.g. the verbs provider's receive buffers refused by the kernel (the locked-memory
+      // limit), or a listen address another socket holds: typed, so the caller can act on it.
+      throw nativeFailure(error, 'Endpoint.create');
     }
     this.verbsFallback = this.handle.verbsFallback() || undefined;
     this.routing = {
