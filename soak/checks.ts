@@ -2,7 +2,7 @@
 // typed (the ledger), epochs exact and ring frames in order (reported by the roles as they check
 // them), no process over its memory bound (the sampler), no memory growth after warm-up, no
 // descriptor growth, no hang (the heartbeat watch), and every workload doing work at all.
-import { Cluster } from './cluster';
+import { type Cluster } from './cluster';
 import type { PutCounts } from './ledger';
 import { TIMING } from './options';
 

@@ -4,11 +4,11 @@
 // failure tallies and findings.
 import * as path from 'node:path';
 import { Attacker } from './attacker';
-import { Finding, PutLedger } from './ledger';
+import { type Finding, PutLedger } from './ledger';
 import { HangWatch, Samples, readProc } from './monitor';
-import { SoakOptions, TIMING } from './options';
-import { Plan, planFor } from './plan';
-import { FromRole, RoleConfig, SenderTarget, Tally, ToRole } from './protocol';
+import { type SoakOptions, TIMING } from './options';
+import { type Plan, planFor } from './plan';
+import { type FromRole, type RoleConfig, type SenderTarget, type Tally, type ToRole } from './protocol';
 import { TcpProxy } from './proxy';
 import { PrivateRedis, freePort } from './redis';
 import { ChildHandle } from './supervisor';

@@ -8,9 +8,9 @@ import type { Cluster } from './cluster';
 import type { Role } from './role';
 import type { AttackKind } from './hostile';
 import { probe } from './hostile';
-import { CLOCK_TICKS, ProcReading, fdLimit, readProc } from './monitor';
+import { CLOCK_TICKS, type ProcReading, fdLimit, readProc } from './monitor';
 import { TIMING } from './options';
-import { Random, between, pick, rng, shuffle } from './rng';
+import { type Random, between, pick, rng, shuffle } from './rng';
 
 export const FAULT_KINDS = [
   'kill9-restart',

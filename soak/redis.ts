@@ -1,7 +1,7 @@
 // The soak's private redis-server: a free loopback port, no persistence, a temp dir; restart()
 // (the redis-restart fault) stops it and starts it again on the same port, empty. Killed with
 // the harness whatever way it ends (see run.ts).
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';

@@ -7,11 +7,11 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FinalChecks, finalCheck, minuteCheck } from './checks';
+import { type FinalChecks, finalCheck, minuteCheck } from './checks';
 import { Cluster } from './cluster';
-import { FAULT_KINDS, FaultInjector, FaultKind } from './faults';
+import { FAULT_KINDS, FaultInjector, type FaultKind } from './faults';
 import { readProc } from './monitor';
-import { SoakOptions, TIMING } from './options';
+import { type SoakOptions, TIMING } from './options';
 import { killAllNow } from './supervisor';
 import { saveSummary, summaryJson, summaryText } from './summary';
 

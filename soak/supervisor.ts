@@ -2,7 +2,7 @@
 // limit, as a production box has), its IPC messages handed to the harness, its stderr tail kept
 // to explain a crash, and every wait on it bounded. Every process ever started is remembered, so
 // that the harness can SIGCONT + SIGKILL whatever is left however it ends.
-import { ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 
 const live = new Set<ChildProcess>();
 

@@ -2,7 +2,7 @@
 // loopback port, no persistence, stopped with the launcher. REDIS_URL, when set, is used instead.
 // Also what every private Redis here is started with (tests, soak, benches): finding the
 // binary, a free port, and a PING that says the server is up.
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { findRedisServer, freePort, ping } from './private-redis';
 import { ServerProcesses, askServer } from './server-set';
 

@@ -4,9 +4,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { findRedisServer, freePort, ping } from './private-redis';
-import { ServerAt, ServerProcesses, askServer } from './server-set';
+import { type ServerAt, ServerProcesses, askServer } from './server-set';
 
 export const SENTINEL_NAME = 'rvma-primary';
 /**

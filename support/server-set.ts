@@ -1,7 +1,7 @@
 // What the Sentinel and Cluster launchers share: their redis-server processes, killed together
 // (also when this process exits) with their directory removed, and a short-lived client that
 // asks one of them a question.
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import Redis from 'ioredis';
 

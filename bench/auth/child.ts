@@ -1,6 +1,6 @@
 // bench:auth's tcp receiver in a forked process of its own (the "tcp, 2 processes" rows).
 import { serveChild } from '../common/child';
-import { Auth, Receiver } from './measure';
+import { type Auth, Receiver } from './measure';
 
 // node child.js receiver '{"id":"none"|"auth",...}': the variant's id says without or with auth.
 serveChild(async (_role, variant) => {

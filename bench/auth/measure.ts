@@ -1,7 +1,7 @@
 // bench:auth's endpoints: a receiver that re-posts every buffer, and the timed connect()s and puts against it, with or without auth.
-import { Endpoint, EndpointOptions, Mailbox, RvmaError } from '../../src';
+import { Endpoint, type EndpointOptions, type Mailbox, RvmaError } from '../../src';
 import { measure } from '../common/lanes';
-import { FIRST_VADDR, Scenario } from '../common/protocol';
+import { FIRST_VADDR, type Scenario } from '../common/protocol';
 import { median, mibPerSecond } from '../common/stats';
 
 export type Provider = 'tcp' | 'shm';

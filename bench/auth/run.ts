@@ -6,7 +6,7 @@ import { boundedRun } from '../common/bounded-run';
 import { BenchChild } from '../common/child-process';
 import { rotated } from '../common/repeat';
 import { fixed, median, table } from '../common/stats';
-import { Auth, connectMicros, Provider, putMetric, Receiver, WAIT_MS, WINDOW } from './measure';
+import { type Auth, connectMicros, type Provider, putMetric, Receiver, WAIT_MS, WINDOW } from './measure';
 
 const CHILD = path.join(__dirname, 'child.js');
 const AUTHS: Auth[] = ['none', 'auth'];

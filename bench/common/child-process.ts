@@ -1,7 +1,7 @@
 // A benchmark's child process (forked on its compiled child.js), seen from the orchestrator:
 // started once it says hello, then driven by requests with a timeout each.
-import { ChildProcess, fork } from 'node:child_process';
-import { Hello, Reply, Request } from './protocol';
+import { type ChildProcess, fork } from 'node:child_process';
+import { type Hello, type Reply, type Request } from './protocol';
 
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 export type Body = WithoutId<Request>;

@@ -1,6 +1,6 @@
 // Child-process side of the orchestrator's IPC: a benchmark's child.js builds its receiver or
 // sender and hands it to serveChild, which answers the orchestrator's requests.
-import { Hello, Measurement, Received, Reply, Request, Scenario, Target, Variant } from './protocol';
+import { type Hello, type Measurement, type Received, type Reply, type Request, type Scenario, type Target, type Variant } from './protocol';
 
 /** A receiver (prepare, finish) or a sender (run) of one variant. */
 export interface Role {

@@ -1,7 +1,7 @@
 // The end of a benchmark run: the report printed, one summary line, the JSON record written.
 import * as os from 'node:os';
-import { buildReport, formatReport, ReportSpec, Samples } from './report';
-import { Failure, saveResults, shownPath } from './results';
+import { buildReport, formatReport, type ReportSpec, type Samples } from './report';
+import { type Failure, saveResults, shownPath } from './results';
 
 /** When measuring began, and the machine's load then. */
 export interface Clock {

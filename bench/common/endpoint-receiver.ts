@@ -1,8 +1,8 @@
 // Receiver for the mailbox and raw-write variants. Mailbox: per message size, mailboxes with
 // enough posted buffers; every completed buffer is posted again at once. Raw: per size, a
 // registered region with one slot per lane; landed writes are counted.
-import { Endpoint, EndpointOptions, Mailbox, Region, RvmaError } from '../../src';
-import { FIRST_VADDR, Received, Scenario, Target, Variant } from './protocol';
+import { Endpoint, type EndpointOptions, type Mailbox, type Region, RvmaError } from '../../src';
+import { FIRST_VADDR, type Received, type Scenario, type Target, type Variant } from './protocol';
 import { Tally } from './tally';
 
 /** What the tcp provider reads per callback under loop progress (tcp_connection.cpp). */

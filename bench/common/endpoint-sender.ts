@@ -1,8 +1,8 @@
 // Sender for the mailbox and raw-write variants: puts (or raw writes) from one source buffer
 // per size, each lane into its own mailbox or region slot.
-import { Endpoint, EndpointOptions, allocBuffer } from '../../src';
-import { measure, Op } from './lanes';
-import { Measurement, Scenario, Target, Variant } from './protocol';
+import { Endpoint, type EndpointOptions, allocBuffer } from '../../src';
+import { measure, type Op } from './lanes';
+import { type Measurement, type Scenario, type Target, type Variant } from './protocol';
 
 // Generous: connection setup inside the emulated Soft-RoCE guest can take seconds.
 const CONNECT_TIMEOUT_MS = 30_000;

@@ -5,8 +5,8 @@
 // (never more than 4 times its operations, never fewer than 16). The others then set every
 // scenario's timed operations, warm-up and (bandwidth) puts in flight.
 import { option } from './args';
-import { Scenario } from './protocol';
-import { ReportSpec } from './report';
+import { type Scenario } from './protocol';
+import { type ReportSpec } from './report';
 import { parseSizes, sizeLabel } from '../../src/cli/sizes';
 
 /** A count the command line gives: at least `min`. */

@@ -1,6 +1,6 @@
 // Drives one scenario on the sender side: untimed warm-up, then either a one-at-a-time
 // round-trip loop or `window` lanes that each issue the next operation as soon as theirs resolves.
-import { Measurement, Scenario } from './protocol';
+import { type Measurement, type Scenario } from './protocol';
 import { quantile } from './stats';
 
 /** Sends one message of the scenario's size; resolves when the receiver acknowledged it. */

@@ -1,7 +1,7 @@
 // Orchestrator side of one variant: a receiver and a sender child process (forked on a
 // benchmark's compiled child.js), kept alive across repetitions and driven by requests.
 import { BenchChild } from './child-process';
-import { Measurement, Received, Scenario, Target, Variant } from './protocol';
+import { type Measurement, type Received, type Scenario, type Target, type Variant } from './protocol';
 
 // A bound for a hung child, not a measure of speed: on a loaded 2-CPU machine with the
 // sanitized addon a small measurement has taken tens of seconds (the ASan run of

@@ -2,9 +2,9 @@
 // slow phase of the machine spreads over all rows instead of hitting one. A failed measurement
 // is recorded and the run goes on.
 import { reportProgress } from '../../src/cli/progress';
-import { Measurement, Scenario, Variant } from './protocol';
-import { Samples } from './report';
-import { Failure } from './results';
+import { type Measurement, type Scenario, type Variant } from './protocol';
+import { type Samples } from './report';
+import { type Failure } from './results';
 
 /** The variants in a different order every repetition, so no row always runs first. */
 export function rotated<T>(items: T[], by: number): T[] {

@@ -1,6 +1,6 @@
 // Turns the samples into medians, ratios and target checks, as printed tables and as JSON.
 // What a benchmark shows (rows, ratios, targets) comes in its ReportSpec.
-import { Measurement, Scenario, Variant } from './protocol';
+import { type Measurement, type Scenario, type Variant } from './protocol';
 import { fixed, median, mibPerSecond, table } from './stats';
 
 /** samples[variant][scenario]: one measurement per repetition that succeeded. */

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Report, Samples } from './report';
+import { type Report, type Samples } from './report';
 
 export interface Failure {
   variant: string;

@@ -1,6 +1,6 @@
 // What a receiver counted since the last prepare, and the first failure it met; finish()
 // waits briefly for stragglers, since a sender's last ack can overtake the receiver's own event.
-import { Received } from './protocol';
+import { type Received } from './protocol';
 
 const FINISH_WAIT_MS = 5000;
 

@@ -2,9 +2,9 @@
 // watchers, each a RedisDirectory of its own (a directory holds one registration), driven by
 // run.ts over IPC. Many processes, so that the nodes' clients are not one event loop.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { DirectoryEvent, RedisDirectory } from '../../src';
+import { type DirectoryEvent, RedisDirectory } from '../../src';
 import { median, quantile } from '../common/stats';
-import { Reply, Request, ResolveResult, Seen, Usage, WatchStats, benchRecord } from './protocol';
+import { type Reply, type Request, type ResolveResult, type Seen, type Usage, type WatchStats, benchRecord } from './protocol';
 
 /**
  * Connects and registrations in flight per process: 4 processes x 64 stay under Redis's

@@ -1,8 +1,8 @@
 // bench:directory's child processes as run.ts sees them: forked on child.js, asked one request
 // at a time with a bound each, and the watchers' Seen messages gathered per event.
-import { ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import * as path from 'node:path';
-import { Reply, Request, Seen } from './protocol';
+import { type Reply, type Request, type Seen } from './protocol';
 
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 

@@ -1,7 +1,7 @@
 // bench:directory's settings, read once from the command line into a fixed shape: every default
 // in one place, unknown options refused.
 import { option, repetitions, selected } from '../common/args';
-import { DEPLOYMENTS, DeploymentId } from './deployments';
+import { DEPLOYMENTS, type DeploymentId } from './deployments';
 
 /**
  * The directory's defaults, which the bench does not override (so the figures are what users

@@ -5,7 +5,7 @@ import Redis from 'ioredis';
 import { privateRedis } from '../../support/private-redis';
 import { startCluster } from '../../support/redis-cluster';
 import { startSentinels } from '../../support/redis-sentinel';
-import { Target } from './protocol';
+import { type Target } from './protocol';
 
 export type DeploymentId = 'single' | 'sentinel' | 'cluster';
 

@@ -5,9 +5,9 @@ import * as fs from 'node:fs';
 import { RedisDirectory } from '../../src';
 import { median } from '../common/stats';
 import { DirectoryChild, SeenLog } from './children';
-import { Config, HEARTBEAT_MS } from './config';
-import { DeploymentId, InfoFields, Running, field, startDeployment } from './deployments';
-import { ResolveResult, Usage, WatchStats, benchRecord } from './protocol';
+import { type Config, HEARTBEAT_MS } from './config';
+import { type DeploymentId, type InfoFields, type Running, field, startDeployment } from './deployments';
+import { type ResolveResult, type Usage, type WatchStats, benchRecord } from './protocol';
 
 export const NAMESPACE = 'bench';
 /** Joins and leaves are this far apart (at least). */

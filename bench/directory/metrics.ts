@@ -1,6 +1,6 @@
 // The rows of bench:directory's table: what each figure is, its unit (kept in the results JSON)
 // and how many digits it is shown with.
-import { Config } from './config';
+import { type Config } from './config';
 
 export interface Metric {
   id: string;

@@ -9,7 +9,7 @@ import { findRedisServer } from '../../support/private-redis';
 import { option } from '../common/args';
 import { boundedRun } from '../common/bounded-run';
 import { rotated } from '../common/repeat';
-import { Failure, saveResults, shownPath } from '../common/results';
+import { type Failure, saveResults, shownPath } from '../common/results';
 import { fixed, median, table } from '../common/stats';
 import { HEARTBEAT_MS, TTL_MS, WATCH_INTERVAL_MS, readConfig } from './config';
 import { openFilesLimit } from './deployments';

@@ -2,12 +2,12 @@
 // outside as an attacker would: a flood it never reads the answers to, connections that never
 // say hello, and a process out of descriptors. Prints a table; the victim's memory and CPU are
 // read from /proc. Run with: npm run bench:hostile (RVMA_ADDON picks another build of the addon).
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Endpoint } from '../../src';
-import { FRAME_PING, HEADER_BYTES, encodeHeader, encodeHello, helloLength, splitAddress } from '../../support/tcp-wire';
+import { FRAME_PING, encodeHeader, encodeHello, helloLength, splitAddress } from '../../support/tcp-wire';
 
 interface Victim {
   proc: ChildProcess;

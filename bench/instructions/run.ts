@@ -6,7 +6,7 @@
 // put, start-up and warm-up cancelled out. The sender's batches are fixed by its window (32
 // puts per wake-up); the receiver is not measured this way, as what it spends per put depends
 // on how many puts each of its reads happens to carry.
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';

@@ -2,11 +2,11 @@
 // variant over provider 'verbs'. Both listen on the guest's rxe address, as peers do there.
 //   node child.js receiver '<variant json>'
 //   node child.js sender '<variant json>' rdma://IP:PORT
-import { EndpointOptions } from '../../src';
+import { type EndpointOptions } from '../../src';
 import { senderRole, serveChild } from '../common/child';
 import { EndpointReceiver } from '../common/endpoint-receiver';
 import { EndpointSender } from '../common/endpoint-sender';
-import { Variant } from '../common/protocol';
+import { type Variant } from '../common/protocol';
 import { ADDRESS } from './config';
 
 function options(variant: Variant): EndpointOptions {

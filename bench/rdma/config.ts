@@ -2,8 +2,8 @@
 // ratios shown and their target. Soft-RoCE under software emulation moves a few tens of MB/s
 // and JavaScript runs ~8x slower than on the host, so the amounts are megabytes, not gigabytes:
 // one repetition of everything takes well under a minute.
-import { Scenario, Variant } from '../common/protocol';
-import { ReportSpec, TargetSpec } from '../common/report';
+import { type Scenario, type Variant } from '../common/protocol';
+import { type ReportSpec, type TargetSpec } from '../common/report';
 
 export type Transport = 'mailbox' | 'raw' | 'perftest';
 

@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { waitListening } from '../common/listening';
 import { runProgram } from '../common/process';
-import { Measurement, Scenario } from '../common/protocol';
+import { type Measurement, type Scenario } from '../common/protocol';
 import { ADDRESS, DEVICE, GID_INDEX } from './config';
 import { parseResultTable } from './perftest-output';
 

@@ -1,7 +1,7 @@
 // The message-rate part of bench:rdma: 8-byte appends over provider 'verbs' in the Soft-RoCE
 // guest, one sender with 64 or 256 in flight. Its rows, amounts and target; the shapes and the
 // receiver's mailbox are bench:tcp's (bench/tcp/rate-config.ts).
-import { MESSAGE_BYTES, RECORDS_PER_BUFFER, RateRatio, RateScenario, RateVariant } from '../tcp/rate-config';
+import { MESSAGE_BYTES, RECORDS_PER_BUFFER, type RateRatio, type RateScenario, type RateVariant } from '../tcp/rate-config';
 
 export const RATE_REPETITIONS = 3;
 

@@ -11,7 +11,7 @@ import { repetitions, selected } from '../common/args';
 import { reportOf, withKnobs } from '../common/knobs';
 import { conclude, startClock } from '../common/conclude';
 import { Pair } from '../common/pair';
-import { Measurement, Scenario, Variant } from '../common/protocol';
+import { type Measurement, type Scenario, type Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { DEVICE, REPETITIONS, REPORT, SCENARIOS, VARIANTS } from './config';
 import { perftestVersion, runPerftest } from './perftest';

@@ -1,8 +1,8 @@
 // Child-process entry of bench:rendezvous (node child.js receiver|sender '{"cluster":..}' redis://..): the
 // consumer (task 1, 'receiver') or the producer (task 0, 'sender') of every variant, found through Redis.
-import { Role, serveChild } from '../common/child';
-import { Scenario, Target } from '../common/protocol';
-import { CONSUMER_TASK, PRODUCER_TASK, StepScenario, StepTarget } from './config';
+import { type Role, serveChild } from '../common/child';
+import { type Scenario, type Target } from '../common/protocol';
+import { CONSUMER_TASK, PRODUCER_TASK, type StepScenario, type StepTarget } from './config';
 import { Consumer } from './consumer';
 import { Peer } from './peer';
 import { Producer } from './producer';

@@ -1,7 +1,7 @@
 // What bench:rendezvous measures: the step scenarios (K tensors out, one ack back), the two
 // ways of moving them (rendezvous, and plain puts as the baseline), the placements and targets.
-import { PlacementMode } from '../common/placement';
-import { Scenario, Target, Variant } from '../common/protocol';
+import { type PlacementMode } from '../common/placement';
+import { type Scenario, type Target, type Variant } from '../common/protocol';
 
 /**
  * 'rendezvous-recycle': the same steps, every recv with `recycle` (buffers back to the receive pool

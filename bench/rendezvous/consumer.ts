@@ -1,12 +1,12 @@
 // The consumer process (task 1) of one measurement: prepare opens what the producer will need
 // and starts the steps in the background; finish waits for them and reports what it saw.
-import { Mailbox } from '../../src';
-import { Received } from '../common/protocol';
-import { PRODUCER_TASK, StepScenario, StepTarget } from './config';
-import { Peer } from './peer';
+import { type Mailbox } from '../../src';
+import { type Received } from '../common/protocol';
+import { PRODUCER_TASK, type StepScenario, type StepTarget } from './config';
+import { type Peer } from './peer';
 import * as put from './put-steps';
 import * as rendezvous from './rendezvous-steps';
-import { StepsDone, driveSteps } from './steps';
+import { type StepsDone, driveSteps } from './steps';
 
 /** What the consumer saw in one measurement. */
 export interface ConsumerReceived extends Received {

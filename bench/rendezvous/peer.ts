@@ -1,6 +1,6 @@
 // One of the two processes as an application sets it up: a Redis directory both see, an
 // endpoint over tcp labelled with its task, and its rendezvous manager.
-import { Endpoint, NodeRecord, RedisDirectory, RendezvousMgr } from '../../src';
+import { Endpoint, type NodeRecord, RedisDirectory, RendezvousMgr } from '../../src';
 
 export class Peer {
   private constructor(

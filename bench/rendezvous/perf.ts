@@ -1,6 +1,6 @@
 // Linux perf around one measurement (profile.ts --perf): `perf record -g` of a child (its JIT
 // frames named through --perf-basic-prof) and `perf stat` of its faults, switches and CPU time.
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 
 export interface PerfRun {
   /** Stops perf (SIGINT) and resolves with what it printed on stderr (perf stat's counts). */

@@ -1,11 +1,11 @@
 // Orchestrator side of the two processes: the consumer forked first, then the producer (both
 // on child.js), kept for the whole run, pinned per placement, driven one measurement at a time.
 import { BenchChild } from '../common/child-process';
-import { Placement, pin } from '../common/placement';
-import { Measurement } from '../common/protocol';
-import { StepScenario, StepTarget } from './config';
-import { ConsumerReceived } from './consumer';
-import { StepsDone } from './steps';
+import { type Placement, pin } from '../common/placement';
+import { type Measurement } from '../common/protocol';
+import { type StepScenario, type StepTarget } from './config';
+import { type ConsumerReceived } from './consumer';
+import { type StepsDone } from './steps';
 
 const TIMEOUT_MS = 60_000;
 

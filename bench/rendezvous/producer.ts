@@ -1,10 +1,10 @@
 // The producer process (task 0): runs one measurement's steps against the consumer and times them.
-import { Endpoint } from '../../src';
-import { CONSUMER_TASK, StepScenario, StepTarget } from './config';
-import { Peer } from './peer';
+import { type Endpoint } from '../../src';
+import { CONSUMER_TASK, type StepScenario, type StepTarget } from './config';
+import { type Peer } from './peer';
 import * as put from './put-steps';
 import * as rendezvous from './rendezvous-steps';
-import { StepsDone, driveSteps } from './steps';
+import { type StepsDone, driveSteps } from './steps';
 
 export class Producer {
   private constructor(

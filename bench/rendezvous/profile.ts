@@ -4,13 +4,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { option, selected } from '../common/args';
-import { PlacementMode, canPin, placementOf } from '../common/placement';
+import { type PlacementMode, canPin, placementOf } from '../common/placement';
 import { revision } from '../common/results';
 import { fixed, table } from '../common/stats';
 import { privateRedis } from '../../support/private-redis';
-import { StepScenario, TRANSPORTS, scenarios as allScenarios } from './config';
+import { type StepScenario, TRANSPORTS, scenarios as allScenarios } from './config';
 import { readProfile } from './cpuprofile';
-import { PerfRun, parseStat, perfRecord, perfReport, perfStat, perfUsable } from './perf';
+import { type PerfRun, parseStat, perfRecord, perfReport, perfStat, perfUsable } from './perf';
 import { StepProcesses } from './processes';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');

@@ -1,8 +1,8 @@
 // The baseline's step with plain puts of the same bytes: the producer puts K tensors into the consumer's
 // mailbox and waits for the answer put into its own; the consumer re-posts each buffer and answers.
-import { Endpoint, Mailbox } from '../../src';
-import { StepScenario } from './config';
-import { Step } from './steps';
+import { type Endpoint, type Mailbox } from '../../src';
+import { type StepScenario } from './config';
+import { type Step } from './steps';
 import { ackTensor, bytesOf, checkReceived, tensorsFor } from './workload';
 
 /** Mailboxes of one measurement at fresh vaddrs, so nothing of an earlier one can land in them. */

@@ -1,9 +1,9 @@
 // The rendezvous variant's step, each side: the producer sends K tensors and receives the
 // answer; the consumer receives the K tensors and sends the answer; both clean up step - 2.
 import { createKey } from '../../src';
-import { CONSUMER_TASK, PRODUCER_TASK, RECV_TIMEOUT_MS, StepScenario, device } from './config';
-import { Peer } from './peer';
-import { Step } from './steps';
+import { CONSUMER_TASK, PRODUCER_TASK, RECV_TIMEOUT_MS, type StepScenario, device } from './config';
+import { type Peer } from './peer';
+import { type Step } from './steps';
 import { ackTensor, checkReceived, tensorsFor } from './workload';
 
 /** The keys of one scenario: K tensors from the producer, one answer from the consumer. */

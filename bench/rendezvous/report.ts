@@ -1,11 +1,11 @@
 // The tables of bench:rendezvous: per placement, the medians of both transports; the target
 // ratios (rendezvous over put at the same placement) with pass/MISS; CPU and page faults per step.
-import { PlacementMode } from '../common/placement';
-import { Measurement, Scenario } from '../common/protocol';
-import { Report, ReportSpec, Samples, valueOf } from '../common/report';
+import { type PlacementMode } from '../common/placement';
+import { type Measurement, type Scenario } from '../common/protocol';
+import { type Report, type ReportSpec, type Samples, valueOf } from '../common/report';
 import { sizeLabel } from '../../src/cli/sizes';
 import { fixed, median, table } from '../common/stats';
-import { PlacedVariant, TARGETS, placedId } from './config';
+import { type PlacedVariant, TARGETS, placedId } from './config';
 
 const PLACEMENT_NAME: Record<PlacementMode, string> = { same: 'same CPU', split: 'split', none: 'unpinned' };
 

@@ -4,13 +4,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { option, repetitions, selected } from '../common/args';
 import { startClock } from '../common/conclude';
-import { PlacementMode, canPin, describePlacement, placementOf } from '../common/placement';
-import { Measurement, Scenario, Variant } from '../common/protocol';
+import { type PlacementMode, canPin, describePlacement, placementOf } from '../common/placement';
+import { type Measurement, type Scenario, type Variant } from '../common/protocol';
 import { buildReport } from '../common/report';
 import { repeat } from '../common/repeat';
 import { revision, saveResults, shownPath } from '../common/results';
 import { privateRedis } from '../../support/private-redis';
-import { PLACEMENTS, PlacedVariant, REPETITIONS, TARGETS, TRANSPORTS, placedId, scenarios as allScenarios } from './config';
+import { PLACEMENTS, type PlacedVariant, REPETITIONS, TARGETS, TRANSPORTS, placedId, scenarios as allScenarios } from './config';
 import { StepProcesses } from './processes';
 import { formatReport, reportSpec } from './report';
 

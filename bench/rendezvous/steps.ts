@@ -1,8 +1,8 @@
 // Runs a scenario's steps on either side: untimed warm-up steps, then the timed ones, with the
 // per-step times (ping-pong round trips), the elapsed time and the page faults of the timed steps.
-import { Measurement } from '../common/protocol';
+import { type Measurement } from '../common/protocol';
 import { quantile } from '../common/stats';
-import { StepScenario } from './config';
+import { type StepScenario } from './config';
 import { minorFaults } from './faults';
 
 /** One step: resolves once this side has done its part of step `id`. */

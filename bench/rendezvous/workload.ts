@@ -1,6 +1,6 @@
 // The tensors a step moves: K float32 tensors of the scenario's size (the same objects every
 // step, so their shapes repeat), and the small answer that goes back.
-import { StepScenario } from './config';
+import { type StepScenario } from './config';
 
 export interface FloatTensor {
   dtype: 'float32';

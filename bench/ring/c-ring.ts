@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { compileC } from '../common/compile';
 import { pinned } from '../common/placement';
-import { Measurement, Scenario } from '../common/protocol';
+import { type Measurement, type Scenario } from '../common/protocol';
 import { DATA_BYTES, HEADER_BYTES, RANKS } from './config';
 
 const TIMEOUT_MS = 60_000;

@@ -3,12 +3,12 @@
 // 'receivers' (they forward from the start; prepare/finish count what they forwarded).
 //   node child.js sender|receiver '<rank spec json>' redis://127.0.0.1:PORT
 import { RedisDirectory } from '../../src';
-import { Role, serveChild } from '../common/child';
-import { Variant } from '../common/protocol';
+import { type Role, serveChild } from '../common/child';
+import { type Variant } from '../common/protocol';
 import { Tally } from '../common/tally';
 import { RANKS } from './config';
 import { joinNetRing } from './net-ring';
-import { Origin, OriginLink } from './origin';
+import { Origin, type OriginLink } from './origin';
 import { RvmaRank } from './rvma-rank';
 import { work } from './work';
 

@@ -1,6 +1,6 @@
 // What bench:ring measures on a 3-rank ring: LEAP's frame, the scenarios, the rings compared (table
 // rows, the C TCP ring among them as the floor) and the targets.
-import { Scenario, Variant } from '../common/protocol';
+import { type Scenario, type Variant } from '../common/protocol';
 
 /** c: bench/c/ringbench.c, no Node rank processes (c-ring.ts runs it per measurement). */
 export type RingTransport = 'rvma' | 'net' | 'c';

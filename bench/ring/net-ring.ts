@@ -3,7 +3,7 @@
 import type { Directory } from '../../src/directory';
 import { NetRing } from '../../support/net-ring';
 import { FRAME_BYTES, HEADER_BYTES } from './config';
-import { OriginLink } from './origin';
+import { type OriginLink } from './origin';
 
 export type { NetFrame } from '../../support/net-ring';
 

@@ -3,7 +3,7 @@
 // stop and wait: each hop is a write, the next process waking in libuv and running one
 // callback. No ring of Node processes, rvma's included, has a shorter hop than this; the C TCP
 // ring of bench:ring has no event loop to wake, so it can be.
-import { ChildProcess, execFileSync, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';

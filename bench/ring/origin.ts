@@ -1,6 +1,6 @@
 // Rank 0's side of every scenario, the same for both rings: LEAP frames out to the next rank, back
 // from the previous one (checked for order), timed.
-import { Measurement, Scenario } from '../common/protocol';
+import { type Measurement, type Scenario } from '../common/protocol';
 import { quantile } from '../common/stats';
 import { DIM, HEADER_BYTES, RANKS, RING_WINDOW } from './config';
 import { work } from './work';

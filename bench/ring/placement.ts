@@ -2,7 +2,7 @@
 // unpinned); --placement takes a list, all measured in one run (default: same,none).
 import * as os from 'node:os';
 import { option } from '../common/args';
-import { canPin, PlacementMode } from '../common/placement';
+import { canPin, type PlacementMode } from '../common/placement';
 
 const MODES: PlacementMode[] = ['same', 'split', 'none'];
 

@@ -2,8 +2,8 @@
 // for every rank), kept across repetitions, pinned per placement, driven as common/pair.ts drives a pair.
 import { BenchChild } from '../common/child-process';
 import { pin } from '../common/placement';
-import { Measurement, Received, Scenario } from '../common/protocol';
-import { RankSpec } from './child';
+import { type Measurement, type Received, type Scenario } from '../common/protocol';
+import { type RankSpec } from './child';
 import { RANKS } from './config';
 
 const TIMEOUT_MS = 60_000;

@@ -1,8 +1,8 @@
 // The ring's figures (hop median and p99, frames/s, around(), CPU per frame) and its target ratios
 // against the net.Socket ring and the C TCP ring of the same run, as tables and JSON.
-import { PlacementMode } from '../common/placement';
-import { Measurement, Scenario, Variant } from '../common/protocol';
-import { RatioRow, Report, Samples } from '../common/report';
+import { type PlacementMode } from '../common/placement';
+import { type Measurement, type Scenario, type Variant } from '../common/protocol';
+import { type RatioRow, type Report, type Samples } from '../common/report';
 import { fixed, median, table } from '../common/stats';
 import { FRAME_BYTES, RANKS, RING_WINDOW, SUBJECTS, TARGETS, WORK_US } from './config';
 import { describeRanks, placementName } from './placement';

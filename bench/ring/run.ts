@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { option, repetitions, selected } from '../common/args';
 import { removeCompiled } from '../common/compile';
 import { startClock } from '../common/conclude';
-import { Measurement, Scenario, Variant } from '../common/protocol';
+import { type Measurement, type Scenario, type Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { saveResults, shownPath } from '../common/results';
 import { RANKS, REPETITIONS, TARGETS, TRANSPORTS, scenarios as allScenarios } from './config';
@@ -17,7 +17,7 @@ import { describeRanks, placementModes, rankCpus } from './placement';
 import { RingProcesses } from './ranks';
 import { compileRingbench, runCRing } from './c-ring';
 import { privateRedis } from '../../support/private-redis';
-import { buildRingReport, formatRingReport, PlacedVariant, placedId } from './report';
+import { buildRingReport, formatRingReport, type PlacedVariant, placedId } from './report';
 import { PIPELINE_REPS, pipelineScenario } from './pipeline';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');

@@ -1,8 +1,8 @@
 // One rank of the rvma ring as an application sets it up: an Endpoint over tcp or shm with the
 // Redis directory and Ring.join; forwarders send each frame on in place and pass around() records.
-import { Endpoint, ProgressMode, RedisDirectory, Ring, RvmaError, ShmOptions } from '../../src';
+import { Endpoint, type ProgressMode, RedisDirectory, Ring, RvmaError, type ShmOptions } from '../../src';
 import { FRAME_BYTES, RANKS, RESIZE_CHAIN } from './config';
-import { LinkFrame, OriginLink } from './origin';
+import { type LinkFrame, type OriginLink } from './origin';
 import { work } from './work';
 
 export interface RvmaRankOptions {

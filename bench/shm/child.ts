@@ -2,11 +2,11 @@
 // over provider 'shm' (or 'tcp' on loopback, for contrast), as a user would set them up.
 //   node child.js receiver '<variant json>'
 //   node child.js sender '<variant json>' shm://NAME | tcp://127.0.0.1:PORT
-import { EndpointOptions } from '../../src';
+import { type EndpointOptions } from '../../src';
 import { senderRole, serveChild } from '../common/child';
 import { EndpointReceiver } from '../common/endpoint-receiver';
 import { EndpointSender } from '../common/endpoint-sender';
-import { Variant } from '../common/protocol';
+import { type Variant } from '../common/protocol';
 
 function options(variant: Variant): EndpointOptions {
   const provider = variant.provider ?? 'shm';

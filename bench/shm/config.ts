@@ -1,7 +1,7 @@
 // What bench:shm measures on one host: scenarios, variants (table rows), the ratios shown and
 // their targets. Amounts are about a GiB per bandwidth measurement: a tenth of a second over shm.
-import { Scenario, Variant } from '../common/protocol';
-import { ReportSpec, TargetSpec } from '../common/report';
+import { type Scenario, type Variant } from '../common/protocol';
+import { type ReportSpec, type TargetSpec } from '../common/report';
 import { ONE_CPU_POLL_ITERATIONS, UCX_TLS } from './ucx';
 
 export type Transport = 'mailbox' | 'raw' | 'memcpy' | 'ucx';

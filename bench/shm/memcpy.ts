@@ -1,8 +1,8 @@
 // The memcpy row: bench/c/memcpybench.c, one process per measurement on the receiver's CPU,
 // copying the scenario's bytes (warm-up and timed copies as many as the puts).
-import { Placement, pinned } from '../common/placement';
+import { type Placement, pinned } from '../common/placement';
 import { runProgram } from '../common/process';
-import { Measurement, Scenario } from '../common/protocol';
+import { type Measurement, type Scenario } from '../common/protocol';
 
 const TIMEOUT_MS = 30_000;
 

@@ -8,7 +8,7 @@ import { compileC, removeCompiled } from '../common/compile';
 import { conclude, startClock } from '../common/conclude';
 import { Pair } from '../common/pair';
 import { describePlacement, pin, placementMode, placementOf } from '../common/placement';
-import { Measurement, Scenario, Variant } from '../common/protocol';
+import { type Measurement, type Scenario, type Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { median } from '../common/stats';
 import { REPETITIONS, REPORT, SCENARIOS, VARIANTS } from './config';

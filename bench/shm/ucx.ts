@@ -1,9 +1,9 @@
 // The UCX row: ucx_perftest over UCX_TLS=posix,cma,self (same host), tag_lat for round trips
 // and tag_bw with `window` sends in flight, one server/client pair per measurement.
 import { waitListening } from '../common/listening';
-import { Placement, pinned } from '../common/placement';
+import { type Placement, pinned } from '../common/placement';
 import { runProgram } from '../common/process';
-import { Measurement, Scenario, Variant } from '../common/protocol';
+import { type Measurement, type Scenario, type Variant } from '../common/protocol';
 import { parseUcxFinal } from './ucx-output';
 
 export const UCX_TLS = 'posix,cma,self';

@@ -1,7 +1,7 @@
 // What one run measures: scenarios (message size, window, amounts) and variants (table rows),
 // and what its report shows: the ratios and their targets.
-import { Scenario, Variant } from '../common/protocol';
-import { ReportSpec, TargetSpec } from '../common/report';
+import { type Scenario, type Variant } from '../common/protocol';
+import { type ReportSpec, type TargetSpec } from '../common/report';
 
 export type Transport = 'mailbox' | 'raw' | 'net' | 'c';
 

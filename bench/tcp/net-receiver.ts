@@ -2,7 +2,7 @@
 // destination buffer (where a mailbox put would land), then answers an 8-byte ack.
 import * as net from 'node:net';
 import { once } from 'node:events';
-import { Received, Target } from '../common/protocol';
+import { type Received, type Target } from '../common/protocol';
 import { Tally } from '../common/tally';
 import { ACK_BYTES, FRAME_HEADER_BYTES } from './framing';
 

@@ -3,7 +3,7 @@
 import * as net from 'node:net';
 import { once } from 'node:events';
 import { measure } from '../common/lanes';
-import { Measurement, Scenario } from '../common/protocol';
+import { type Measurement, type Scenario } from '../common/protocol';
 import { ACK_BYTES, FRAME_HEADER_BYTES } from './framing';
 
 export class NetSender {

@@ -4,13 +4,13 @@
 // what differs: the child entry (its provider), the rows, the amounts, the external tool.
 import * as os from 'node:os';
 import { startClock } from '../common/conclude';
-import { Placement } from '../common/placement';
-import { Measurement, Scenario, Variant } from '../common/protocol';
+import { type Placement } from '../common/placement';
+import { type Measurement, type Scenario, type Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { saveResults, shownPath } from '../common/results';
-import { RateScenario, RateVariant, byTool } from './rate-config';
+import { type RateScenario, type RateVariant, byTool } from './rate-config';
 import { RateGroup, RestartingGroup } from './rate-group';
-import { RateTargets, buildRateReport, formatRateReport } from './rate-report';
+import { type RateTargets, buildRateReport, formatRateReport } from './rate-report';
 
 export interface RateBench {
   /** The results file: <name>-<date>.json. */

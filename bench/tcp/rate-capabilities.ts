@@ -1,7 +1,7 @@
 // Whether this build of the library has sender-side put counters: the counter rows need them
 // in the TypeScript layer and in the addon, which may be older than the sources.
 import { Endpoint } from '../../src';
-import { RateVariant } from './rate-config';
+import { type RateVariant } from './rate-config';
 
 /** undefined when counters work here; otherwise why not. */
 export async function counterUnavailable(): Promise<string | undefined> {

@@ -2,7 +2,7 @@
 // sender or from 16 into one receiver. Its rows, scenarios, amounts and targets, and the shapes
 // bench:rdma's rate part shares.
 import type { ProgressMode } from '../../src';
-import { Scenario, Target, Variant } from '../common/protocol';
+import { type Scenario, type Target, type Variant } from '../common/protocol';
 
 export type RateTransport = 'mailbox' | 'raw' | 'net' | 'ucx' | 'perftest';
 

@@ -1,7 +1,7 @@
 // Operations settled by a sender-side PutCounter, driven the way a user would: issue while
 // fewer than `window` are unsettled, else wait until half of them have settled.
-import { PutCounter, PutFailure } from '../../src';
-import { Measurement, Scenario } from '../common/protocol';
+import { type PutCounter, type PutFailure } from '../../src';
+import { type Measurement, type Scenario } from '../common/protocol';
 
 /**
  * The last wait of a run: longer than this means the receiver stopped answering. The waits in

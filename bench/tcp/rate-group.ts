@@ -1,10 +1,10 @@
 // Orchestrator side of the rate rows: one receiver process and its senders (1, or 16 into the
 // same mailbox), kept across repetitions and driven one measurement at a time.
 import { BenchChild } from '../common/child-process';
-import { Placement, pin } from '../common/placement';
-import { Measurement, Target } from '../common/protocol';
-import { RateChildSpec, RowScenario } from './rate-config';
-import { RateReceived } from './rate-tally';
+import { type Placement, pin } from '../common/placement';
+import { type Measurement, type Target } from '../common/protocol';
+import { type RateChildSpec, type RowScenario } from './rate-config';
+import { type RateReceived } from './rate-tally';
 
 /** Bounds every child's start and every request (a full 16-sender measurement included). */
 const TIMEOUT_MS = 120_000;

@@ -1,8 +1,8 @@
 // The receiving end of the mailbox rows: one mailbox of 64 KiB buffers that 8-byte appends
 // fill, each retired buffer posted again at once; its records are counted as they retire.
-import { Endpoint, Mailbox, RvmaError } from '../../src';
+import { type Endpoint, type Mailbox, RvmaError } from '../../src';
 import { MAILBOX_BUFFERS, MAILBOX_BUFFER_BYTES, MESSAGE_BYTES, RECORDS_PER_BUFFER } from './rate-config';
-import { RateTally } from './rate-tally';
+import { type RateTally } from './rate-tally';
 
 export class MailboxSink {
   private readonly mailbox: Mailbox;

@@ -4,7 +4,7 @@
 import * as net from 'node:net';
 import { once } from 'node:events';
 import { ACK_BYTES, FRAME_BYTES, LENGTH_BYTES } from './rate-net-framing';
-import { RateTally } from './rate-tally';
+import { type RateTally } from './rate-tally';
 
 export class RateNetReceiver {
   private constructor(

@@ -1,12 +1,12 @@
 // The receiver process of the rate rows: one Endpoint (and, for the net.Socket row, one server)
 // for all rows and all senders; each measurement gets a fresh mailbox or region and a reset count.
-import { Endpoint, EndpointOptions } from '../../src';
-import { FIRST_VADDR, Scenario } from '../common/protocol';
-import { RateTarget, RowScenario } from './rate-config';
+import { Endpoint, type EndpointOptions } from '../../src';
+import { FIRST_VADDR, type Scenario } from '../common/protocol';
+import { type RateTarget, type RowScenario } from './rate-config';
 import { MailboxSink } from './rate-mailbox-sink';
 import { RateNetReceiver } from './rate-net-receiver';
 import { RegionSink } from './rate-region-sink';
-import { RateReceived, RateTally } from './rate-tally';
+import { type RateReceived, RateTally } from './rate-tally';
 
 export class RateReceiver {
   private sink: MailboxSink | RegionSink | undefined;

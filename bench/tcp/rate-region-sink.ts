@@ -1,8 +1,8 @@
 // The receiving end of the raw-write rows: a registered region with one 8-byte slot per write
 // in flight per sender; every write that lands is counted through region.next().
-import { Endpoint, Region, RvmaError } from '../../src';
+import { type Endpoint, type Region, RvmaError } from '../../src';
 import { MESSAGE_BYTES } from './rate-config';
-import { RateTally } from './rate-tally';
+import { type RateTally } from './rate-tally';
 
 export class RegionSink {
   private readonly region: Region;

@@ -1,9 +1,9 @@
 // The rate part's report: medians in messages/s per row and scenario, ratios of medians, the
 // absolute targets, as printed tables and as the JSON record's fields.
-import { Measurement } from '../common/protocol';
-import { RatioRow, Samples } from '../common/report';
+import { type Measurement } from '../common/protocol';
+import { type RatioRow, type Samples } from '../common/report';
 import { fixed, median, table } from '../common/stats';
-import { MESSAGE_BYTES, RateGoal, RateRatio, RateScenario, RateVariant, byTool } from './rate-config';
+import { MESSAGE_BYTES, type RateGoal, type RateRatio, type RateScenario, type RateVariant, byTool } from './rate-config';
 
 export interface GoalRow {
   row: string;

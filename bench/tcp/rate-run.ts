@@ -7,7 +7,7 @@ import { describePlacement, placementMode, placementOf } from '../common/placeme
 import { ensureUcx } from '../shm/ucx-install';
 import { runRateBench } from './rate-bench';
 import { withCountersIfBuilt } from './rate-capabilities';
-import { RATE_GOALS, RATE_RATIOS, RATE_REPETITIONS, RATE_VARIANTS, RateVariant, rateScenarios } from './rate-config';
+import { RATE_GOALS, RATE_RATIOS, RATE_REPETITIONS, RATE_VARIANTS, type RateVariant, rateScenarios } from './rate-config';
 import { UCX_TLS, runUcxRate } from './rate-ucx';
 
 const CHILD = path.join(__dirname, 'rate-child.js');

@@ -1,9 +1,9 @@
 // One sender process of the rate rows: an Endpoint connected to the receiver (and, for the
 // net.Socket row, a socket to it), running whichever row each measurement names.
-import { Endpoint, EndpointOptions } from '../../src';
+import { Endpoint, type EndpointOptions } from '../../src';
 import { measure } from '../common/lanes';
-import { Measurement, Scenario, Target } from '../common/protocol';
-import { MESSAGE_BYTES, RateTarget, RowScenario } from './rate-config';
+import { type Measurement, type Scenario, type Target } from '../common/protocol';
+import { MESSAGE_BYTES, type RateTarget, type RowScenario } from './rate-config';
 import { measureCounted } from './rate-counted';
 import { RateNetSender } from './rate-net-sender';
 

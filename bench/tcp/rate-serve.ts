@@ -1,8 +1,8 @@
 // What a rate child process runs, whichever bench started it: the receiver or one sender, on
 // the Endpoint options its bench's child entry gives for the progress mode it was started with.
-import { EndpointOptions, ProgressMode } from '../../src';
+import { type EndpointOptions, type ProgressMode } from '../../src';
 import { senderRole, serveChild } from '../common/child';
-import { RateChildSpec } from './rate-config';
+import { type RateChildSpec } from './rate-config';
 import { RateReceiver } from './rate-receiver';
 import { RateSender } from './rate-sender';
 

@@ -1,6 +1,6 @@
 // What the rate receiver counted since prepare, in messages, and when it saw the last one it
 // expected: the end of a 16-sender measurement is the receiver's moment, not a sender's.
-import { Received } from '../common/protocol';
+import { type Received } from '../common/protocol';
 import { MESSAGE_BYTES } from './rate-config';
 
 const FINISH_WAIT_MS = 5000;

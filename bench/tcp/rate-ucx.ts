@@ -2,11 +2,11 @@
 // UCX_TLS=tcp on loopback. One server/client pair per measurement; for the 16-sender scenario
 // 16 pairs at once (UCX has no many-to-one test in one command), their message rates summed.
 import { waitListening } from '../common/listening';
-import { Placement, pinned } from '../common/placement';
+import { type Placement, pinned } from '../common/placement';
 import { runProgram } from '../common/process';
-import { Measurement } from '../common/protocol';
+import { type Measurement } from '../common/protocol';
 import { parseUcxFinal } from '../shm/ucx-output';
-import { RateScenario } from './rate-config';
+import { type RateScenario } from './rate-config';
 
 export const UCX_TLS = 'tcp';
 const TIMEOUT_MS = 120_000;

@@ -9,7 +9,7 @@ import { removeCompiled } from '../common/compile';
 import { conclude, startClock } from '../common/conclude';
 import { Pair } from '../common/pair';
 import { describePlacement, pin, placementMode, placementOf } from '../common/placement';
-import { Measurement, Scenario, Variant } from '../common/protocol';
+import { type Measurement, type Scenario, type Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { REPETITIONS, REPORT, SCENARIOS, VARIANTS } from './config';
 import { runRate } from './rate-run';

@@ -1,9 +1,9 @@
 // The plain C socket baseline: compiles bench/c/sockbench.c with `cc -O2` into a temporary
 // directory and runs one receiver/sender pair of it per measurement.
 import { compileC } from '../common/compile';
-import { Placement, pinned } from '../common/placement';
+import { type Placement, pinned } from '../common/placement';
 import { runProgram } from '../common/process';
-import { Measurement, Scenario } from '../common/protocol';
+import { type Measurement, type Scenario } from '../common/protocol';
 
 const TIMEOUT_MS = 30_000;
 

@@ -2,10 +2,10 @@
 // the rendezvous for a number of steps, checks every byte, and prints a summary table.
 // The workers find each other through an embedded directory the launcher fills in, or
 // through Redis when REDIS_URL is set.
-import { ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import * as path from 'node:path';
 import type { NodeRecord } from '../../src/directory';
-import { FromWorker, ToWorker, WorkerConfig, WorkerStats } from './protocol';
+import { type FromWorker, type ToWorker, type WorkerConfig, type WorkerStats } from './protocol';
 
 const WORKERS = Number(process.env.RVMA_DEMO_WORKERS ?? 3);
 const STEPS = Number(process.env.RVMA_DEMO_STEPS ?? 64);

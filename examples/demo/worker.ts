@@ -1,7 +1,7 @@
 // One demo worker: an endpoint for its task, a rendezvous manager, and a ring exchange:
 // each step it sends tensors to the next rank and receives the previous rank's.
 import {
-  Directory,
+  type Directory,
   Endpoint,
   MemoryDirectory,
   MemoryDirectoryHub,
@@ -9,7 +9,7 @@ import {
   RendezvousMgr,
   createKey,
 } from '../../src';
-import { FromWorker, ToWorker, WorkerConfig, WorkerStats, taskName } from './protocol';
+import { type FromWorker, type ToWorker, type WorkerConfig, type WorkerStats, taskName } from './protocol';
 import { sameBytes, tensorFor } from './workload';
 
 const send = (message: FromWorker) => process.send!(message);

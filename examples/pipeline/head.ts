@@ -3,10 +3,10 @@
 // but for the last), decode has one token in flight. Mid-generation it re-splits the layers
 // (their KV caches move with them); when a rank dies it re-forms the ring from the survivors,
 // gives every rank its new range and feeds the conversation again.
-import { Ring, RvmaError } from '../../src';
-import { Head } from './model/runtime';
-import { FLAG_NEED_REPLY, FLAG_NO_REPLY, HeadReport, PipelineBody, SplitChange, WorkerConfig, activationHeader, evenSplit } from './protocol';
-import { Stage } from './stage';
+import { type Ring, RvmaError } from '../../src';
+import { type Head } from './model/runtime';
+import { FLAG_NEED_REPLY, FLAG_NO_REPLY, type HeadReport, type PipelineBody, type SplitChange, type WorkerConfig, activationHeader, evenSplit } from './protocol';
+import { type Stage } from './stage';
 
 const RECV_TIMEOUT_MS = 30_000;
 

@@ -1,10 +1,10 @@
 // Moving layers between ranks with their KV caches when the split changes (RESIZE_CHAIN), so
 // generation goes on where it was: each rank sends the caches of the layers it gives up
 // straight to their new owners' KV mailboxes, and installs the ones it takes over.
-import { Endpoint, LayerRange, Mailbox } from '../../src';
-import { ModelConfig, headDim } from './model/config';
-import { KV_HEADER_BYTES, KvState, decodeKv, encodeKv, kvElements } from './model/kv';
-import { LayerRunner } from './model/runtime';
+import { type Endpoint, type LayerRange, type Mailbox } from '../../src';
+import { type ModelConfig, headDim } from './model/config';
+import { KV_HEADER_BYTES, type KvState, decodeKv, encodeKv, kvElements } from './model/kv';
+import { type LayerRunner } from './model/runtime';
 
 /** Where every worker receives moved KV caches (the application's vaddr range). */
 export const KV_VADDR = 0x20000n;

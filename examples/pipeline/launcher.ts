@@ -2,13 +2,13 @@
 // N workers (rank 0 is the head), generates greedily, re-splits the layers mid-generation with
 // their KV caches, kills a worker and recovers on the survivors, and checks every generated
 // token against a single-process run of the same model.
-import { ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import * as path from 'node:path';
 import { privateRedis } from '../../support/private-redis';
 import { ensureModel } from './model/build';
-import { DEFAULT_CONFIG, ModelConfig, TINY_CONFIG } from './model/config';
+import { DEFAULT_CONFIG, type ModelConfig, TINY_CONFIG } from './model/config';
 import { makePrompt, referenceGenerate } from './model/runtime';
-import { FromWorker, HeadReport, ToWorker, WorkerConfig } from './protocol';
+import { type FromWorker, type HeadReport, type ToWorker, type WorkerConfig } from './protocol';
 import type { SwitchesPerToken } from './switches';
 
 const env = (name: string, fallback: number): number => (process.env[name] === undefined ? fallback : Number(process.env[name]));

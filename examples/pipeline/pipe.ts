@@ -1,8 +1,8 @@
 // The data path the pipeline's ranks use, whichever ring carries it: the rvma Ring, or the
 // LEAP-style net.Socket ring it is compared with (RVMA_PIPELINE_RING=net; no control records,
 // so no re-split and no recovery there).
-import { Ring } from '../../src';
-import { NetRing } from '../../support/net-ring';
+import { type Ring } from '../../src';
+import { type NetRing } from '../../support/net-ring';
 
 export interface PipeFrame {
   readonly header: Uint8Array;

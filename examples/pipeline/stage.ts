@@ -1,12 +1,12 @@
 // What every rank of the pipeline holds: its layer range with the ORT sessions and KV caches,
 // the data path to its neighbours, and, on the rvma ring, the ring itself and the KV mailbox
 // that re-splits move caches through; and how it applies the control records.
-import { Endpoint, LayerRange, Mailbox, Ring, RingControlMessage } from '../../src';
-import { Move, startMove } from './kv-move';
-import { ModelConfig } from './model/config';
+import { type Endpoint, type LayerRange, type Mailbox, type Ring, type RingControlMessage } from '../../src';
+import { type Move, startMove } from './kv-move';
+import { type ModelConfig } from './model/config';
 import { LayerRunner } from './model/runtime';
-import { Pipe } from './pipe';
-import { PipelineBody, rangeLayers } from './protocol';
+import { type Pipe } from './pipe';
+import { type PipelineBody, rangeLayers } from './protocol';
 import { DecodeSwitches } from './switches';
 
 /** The rvma ring's parts: what re-splits, recovery and control records need. */

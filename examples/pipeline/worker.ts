@@ -8,9 +8,9 @@ import { openKvMailbox } from './kv-move';
 import { ensureModel } from './model/build';
 import { Head, LayerRunner } from './model/runtime';
 import { runHead } from './head';
-import { FLAG_NEED_REPLY, FromWorker, ToWorker, WorkerConfig, activationHeader, evenSplit, rangeLayers, readActivationHeader } from './protocol';
-import { Pipe, netPipe, ringPipe } from './pipe';
-import { Control, Stage } from './stage';
+import { FLAG_NEED_REPLY, type FromWorker, type ToWorker, type WorkerConfig, activationHeader, evenSplit, rangeLayers, readActivationHeader } from './protocol';
+import { type Pipe, netPipe, ringPipe } from './pipe';
+import { type Control, Stage } from './stage';
 import type { SwitchesPerToken } from './switches';
 
 const tell = (m: FromWorker): void => void process.send?.(m);

@@ -1,7 +1,7 @@
 // The child-process side shared by every role: its configuration, reporting to the harness over
 // IPC, a heartbeat with a progress counter (a role whose counter stops is a hang), typed-failure
 // accounting, and exiting by itself when the harness goes away or the deadline passes.
-import { Endpoint, EndpointOptions, MemoryDirectory, MemoryDirectoryHub, RvmaError } from '../../src';
+import { Endpoint, type EndpointOptions, MemoryDirectory, MemoryDirectoryHub, RvmaError } from '../../src';
 import type { FromRole, RoleConfig, Tally, ToRole } from '../protocol';
 
 export const config: RoleConfig = JSON.parse(process.argv[2] ?? '{}') as RoleConfig;

@@ -1,8 +1,8 @@
 // The hostile process: runs the attacks the fault injector asks for (soak/hostile.ts), one at a
 // time, and answers with what each saw. It is no endpoint role: it is not checked for hangs,
 // and its descriptor count rises by design.
-import { AttackCommand, FromHostile } from '../protocol';
-import { AttackResult, connectionFlood, neverReading, slowloris, tensorRequestFlood } from '../hostile';
+import { type AttackCommand, type FromHostile } from '../protocol';
+import { type AttackResult, connectionFlood, neverReading, slowloris, tensorRequestFlood } from '../hostile';
 
 const deadline = Number(process.argv[2] ?? Date.now() + 3_600_000);
 const send = (m: FromHostile): void => void (process.connected && process.send!(m));

@@ -2,7 +2,7 @@
 // For each retired buffer it checks the epoch (its number follows the last, its counts equal the
 // whole records the buffer holds) and reports which puts arrived; a timer ends the current epoch
 // early (incEpoch) so that arrivals are reported within a fraction of a second.
-import { Mailbox } from '../../src';
+import { type Mailbox } from '../../src';
 import type { Completion } from '../../src';
 import { RECORDS_PER_BUFFER, SINK_BUFFER_BYTES, SINK_VADDR, parseBuffer, toRuns } from '../records';
 import { codeOf, config, failure, heartbeat, memoryEndpoint, onStop, report, startRole } from './common';

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { isProgressMessage } from './progress';
-import { Suite } from './bench-suites';
+import { type Suite } from './bench-suites';
 import { compiled, packageRoot } from './package-root';
 import { ProgressBar } from './progress-bar';
 import { writePlots } from './plot';

@@ -1,5 +1,5 @@
 // `rvma directory ls|watch`: the live nodes of a Redis directory, and their joins and leaves.
-import { NameBinding, NodeRecord } from '../directory/directory';
+import { type NameBinding, type NodeRecord } from '../directory/directory';
 import { RedisDirectory } from '../directory/redis-directory';
 import { columns } from './columns';
 

@@ -1,11 +1,11 @@
 // `rvma info`: what this build contains and what this machine offers, as text or JSON.
 import * as os from 'node:os';
 import { Endpoint } from '../mailbox';
-import { Capabilities } from '../mailbox/endpoint-options';
+import { type Capabilities } from '../mailbox/endpoint-options';
 import { addonPath } from '../native';
-import { Memlock, formatBytes, readMemlock } from './memlock';
+import { type Memlock, formatBytes, readMemlock } from './memlock';
 import { packageVersion } from './package-root';
-import { ProviderProbe, probeProviders } from './probe';
+import { type ProviderProbe, probeProviders } from './probe';
 
 export interface Info {
   rvma: { version: string; addon: string; protocols: Capabilities['protocols'] };

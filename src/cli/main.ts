@@ -6,7 +6,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { parseSizes } from './sizes';
 import { RvmaError } from '../base/errors';
 import { action } from './action';
-import { SUITES, Suite, SuiteIds, SuiteOption, suiteArguments } from './bench-suites';
+import { SUITES, type Suite, type SuiteIds, type SuiteOption, suiteArguments } from './bench-suites';
 import { packageVersion } from './package-root';
 
 function nonNegativeInteger(text: string): number {

@@ -1,7 +1,7 @@
 // Whether a provider works here, found by doing what a user would: two endpoints on it, one
 // put between them, the bytes checked. Each probe is bounded and cleans up after itself.
-import { Endpoint, EndpointOptions } from '../mailbox';
-import { RdmaDevice } from '../mailbox/endpoint-options';
+import { Endpoint, type EndpointOptions } from '../mailbox';
+import { type RdmaDevice } from '../mailbox/endpoint-options';
 
 export interface ProviderProbe {
   name: string;

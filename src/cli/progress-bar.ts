@@ -1,7 +1,7 @@
 // The progress bar of `rvma bench` (cli-progress): one bar per run of the benchmark's repetition
 // loop, showing the repetition, the scenario and the row being measured. The benchmark's own
 // lines print above it. Without a terminal there is no bar, only the lines.
-import { MultiBar, Presets, SingleBar } from 'cli-progress';
+import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 import type { Progress } from './progress';
 
 const FORMAT = '{bar} {value}/{total} | repetition {repetition}/{repetitions} | {scenario} | {row}';

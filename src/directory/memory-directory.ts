@@ -3,7 +3,7 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { RvmaError } from '../base/errors';
-import { Directory, DirectoryEvent, NameBinding, NodeRecord, RegistrationLostInfo } from './directory';
+import { type Directory, type DirectoryEvent, type NameBinding, type NodeRecord, type RegistrationLostInfo } from './directory';
 import { EventStream } from './event-stream';
 
 const WATCH_LIMIT = 10_000;

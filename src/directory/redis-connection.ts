@@ -157,7 +157,7 @@ export function redisClient(
   if (typeof target === 'string') return new Redis(target, options);
   const retry = (attempt: number) => Math.min(attempt * 100, reconnectCapMs);
   if ('clusterNodes' in target) {
-    const { lazyConnect, retryStrategy, ...perNode } = options;
+    const { lazyConnect, retryStrategy: _perConnection, ...perNode } = options; // the cluster retries instead
     return new Cluster(target.clusterNodes, {
       lazyConnect,
       redisOptions: perNode,

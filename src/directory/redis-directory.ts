@@ -7,11 +7,11 @@ import { debugLog } from '../base/debug-log';
 import { EventEmitter } from 'node:events';
 import { RvmaError } from '../base/errors';
 import { checkInteger, checkOptions, checkString, invalid } from '../base/validate';
-import { Directory, DirectoryEvent, NameBinding, NodeRecord, RegistrationLostInfo } from './directory';
+import { type Directory, type DirectoryEvent, type NameBinding, type NodeRecord, type RegistrationLostInfo } from './directory';
 import { EventStream } from './event-stream';
 import {
-  RedisClient,
-  RedisCredentials,
+  type RedisClient,
+  type RedisCredentials,
   certificateRefusal,
   clusterTarget,
   directoryError,

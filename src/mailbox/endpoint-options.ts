@@ -1,11 +1,10 @@
 // Endpoint options: their types, defaults and checks (everything a caller passes in).
 import { randomBytes } from 'node:crypto';
 import type { Directory } from '../directory/directory';
-import { checkBoolean, checkInteger, checkOneOf, checkOptions, checkString, checkU64, invalid } from '../base/validate';
-import { AuthOptions, parseAuthOptions } from './auth-options';
-import { ShmOptions, parseShmOptions } from './shm-options';
-import { VerbsOptions, parseVerbsOptions } from './verbs-options';
-import { checkWaitOptions } from '../base/wait';
+import { checkBoolean, checkInteger, checkOneOf, checkOptions, checkString, invalid } from '../base/validate';
+import { type AuthOptions, parseAuthOptions } from './auth-options';
+import { type ShmOptions, parseShmOptions } from './shm-options';
+import { type VerbsOptions, parseVerbsOptions } from './verbs-options';
 
 export type ProgressMode = 'loop' | 'thread';
 export type ProviderName = 'auto' | 'loopback' | 'tcp' | 'shm' | 'verbs';

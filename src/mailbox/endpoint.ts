@@ -4,45 +4,45 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import type { Directory, NodeRecord, RegistrationLostInfo } from '../directory/directory';
 import { MemoryDirectory } from '../directory/memory-directory';
-import { EVENT_WORDS, EventKind, NativeEndpoint, NativeTcpOptions, PUT_ROUND_DUE, native } from '../native';
+import { EVENT_WORDS, EventKind, type NativeEndpoint, type NativeTcpOptions, PUT_ROUND_DUE, native } from '../native';
 import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-words';
-import { RvmaError, StatusContext, codeOfStatus, hex, nativeFailure, statusError } from '../base/errors';
-import { EpochType, Mailbox, MailboxHost } from './mailbox';
+import { RvmaError, type StatusContext, codeOfStatus, hex, nativeFailure, statusError } from '../base/errors';
+import { type EpochType, Mailbox, type MailboxHost } from './mailbox';
 import { IdTable } from './id-table';
 import { MemoryIds } from './memory-ids';
-import { PutData, checkPutData } from './put-data';
+import { type PutData, checkPutData } from './put-data';
 import { NativeRoutes } from './native-routes';
 import { PutQueue, queueable } from './put-queue';
-import { COUNTER_SLOTS_PER_PAGE, COUNTER_SLOT_WORDS, PutCounter, PutCounterHost, counterOfPutId } from './put-counter';
-import { Region, RegionHost } from './region';
+import { COUNTER_SLOTS_PER_PAGE, COUNTER_SLOT_WORDS, PutCounter, type PutCounterHost, counterOfPutId } from './put-counter';
+import { Region, type RegionHost } from './region';
 import {
-  Capabilities,
+  type Capabilities,
   DYNAMIC_VADDR_BASE,
-  EndpointOptions,
+  type EndpointOptions,
   MAX_BUFFERS_LIMIT,
-  PeerLostInfo,
-  ProgressMode,
-  ProtocolErrorInfo,
-  AuthFailedInfo,
+  type PeerLostInfo,
+  type ProgressMode,
+  type ProtocolErrorInfo,
+  type AuthFailedInfo,
   RESERVED_VADDR_MAX,
   parseCreateOptions,
 } from './endpoint-options';
 import {
-  MailboxOptions,
+  type MailboxOptions,
   AckPace,
-  CountedPut,
-  CountedPutOptions,
-  PutOptions,
-  RegionOptions,
+  type CountedPut,
+  type CountedPutOptions,
+  type PutOptions,
+  type RegionOptions,
   parseCountedPutOptions,
   parsePutOptions,
 } from './call-options';
 import { debugLog } from '../base/debug-log';
 import { hostIdentity } from './host-identity';
-import { Resolver, Route, RoutePolicy, routeOf } from './resolver';
+import { Resolver, type Route, type RoutePolicy, routeOf } from './resolver';
 import { lend } from './lent-memory';
 import {
-  U64,
+  type U64,
   U64_MAX,
   checkBoolean,
   checkBytes,
@@ -54,7 +54,7 @@ import {
   invalid,
   parseAllow,
 } from '../base/validate';
-import { LoopHold, Wait, WaitOptions, parseWaitOptions } from '../base/wait';
+import { type LoopHold, Wait, type WaitOptions, parseWaitOptions } from '../base/wait';
 
 export { DYNAMIC_VADDR_BASE, RESERVED_VADDR_MAX } from './endpoint-options';
 export type {
@@ -503,6 +503,15 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     return mailbox;
   }
 
+  // The counted overload first: options held in a variable that names a counter would otherwise
+  // match the promise overload, whose options share lazyAck, and be typed as a promise.
+  /**
+   * A counted put: returns at once, and `options.counter` counts it once it is placed or has
+   * failed (see PutCounter). Throws on bad arguments; every later failure is counted and
+   * reported by the counter's 'failed' event. Puts of up to PutCounter.COPY_MAX_BYTES are
+   * copied now; larger data must not change until the counter has settled the put.
+   */
+  put(target: string | Endpoint, vaddr: U64, data: PutData, options: CountedPutOptions): void;
   /**
    * Puts data into mailbox vaddr of the target node. Resolves once the receiver placed it;
    * rejects with the receiver's refusal (ERR_RVMA_NO_MAILBOX, ERR_RVMA_NO_BUFFER, ...), or
@@ -511,13 +520,6 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
    * data's, gathered natively (neither is copied in JavaScript).
    */
   put(target: string | Endpoint, vaddr: U64, data: PutData, options?: PutOptions): Promise<void>;
-  /**
-   * A counted put: returns at once, and `options.counter` counts it once it is placed or has
-   * failed (see PutCounter). Throws on bad arguments; every later failure is counted and
-   * reported by the counter's 'failed' event. Puts of up to PutCounter.COPY_MAX_BYTES are
-   * copied now; larger data must not change until the counter has settled the put.
-   */
-  put(target: string | Endpoint, vaddr: U64, data: PutData, options: CountedPutOptions): void;
   put(target: string | Endpoint, vaddr: U64, data: PutData, options?: PutOptions | CountedPutOptions): Promise<void> | void {
     const call = 'Endpoint.put';
     if (isCounted(options)) {

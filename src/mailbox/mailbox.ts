@@ -1,11 +1,11 @@
 // A receiver's mailbox: buffers go in with post(), completions come out in epoch order.
-import { native, NativeEndpoint } from '../native';
-import { Completion } from './completion';
-import { CompletionWordsSnapshot, CompletionWordsView } from './completion-words';
+import { native, type NativeEndpoint } from '../native';
+import { type Completion } from './completion';
+import { type CompletionWordsSnapshot, type CompletionWordsView } from './completion-words';
 import { RvmaError, hex, statusError } from '../base/errors';
-import { U64, checkBytes, checkInteger, checkOptions, checkU64, invalid, parseAllow } from '../base/validate';
+import { type U64, checkBytes, checkInteger, checkOptions, checkU64, invalid, parseAllow } from '../base/validate';
 import { lend } from './lent-memory';
-import { LoopHold, Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from '../base/wait';
+import { type LoopHold, Wait, type WaitOptions, checkWaitOptions, parseWaitOptions } from '../base/wait';
 
 export type EpochType = 'bytes' | 'ops';
 

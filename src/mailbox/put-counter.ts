@@ -3,9 +3,9 @@
 // native call. Only failures, and a level a waiter asked for, come up as events. Failures count
 // here once their event is in, so a reach() that covers a failure resolves after its report.
 import { EventEmitter } from 'node:events';
-import { RvmaError, RvmaErrorCode, StatusContext, statusError } from '../base/errors';
+import { RvmaError, type RvmaErrorCode, type StatusContext, statusError } from '../base/errors';
 import { checkInteger } from '../base/validate';
-import { LoopHold, Wait, WaitOptions, parseWaitOptions } from '../base/wait';
+import { type LoopHold, Wait, type WaitOptions, parseWaitOptions } from '../base/wait';
 
 // Slot layout in 32-bit words (native/core/put_counters.h), in pages of completion words.
 export { SLOT_WORDS as COUNTER_SLOT_WORDS, SLOTS_PER_PAGE as COUNTER_SLOTS_PER_PAGE } from './completion-words';

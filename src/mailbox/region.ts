@@ -1,8 +1,8 @@
 // A registered region for raw one-sided writes: peers write by (key, offset) and both
 // sides learn when the bytes landed. The baseline for measuring mailbox puts.
-import { NativeEndpoint } from '../native';
+import { type NativeEndpoint } from '../native';
 import { RvmaError, hex, statusError } from '../base/errors';
-import { LoopHold, Wait, WaitOptions, parseWaitOptions } from '../base/wait';
+import { type LoopHold, Wait, type WaitOptions, parseWaitOptions } from '../base/wait';
 
 /** A raw write that landed: where and how many bytes. */
 export interface RawWrite {

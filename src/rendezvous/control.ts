@@ -5,11 +5,11 @@
 // push acceptances: nothing held here accounts for them) are bounded per peer while they wait
 // to be accepted: a peer that takes none (its mailbox stays full) would otherwise hold every
 // answer it provoked here, each retrying until sendTimeoutMs.
-import { Endpoint } from '../mailbox/endpoint';
+import { type Endpoint } from '../mailbox/endpoint';
 import { RvmaError } from '../base/errors';
-import { Mailbox } from '../mailbox/mailbox';
-import { RendezvousCounters } from './counters';
-import { ControlMessage, CONTROL_VADDR, decode, encode } from './messages';
+import { type Mailbox } from '../mailbox/mailbox';
+import { type RendezvousCounters } from './counters';
+import { type ControlMessage, CONTROL_VADDR, decode, encode } from './messages';
 
 export interface ControlOptions {
   /** Buffers posted to the control mailbox (each holds one message). */

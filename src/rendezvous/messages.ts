@@ -1,7 +1,7 @@
 // The control messages of the rendezvous protocol, as msgpack records put into a peer's
 // control mailbox, and their checks on arrival (a peer's bytes are never trusted).
 import { RvmaError } from '../base/errors';
-import { TensorMeta, checkMeta, packValue, unpackValue } from '../tensor/codec';
+import { type TensorMeta, checkMeta, packValue, unpackValue } from '../tensor/codec';
 
 /** The well-known control mailbox of every rendezvous endpoint (library-reserved range). */
 export const CONTROL_VADDR = 0x10n;

@@ -4,31 +4,31 @@
 import { crc32 } from 'node:zlib';
 import type { NodeRecord } from '../directory/directory';
 import { allocUnzeroed } from '../mailbox/alloc';
-import { Endpoint, PeerLostInfo } from '../mailbox/endpoint';
-import { RvmaError, RvmaErrorCode, isRvmaErrorCode } from '../base/errors';
-import { Mailbox } from '../mailbox/mailbox';
-import { U64, checkBoolean, checkInteger, checkOptions, checkU64, invalid } from '../base/validate';
-import { Wait, WaitOptions } from '../base/wait';
-import { TensorMeta, decodeStrings, encodeContent, metaOf, sameMeta } from '../tensor/codec';
+import { Endpoint, type PeerLostInfo } from '../mailbox/endpoint';
+import { RvmaError, type RvmaErrorCode, isRvmaErrorCode } from '../base/errors';
+import { type Mailbox } from '../mailbox/mailbox';
+import { type U64, checkBoolean, checkInteger, checkOptions, checkU64, invalid } from '../base/validate';
+import { Wait, type WaitOptions } from '../base/wait';
+import { type TensorMeta, decodeStrings, encodeContent, metaOf, sameMeta } from '../tensor/codec';
 import { viewAs } from '../tensor/dtypes';
-import { Tensor } from '../tensor/tensor';
+import { type Tensor } from '../tensor/tensor';
 import { ControlChannel } from './control';
-import { RendezvousCounters, newCounters } from './counters';
-import { NormalKey, ParsedKey, normalIncarnation, normalKey } from './key';
+import { type RendezvousCounters, newCounters } from './counters';
+import { type NormalKey, type ParsedKey, normalIncarnation, normalKey } from './key';
 import {
-  ControlMessage,
+  type ControlMessage,
   ControlMessageError,
-  ErrorStatus,
+  type ErrorStatus,
   Kind,
-  MetaDataResponse,
-  NotPushed,
-  PushAccepted,
-  TensorReRequest,
-  TensorRequest,
+  type MetaDataResponse,
+  type NotPushed,
+  type PushAccepted,
+  type TensorReRequest,
+  type TensorRequest,
 } from './messages';
-import { Inbox, Inboxes, PUSH_BUFFERS, PUSH_HELD_MAX, PUSH_HEADER_BYTES, PushRoutes, pushBufferBytes, pushHeader, pushedStep } from './push';
-import { Received, Rendezvous, RendezvousHost } from './rendezvous';
-import { Serving, ServingTable } from './serving';
+import { type Inbox, Inboxes, PUSH_BUFFERS, PUSH_HELD_MAX, PUSH_HEADER_BYTES, PushRoutes, pushBufferBytes, pushHeader, pushedStep } from './push';
+import { type Received, Rendezvous, type RendezvousHost } from './rendezvous';
+import { type Serving, ServingTable } from './serving';
 
 export interface RendezvousOptions {
   /** Tasks this endpoint hosts (e.g. '/job:worker/replica:0/task:1'). Default: the endpoint's labels. */

@@ -2,9 +2,9 @@
 // callback, a send that comes first parks the tensor; the second completes the pair.
 import { RvmaError } from '../base/errors';
 import { checkBoolean, checkOptions, invalid } from '../base/validate';
-import { Wait, WaitOptions, checkWaitOptions, parseWaitOptions } from '../base/wait';
-import { Tensor, toTensor } from '../tensor/tensor';
-import { ParsedKey, normalKey } from './key';
+import { Wait, type WaitOptions, checkWaitOptions, parseWaitOptions } from '../base/wait';
+import { type Tensor, toTensor } from '../tensor/tensor';
+import { type ParsedKey, normalKey } from './key';
 
 export interface Received {
   tensor: Tensor;

@@ -2,9 +2,9 @@
 // and acknowledged late, like frames, so a record costs no promise, no timer and no wake-up of
 // its own. The last RETAINED records are kept by their index so that a refused one can be told
 // apart and sent again (a neighbour whose application is behind refuses with ERR_RVMA_NO_BUFFER).
-import { Endpoint } from '../mailbox/endpoint';
-import { RvmaError } from '../base/errors';
-import { PutCounter, PutFailure } from '../mailbox/put-counter';
+import { type Endpoint } from '../mailbox/endpoint';
+import { type RvmaError } from '../base/errors';
+import { type PutCounter, type PutFailure } from '../mailbox/put-counter';
 
 /** Refusals come back at once, so a record is looked up well within this many later ones. */
 const RETAINED = 256;

@@ -2,10 +2,10 @@
 // the neighbours' credit records land in a mailbox of their own and are checked there (the right
 // neighbour, the right direction); the native senders (openSender) read the totals there, as
 // JS may from shared words. A Notify comes only while a send waits for a credit.
-import { Endpoint } from '../mailbox/endpoint';
-import { Mailbox } from '../mailbox/mailbox';
-import { NativeEndpoint, native } from '../native';
-import { RingCounts } from './options';
+import { type Endpoint } from '../mailbox/endpoint';
+import { type Mailbox } from '../mailbox/mailbox';
+import { type NativeEndpoint, native } from '../native';
+import { type RingCounts } from './options';
 import { CREDITS_BLOCK_BYTES, CREDITS_TAKEN_WORD, CREDITS_WORDS_BYTES, DIRS_WORD, DIR_FRAME_BYTES, DIR_GRANTED, DIR_WAITING, DIR_WORDS, readSharedU64 } from './slab';
 
 /** 0: the frames this member sends to next; 1: to prev. */

@@ -2,17 +2,17 @@
 // frames from next, credits), both directions' senders, and the around() waits. A generation
 // that loses a member fails as a whole, tells every other member, and is replaced by a new one
 // (reform).
-import { Endpoint } from '../mailbox/endpoint';
+import { type Endpoint } from '../mailbox/endpoint';
 import { RvmaError } from '../base/errors';
-import { Mailbox } from '../mailbox/mailbox';
-import { Wait, WaitOptions } from '../base/wait';
+import { type Mailbox } from '../mailbox/mailbox';
+import { Wait, type WaitOptions } from '../base/wait';
 import { ControlLink } from './control-link';
 import { Credits } from './credits';
-import { Inbound, RingFrame } from './inbound';
-import { Member, Membership } from './membership';
-import { CONTROL_SLOTS, CONTROL_WAITING_MAX, RingCounts, RingOptions } from './options';
+import { Inbound, type RingFrame } from './inbound';
+import { type Member, type Membership } from './membership';
+import { CONTROL_SLOTS, CONTROL_WAITING_MAX, type RingCounts, type RingOptions } from './options';
 import { Outbound } from './outbound';
-import { Kind, RingControl, WireRecord, aroundIdOf, decodeRecord, encodeRecord, packRecord } from './records';
+import { Kind, type RingControl, type WireRecord, aroundIdOf, decodeRecord, encodeRecord, packRecord } from './records';
 
 /** A control record for the application (ring.pollControl(), ring.control()). */
 export interface RingControlMessage {

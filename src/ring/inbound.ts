@@ -3,15 +3,15 @@
 // takes each frame once, from memory, and wakes once per batch of arrivals. A released frame's
 // buffer goes back to the mailbox natively, and the credits it makes go to the sender from
 // there too (never as a JavaScript put).
-import { native, NativeEndpoint } from '../native';
-import { Endpoint } from '../mailbox/endpoint';
+import { native, type NativeEndpoint } from '../native';
+import { type Endpoint } from '../mailbox/endpoint';
 import { RvmaError } from '../base/errors';
-import { Mailbox } from '../mailbox/mailbox';
-import { LoopHold, Wait, WaitOptions } from '../base/wait';
+import { type Mailbox } from '../mailbox/mailbox';
+import { type LoopHold, Wait, type WaitOptions } from '../base/wait';
 import { FRAME_HEADER_BYTES } from './frame';
-import { RingCounts } from './options';
-import { Member } from './membership';
-import { ENTRIES_WORD, ENTRY_WORDS, CREDITS_SENT_WORD, GRANT_DUE_WORD, NOTIFY_WORD, RECEIVED_WORD, SlabLayout, slabBytes, slabLayout } from './slab';
+import { type RingCounts } from './options';
+import { type Member } from './membership';
+import { ENTRIES_WORD, ENTRY_WORDS, CREDITS_SENT_WORD, GRANT_DUE_WORD, NOTIFY_WORD, RECEIVED_WORD, type SlabLayout, slabBytes, slabLayout } from './slab';
 
 /** A received frame: header and data are views of the posted buffer, valid until release(). */
 export interface RingFrame {

@@ -7,16 +7,16 @@
 // traffic and never wakes this rank by itself (lazyAck: 'late'). That saves a message and a
 // wake-up per frame on tcp and shm. A larger frame is sent from where it is (its number taken
 // natively), and its send is done once the neighbour has it.
-import { Endpoint } from '../mailbox/endpoint';
+import { type Endpoint } from '../mailbox/endpoint';
 import { RvmaError, codeOfStatus, statusError } from '../base/errors';
-import { PutCounter, PutFailure } from '../mailbox/put-counter';
-import { Route } from '../mailbox/resolver';
-import { Wait, WaitOptions } from '../base/wait';
-import { NativeEndpoint, RING_NO_CREDIT } from '../native';
-import { CreditDir, Credits } from './credits';
+import { type PutCounter, type PutFailure } from '../mailbox/put-counter';
+import { type Route } from '../mailbox/resolver';
+import { Wait, type WaitOptions } from '../base/wait';
+import { type NativeEndpoint, RING_NO_CREDIT } from '../native';
+import { type CreditDir, type Credits } from './credits';
 import { FRAME_HEADER_BYTES } from './frame';
-import { Member } from './membership';
-import { RingCounts } from './options';
+import { type Member } from './membership';
+import { type RingCounts } from './options';
 
 const APPEND = { append: true } as const;
 /** What a copied frame's send returns: settled already, shared by every such send. */

@@ -3,16 +3,16 @@
 // read in place), typed control records on a mailbox of their own, around() with a real
 // timeout, and a generation that fails as a whole when a member dies and is re-formed anew.
 import { EventEmitter } from 'node:events';
-import { Endpoint, PeerLostInfo } from '../mailbox/endpoint';
+import { Endpoint, type PeerLostInfo } from '../mailbox/endpoint';
 import { RvmaError } from '../base/errors';
-import { PutData, checkPutData } from '../mailbox/put-data';
+import { type PutData, checkPutData } from '../mailbox/put-data';
 import { checkBytes, checkOptions, checkInteger, invalid } from '../base/validate';
-import { Wait, WaitOptions, parseWaitOptions } from '../base/wait';
-import { Generation, GenerationHost, RingControlMessage } from './generation';
-import { RingFrame } from './inbound';
+import { Wait, type WaitOptions, parseWaitOptions } from '../base/wait';
+import { Generation, type GenerationHost, type RingControlMessage } from './generation';
+import { type RingFrame } from './inbound';
 import { MembershipClaim, leaveGroup, markFailed } from './membership';
-import { CONTROL_WAITING_MAX, RingCounts, RingJoinOptions, RingOptions, RingReformOptions, parseJoinOptions, parseReformOptions, zeroCounts } from './options';
-import { RingControl, checkControl } from './records';
+import { CONTROL_WAITING_MAX, type RingCounts, type RingJoinOptions, type RingOptions, type RingReformOptions, parseJoinOptions, parseReformOptions, zeroCounts } from './options';
+import { type RingControl, checkControl } from './records';
 
 export interface RecvOptions extends WaitOptions {
   /** Copy the frame's data here and release its buffer at once (the frame's data is then a view of it). */

@@ -1,8 +1,8 @@
 // Wire forms: tensor metadata as msgpack, string tensors as length-prefixed UTF-8.
 import { Packr } from 'msgpackr';
 import { RvmaError } from '../base/errors';
-import { DType, elementSize, isDType } from './dtypes';
-import { Tensor, elementCount, tensorBytes } from './tensor';
+import { type DType, elementSize, isDType } from './dtypes';
+import { type Tensor, elementCount, tensorBytes } from './tensor';
 
 /** Largest tensor content the rendezvous moves (the size of one posted buffer). */
 export const MAX_CONTENT_BYTES = 2 ** 40;

@@ -1,7 +1,7 @@
 // A tensor as the rendezvous moves it: dtype, shape, data. Accepts plain TypedArrays and
 // objects shaped like tfjs or onnxruntime tensors, without copying where the layout allows.
 import { invalid } from '../base/validate';
-import { DType, NumericArray, elementSize, isDType, viewAs } from './dtypes';
+import { type DType, type NumericArray, elementSize, isDType, viewAs } from './dtypes';
 
 export interface Tensor {
   dtype: DType;

@@ -4,7 +4,7 @@ import { execFileSync, fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Progress, isProgressMessage } from '../../src/cli/progress';
+import { type Progress, isProgressMessage } from '../../src/cli/progress';
 import { SUITES, suiteArguments } from '../../src/cli/bench-suites';
 import { CLI, rvma } from '../helpers/cli';
 

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { RedisDirectory } from '../../src/directory';
 import { CliProcess, rvma } from '../helpers/cli';
 import { nodeRecord } from '../helpers/directory';
-import { RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { type RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 
 jest.setTimeout(60_000);
 

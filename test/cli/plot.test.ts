@@ -3,14 +3,14 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Measurement, Scenario } from '../../bench/common/protocol';
-import { buildReport, Samples } from '../../bench/common/report';
+import { type Measurement, type Scenario } from '../../bench/common/protocol';
+import { buildReport, type Samples } from '../../bench/common/report';
 import { saveResults } from '../../bench/common/results';
-import { PlacedVariant as StepVariant, TARGETS as STEP_TARGETS, TRANSPORTS as STEP_TRANSPORTS, placedId as stepId, scenarios as stepScenarios } from '../../bench/rendezvous/config';
+import { type PlacedVariant as StepVariant, TARGETS as STEP_TARGETS, TRANSPORTS as STEP_TRANSPORTS, placedId as stepId, scenarios as stepScenarios } from '../../bench/rendezvous/config';
 import { reportSpec } from '../../bench/rendezvous/report';
 import { TARGETS as RING_TARGETS, TRANSPORTS as RING_TRANSPORTS, scenarios as ringScenarios } from '../../bench/ring/config';
-import { buildRingReport, PlacedVariant, placedId } from '../../bench/ring/report';
-import { Plot, plotRecord, writePlots } from '../../src/cli/plot';
+import { buildRingReport, type PlacedVariant, placedId } from '../../bench/ring/report';
+import { type Plot, plotRecord, writePlots } from '../../src/cli/plot';
 import { readResults } from '../../src/cli/plot/read-results';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'results');

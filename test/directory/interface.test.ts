@@ -2,8 +2,8 @@
 // (record, names) is visible to the others, changes arrive as watch events, and a second
 // incarnation of a live node is refused.
 import { randomBytes } from 'node:crypto';
-import { Directory, MemoryDirectory, MemoryDirectoryHub, NodeRecord, RedisDirectory } from '../../src/directory';
-import { RedisServer, WatchReader, describeRedis, redisAvailability, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { type Directory, MemoryDirectory, MemoryDirectoryHub, type NodeRecord, RedisDirectory } from '../../src/directory';
+import { type RedisServer, WatchReader, describeRedis, redisAvailability, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { codeOf, nodeRecord } from '../helpers/directory';
 
 // Nothing here waits for a lease to lapse (see redis-processes and redis-lifecycle for

@@ -2,7 +2,7 @@
 // find each other by node id, task label and bound name, and a put meant for an earlier
 // incarnation of a node id never reaches its successor.
 import { randomBytes } from 'node:crypto';
-import { Endpoint, EndpointOptions, Mailbox } from '../../src';
+import { Endpoint, type EndpointOptions, type Mailbox } from '../../src';
 import { MemoryDirectory, MemoryDirectoryHub } from '../../src/directory';
 import { WatchReader } from '../helpers/redis';
 

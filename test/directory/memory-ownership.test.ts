@@ -1,9 +1,9 @@
 // Which MemoryDirectory records a registration may replace: records a launcher seeded
 // (hub.add, or the hub's constructor), and records whose process is gone. A record registered
 // for another live process is as much its owner's as a local one.
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { MemoryDirectory, MemoryDirectoryHub, RegistrationLostInfo } from '../../src/directory';
+import { MemoryDirectory, MemoryDirectoryHub, type RegistrationLostInfo } from '../../src/directory';
 import { codeOf, nodeRecord } from '../helpers/directory';
 
 const run = randomBytes(3).toString('hex');

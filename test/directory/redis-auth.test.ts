@@ -5,11 +5,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Redis from 'ioredis';
-import { RedisDirectory, RedisDirectoryOptions } from '../../src/directory';
+import { RedisDirectory, type RedisDirectoryOptions } from '../../src/directory';
 import { hasOpenssl, makeCertificates } from '../helpers/certificates';
 import { rvma } from '../helpers/cli';
 import { codeOf, nodeRecord } from '../helpers/directory';
-import { RedisServer, WatchReader, describeRedis, freePort, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { type RedisServer, WatchReader, describeRedis, freePort, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 
 jest.setTimeout(60_000);
 

@@ -9,9 +9,9 @@ import Redis from 'ioredis';
 import { RedisDirectory } from '../../src';
 import { rvma } from '../helpers/cli';
 import { codeOf, nodeRecord } from '../helpers/directory';
-import { FailoverScenario, survives } from '../helpers/directory-failover';
+import { type FailoverScenario, survives } from '../helpers/directory-failover';
 import { TEST_CONNECT_TIMEOUT_MS, WatchReader, describeRedis } from '../helpers/redis';
-import { ClusterSet, startCluster } from '../../support/redis-cluster';
+import { type ClusterSet, startCluster } from '../../support/redis-cluster';
 
 jest.setTimeout(120_000);
 const run = randomBytes(3).toString('hex');

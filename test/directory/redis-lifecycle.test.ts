@@ -8,8 +8,8 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import Redis from 'ioredis';
 import { Endpoint } from '../../src';
-import { RedisDirectory, RegistrationLostInfo } from '../../src/directory';
-import { RedisServer, WatchReader, canRestartRedis, describeRedis, freePort, pollFor, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { RedisDirectory, type RegistrationLostInfo } from '../../src/directory';
+import { type RedisServer, WatchReader, canRestartRedis, describeRedis, freePort, pollFor, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { codeOf, nodeRecord } from '../helpers/directory';
 
 const TTL_MS = 600;

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { RedisDirectory } from '../../src/directory';
-import { RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { type RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { codeOf, nodeRecord } from '../helpers/directory';
 
 const TTL_MS = 5000; // long: nothing in this file may lapse

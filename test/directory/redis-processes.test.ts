@@ -1,13 +1,13 @@
 // RedisDirectory across processes: children register and bind, the parent sees them; a child
 // killed with -9 disappears within its lease; and an Endpoint reaches children by node id,
 // task label and name over TCP, including a child restarted under the same node id.
-import { ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { Endpoint } from '../../src';
-import { NodeRecord, RedisDirectory } from '../../src/directory';
-import { RedisServer, WatchReader, describeRedis, pollFor, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { type NodeRecord, RedisDirectory } from '../../src/directory';
+import { type RedisServer, WatchReader, describeRedis, pollFor, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 
 const TTL_MS = 600;
 const WATCH_INTERVAL_MS = 150;

@@ -13,7 +13,7 @@ import { hasOpenssl, makeCertificates } from '../helpers/certificates';
 import { codeOf, nodeRecord } from '../helpers/directory';
 import { survives } from '../helpers/directory-failover';
 import { TEST_CONNECT_TIMEOUT_MS, describeRedis, pollFor } from '../helpers/redis';
-import { SentinelSet, startSentinels } from '../../support/redis-sentinel';
+import { type SentinelSet, startSentinels } from '../../support/redis-sentinel';
 
 jest.setTimeout(90_000);
 const run = randomBytes(3).toString('hex');

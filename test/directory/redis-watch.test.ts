@@ -2,10 +2,9 @@
 // from two paths (pub/sub, and periodic list() comparison for lapsed leases); a snapshot
 // taken before an event but read after it must not undo that event.
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import * as net from 'node:net';
 import { RedisDirectory } from '../../src/directory';
-import { RedisServer, WatchReader, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { type RedisServer, WatchReader, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { nodeRecord } from '../helpers/directory';
 
 const TTL_MS = 5000; // long: nothing in this file may lapse

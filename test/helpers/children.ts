@@ -1,7 +1,7 @@
 // Child processes for multi-process tests: forked programs from test/fixtures that report
 // JSON lines on stdout and take commands over the IPC channel. Every wait on a child is
 // bounded, and every child is SIGKILLed after its test (or file) even when the test failed.
-import { ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { createCipheriv, createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

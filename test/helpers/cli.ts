@@ -1,6 +1,6 @@
 // Runs the built `rvma` command (dist/src/cli/main.js; `npm test` builds dist first) as a
 // child process, bounded, and hands back what it printed and how it exited.
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 

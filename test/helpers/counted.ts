@@ -1,7 +1,7 @@
 // Counted puts in tests: 8-byte records that name their sender and sequence number (and carry
 // a check word, so a torn or misplaced record is seen), a tally of the records a receiver
 // got, and the window loop of docs/api.md. test/fixtures/agent.js writes the same records.
-import { PutCounter, PutCounterState, PutFailure } from '../../src';
+import { type PutCounter, type PutCounterState, type PutFailure } from '../../src';
 
 export const RECORD_BYTES = 8;
 /** Sequence numbers take the low 20 bits of a record's first word, the sender the bits above. */

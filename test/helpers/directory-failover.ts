@@ -1,6 +1,6 @@
 // The directory through a failover or a resharding: what every replicated or sharded Redis
 // suite checks (test/directory/redis-sentinel.test.ts, redis-cluster.test.ts).
-import { DirectoryEvent, Endpoint, RedisDirectory, RegistrationLostInfo } from '../../src';
+import { type DirectoryEvent, Endpoint, type RedisDirectory, type RegistrationLostInfo } from '../../src';
 import { codeOf, nodeRecord } from './directory';
 import { pollFor } from './redis';
 

@@ -2,7 +2,7 @@
 // promise's outcome as one comparable string.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { NodeRecord } from '../../src/directory';
+import { type NodeRecord } from '../../src/directory';
 
 /**
  * A record of this host and process with a fresh incarnation; `fields` override any part. The

@@ -1,7 +1,7 @@
 // Endpoints for tests: unique node ids (they are unique per process, and jest may run several
 // files in one worker) and automatic close after every test.
 import { randomBytes } from 'node:crypto';
-import { Endpoint, EndpointOptions, ProgressMode } from '../../src';
+import { Endpoint, type EndpointOptions, type ProgressMode } from '../../src';
 
 export const PROGRESS_MODES: ProgressMode[] = ['loop', 'thread'];
 

@@ -1,5 +1,5 @@
 // Assertions on typed errors: the code is the contract, the message must name what failed.
-import { RvmaError, RvmaErrorCode } from '../../src';
+import { RvmaError, type RvmaErrorCode } from '../../src';
 
 function check(error: unknown, code: RvmaErrorCode, message?: RegExp): RvmaError {
   expect(error).toBeInstanceOf(RvmaError);

@@ -3,7 +3,7 @@
 // that replay it. RVMA_FUZZ_SEED=<n> replays a reported failure (or explores another seed).
 import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
-import { RvmaError, RvmaErrorCode } from '../../src/base/errors';
+import { RvmaError, type RvmaErrorCode } from '../../src/base/errors';
 
 /**
  * A decoder that spends this long on one small input is a denial of service, not a decoder (one

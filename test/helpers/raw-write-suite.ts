@@ -1,7 +1,7 @@
 // Raw one-sided writes, the same behaviour over every transport that carries them (verbs: an
 // RDMA write; shm: process_vm_writev into the peer's region, or placed by the owner where that
 // is not permitted): bytes at their offsets, refusals typed, a closed region withdrawn.
-import { Endpoint, ProgressMode, RvmaError } from '../../src';
+import { type Endpoint, type ProgressMode, type RvmaError } from '../../src';
 import { asBuffer, pattern } from './data';
 import { VADDR } from './endpoints';
 import { expectRejects } from './errors';

@@ -1,7 +1,7 @@
 // A private Redis for directory tests: redis-server on a free port, no persistence, in a temp
 // dir, stopped after the suite. A user's Redis is never touched unless REDIS_URL names it
 // explicitly; then that URL is used and restart tests are skipped (we cannot restart it).
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';

@@ -6,10 +6,10 @@ import {
   Endpoint,
   MemoryDirectory,
   MemoryDirectoryHub,
-  Rendezvous,
+  type Rendezvous,
   RendezvousMgr,
-  RendezvousOptions,
-  Tensor,
+  type RendezvousOptions,
+  type Tensor,
   createKey,
 } from '../../src';
 import { RDMA_ADDR } from './verbs';

@@ -1,9 +1,9 @@
 // Rings of real processes (test/fixtures/ring-member.js), members found through a private Redis:
 // starting a member, and a whole ring whose ranks every member agrees on.
-import { Child, ChildTracker } from './children';
+import { type Child, type ChildTracker } from './children';
 import { uniqueNodeId } from './endpoints';
 import { TEST_CONNECT_TIMEOUT_MS } from './redis';
-import { Transport } from './transports';
+import { type Transport } from './transports';
 
 export interface RingMember {
   child: Child;

@@ -2,12 +2,12 @@
 // frames, credits, control records, around(), failure and reform (test/ring: loopback in one
 // process; test/rdma: verbs in the Soft-RoCE guest).
 import { randomBytes } from 'node:crypto';
-import { RingControl, RvmaError } from '../../src';
+import { type RingControl, RvmaError } from '../../src';
 import { Kind, encodeRecord } from '../../src/ring/records';
 import { PROGRESS_MODES, pollUntil } from './endpoints';
 import { expectRejects, settledSoon } from './errors';
 import {
-  RingTracker,
+  type RingTracker,
   WAIT,
   aroundBothWays,
   bytesOf,

@@ -1,8 +1,8 @@
 // Rings for tests: members on any provider (closed after each test), frames that carry their
 // index and seeded bytes so that every hop and the sink can check order, exactly-once and
 // every byte, and small waits on control records and failures. Every wait is bounded by WAIT.
-import { Endpoint, ProgressMode, Ring, RingControlMessage, RingFailure, RingFrame } from '../../src';
-import { WireRecord } from '../../src/ring/records';
+import { type Endpoint, type ProgressMode, Ring, type RingControlMessage, type RingFailure, type RingFrame } from '../../src';
+import { type WireRecord } from '../../src/ring/records';
 import { uniqueNodeId } from './endpoints';
 
 /** Every wait of the ring suites is bounded by this (a lost frame fails a test, never hangs it). */

@@ -1,7 +1,7 @@
 // The transports that cross-process suites (test/transport) run over: tcp on loopback, and shm
 // with large puts pulled by the receiver (cma) or copied through the shared ring (copy).
 import * as fs from 'node:fs';
-import { Endpoint, ProgressMode, ShmOptions } from '../../src';
+import { Endpoint, type ProgressMode, type ShmOptions } from '../../src';
 import { PROGRESS_MODES, uniqueNodeId } from './endpoints';
 
 // Whether the kernel lets one process read another's memory (CMA, what shm pulls large puts

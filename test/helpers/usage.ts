@@ -1,7 +1,7 @@
 // What a child process uses, read from /proc by the test: the child may have no descriptor
 // left to look at itself.
 import * as fs from 'node:fs';
-import { Agent } from './children';
+import { type Agent } from './children';
 
 export interface Usage {
   cpuMs: number;

@@ -1,8 +1,8 @@
 // Verbs endpoints for the tests in test/rdma, which run only inside the Soft-RoCE guest of
 // scripts/rdma-vm (`npm run test:rdma`): both ends listen on the rxe netdev's address.
 import { readFileSync } from 'node:fs';
-import { Endpoint, EndpointOptions, ProgressMode } from '../../src';
-import { EndpointTracker, uniqueNodeId } from './endpoints';
+import { type Endpoint, type EndpointOptions, type ProgressMode } from '../../src';
+import { type EndpointTracker, uniqueNodeId } from './endpoints';
 
 export const IN_VM = process.env.RVMA_IN_VM === '1';
 export const RDMA_ADDR = process.env.RVMA_VM_RDMA_ADDR ?? '10.77.0.1';

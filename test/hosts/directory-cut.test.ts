@@ -4,8 +4,8 @@
 // registered, none reported lost. Longer than a lease: every node is told it lost its
 // registration ('lost', expired).
 import { randomBytes } from 'node:crypto';
-import { Agent, trackChildren } from '../helpers/children';
-import { BedRedis, agentOn, describeHosts, redisOn } from './hosts';
+import { type Agent, trackChildren } from '../helpers/children';
+import { type BedRedis, agentOn, describeHosts, redisOn } from './hosts';
 
 jest.setTimeout(120_000);
 const VADDR = '73728';

@@ -1,10 +1,10 @@
 // What the host suites share: a describe that runs only under `npm run test:hosts` (root, ip and
 // nft needed), a Redis on one host of the bed, and agents (test/fixtures/agent.js) started
 // inside a host.
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { findRedisServer, freePort } from '../../support/private-redis';
-import { Agent, AgentOptions, ChildTracker, startAgent } from '../helpers/children';
-import { Bed, Host, bedUnavailable, startBed } from './bed';
+import { type Agent, type AgentOptions, type ChildTracker, startAgent } from '../helpers/children';
+import { type Bed, type Host, bedUnavailable, startBed } from './bed';
 
 /**
  * Runs body with a bed of `count` hosts made before and removed after. Only under

@@ -3,11 +3,11 @@
 // demo's launcher does), tensors of several dtypes both ways over tcp with exact bytes, twice
 // (the second step takes the direct path); then one host's cable is pulled while a recv waits
 // on it: the recv rejects with ERR_RVMA_PEER_LOST.
-import { NodeRecord, Tensor, createKey } from '../../src';
-import { Child, trackChildren } from '../helpers/children';
+import { type NodeRecord, type Tensor, createKey } from '../../src';
+import { type Child, trackChildren } from '../helpers/children';
 import { device, task, uniqueJob } from '../helpers/rendezvous';
 import { describeHosts } from './hosts';
-import { Host } from './bed';
+import { type Host } from './bed';
 
 jest.setTimeout(120_000);
 interface Spec {

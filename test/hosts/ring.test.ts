@@ -4,10 +4,10 @@
 // (ERR_RVMA_PEER_LOST) once the silence outlasts tcp.peerTimeoutMs and tcp.reconnectMs; the
 // survivors re-form with a newcomer on another host and stream again, every frame checked.
 import { randomBytes } from 'node:crypto';
-import { Child, trackChildren } from '../helpers/children';
+import { type Child, trackChildren } from '../helpers/children';
 import { aroundOnce, reformWithNewcomer } from '../helpers/ring-processes';
-import { BedRedis, describeHosts, redisOn } from './hosts';
-import { Host } from './bed';
+import { type BedRedis, describeHosts, redisOn } from './hosts';
+import { type Host } from './bed';
 
 jest.setTimeout(180_000);
 const FRAME_BYTES = 4096;

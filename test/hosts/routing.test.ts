@@ -3,8 +3,8 @@
 // the same host and over tcp to one of another host; peers() says which, and the directory
 // records carry one host identity per host.
 import { randomBytes } from 'node:crypto';
-import { Agent, trackChildren } from '../helpers/children';
-import { BedRedis, agentOn, describeHosts, redisOn } from './hosts';
+import { type Agent, trackChildren } from '../helpers/children';
+import { type BedRedis, agentOn, describeHosts, redisOn } from './hosts';
 
 jest.setTimeout(120_000);
 const VADDR = '73728'; // 0x12000

@@ -7,7 +7,7 @@
 // faulted-in) memory, which makes its copy slow; once A's bytes start to appear, sender B
 // puts a small record. In 'thread' progress B is placed on its own thread while A still
 // copies. In 'loop' progress A is placed before put() returns, so these pin the plain order.
-import { Completion, Endpoint, Mailbox } from '../../src';
+import { type Completion, type Endpoint, type Mailbox } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints } from '../helpers/endpoints';
 
 const endpoints = trackEndpoints();

@@ -1,6 +1,6 @@
 // Append: the receiver picks the offset, so many senders share one buffer without
 // coordinating. Records must pack back to back, none lost, none overlapping.
-import { Endpoint } from '../../src';
+import { type Endpoint } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints } from '../helpers/endpoints';
 import { asBuffer, makeRecord, parseRecords } from '../helpers/data';
 

@@ -1,6 +1,6 @@
 // Closing: pending waits reject with ERR_RVMA_CLOSED, iterators end quietly, later calls
 // are refused, and a closed vaddr (or node id) can be used again.
-import { Completion, Endpoint } from '../../src';
+import { type Completion, Endpoint } from '../../src';
 import { PROGRESS_MODES, VADDR, pollUntil, trackEndpoints } from '../helpers/endpoints';
 import { expectFails, expectRejects, expectThrows } from '../helpers/errors';
 

@@ -1,6 +1,6 @@
 // Buffers retire strictly in the order they were posted, and every completion hands back
 // the very buffer that was posted.
-import { Completion } from '../../src';
+import { type Completion } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints } from '../helpers/endpoints';
 import { asBuffer } from '../helpers/data';
 

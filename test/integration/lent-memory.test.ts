@@ -3,7 +3,7 @@
 // throw a DataCloneError), and a resizable ArrayBuffer, which may shrink, is refused. Before,
 // a transferred buffer was detached and the next put wrote memory that was freed.
 import { MessageChannel } from 'node:worker_threads';
-import { Endpoint } from '../../src';
+import { type Endpoint } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints } from '../helpers/endpoints';
 import { expectThrows } from '../helpers/errors';
 

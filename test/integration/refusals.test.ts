@@ -1,6 +1,6 @@
 // Refusals: every put the receiver cannot place rejects with a typed code, counts nothing,
 // and leaves the mailbox working for the next valid put.
-import { Endpoint, Mailbox } from '../../src';
+import { type Endpoint, type Mailbox } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects, expectThrows } from '../helpers/errors';
 import { asBuffer } from '../helpers/data';

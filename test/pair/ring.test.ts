@@ -2,9 +2,9 @@
 // guest, found through a Redis in the first; frames go around whole and in order, over a clean
 // wire and over one that drops 1% of the frames each way. Elsewhere this file reports a skip.
 import { randomBytes } from 'node:crypto';
-import { Child, trackChildren } from '../helpers/children';
+import { type Child, trackChildren } from '../helpers/children';
 import { PEER_ADDR, IN_PEER, describePair, setWire } from '../helpers/pair';
-import { RedisServer, startRedis } from '../helpers/redis';
+import { type RedisServer, startRedis } from '../helpers/redis';
 import { aroundOnce } from '../helpers/ring-processes';
 import { RDMA_ADDR } from '../helpers/verbs';
 

@@ -3,10 +3,10 @@
 // so rxe's retransmissions are what makes the puts arrive. An endpoint runs here (the first
 // guest); agents (test/fixtures/agent.js) run in the second. Elsewhere this file reports a skip.
 import { spawn } from 'node:child_process';
-import { Endpoint, ProgressMode, RvmaError } from '../../src';
+import { type Endpoint, type ProgressMode, type RvmaError } from '../../src';
 import { CliProcess, rvma } from '../helpers/cli';
 import { RECORD_BYTES, RecordTally } from '../helpers/counted';
-import { Agent, seededBytes, sha256, startAgent, trackChildren } from '../helpers/children';
+import { type Agent, seededBytes, sha256, startAgent, trackChildren } from '../helpers/children';
 import { trackEndpoints } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 import { IN_PEER, PEER_ADDR, describePair, setWire, wireStats } from '../helpers/pair';

@@ -8,9 +8,9 @@ import { ensureModel } from '../../examples/pipeline/model/build';
 import { TINY_CONFIG } from '../../examples/pipeline/model/config';
 import { KV_HEADER_BYTES } from '../../examples/pipeline/model/kv';
 import {
-  Forward,
+  type Forward,
   Head,
-  KvState,
+  type KvState,
   LayerRunner,
   decodeKv,
   encodeKv,

@@ -1,7 +1,7 @@
 // `allow` over verbs in the Soft-RoCE guest: eager puts, large (pulled) puts and raw writes
 // from a node not on the list are refused with ERR_RVMA_FORBIDDEN before a byte is placed, and
 // the region is not lent to it; the allowed node is served on the same endpoint.
-import { Endpoint, ProgressMode } from '../../src';
+import { type Endpoint, type ProgressMode } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 import { EAGER_MAX, describeInGuest, verbsEndpoint } from '../helpers/verbs';

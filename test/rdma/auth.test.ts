@@ -2,7 +2,7 @@
 // place eager and pulled (RDMA_READ) puts byte-exact; a peer with another secret, or one side
 // authenticating and the other not, fails with ERR_RVMA_AUTH before anything is placed, the
 // acceptor reports 'authFailed' and goes on serving peers that do prove the secret.
-import { AuthFailedInfo, Endpoint, ProgressMode } from '../../src';
+import { type AuthFailedInfo, type Endpoint, type ProgressMode } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 import { EAGER_MAX, describeInGuest, verbsEndpoint } from '../helpers/verbs';

@@ -1,7 +1,7 @@
 // Batched work over verbs (Soft-RoCE guest): many puts made in one turn leave as one chain of
 // work requests with few completions asked for, and their answers come back gathered into
 // Acks messages. Every put must still be answered exactly once, with its own status.
-import { Endpoint, ProgressMode } from '../../src';
+import { type Endpoint, type ProgressMode } from '../../src';
 import { RECORD_BYTES, RecordTally, failuresOf, issueWindowed, record } from '../helpers/counted';
 import { asBuffer, pattern, rng } from '../helpers/data';
 import { PROGRESS_MODES, VADDR, pollUntil, trackEndpoints } from '../helpers/endpoints';

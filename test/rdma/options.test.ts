@@ -1,6 +1,6 @@
 // The verbs option group at work: slot size (the eager / RDMA-read switch), slots (ring
 // credits), maxPutBytes. Runs inside the Soft-RoCE guest only.
-import { RvmaError } from '../../src';
+import { type RvmaError } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints } from '../helpers/endpoints';
 import { asBuffer, makeRecord, parseRecords, pattern } from '../helpers/data';
 import { expectRejects } from '../helpers/errors';

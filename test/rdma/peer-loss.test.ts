@@ -3,7 +3,7 @@
 // only the keepalive notices it. Processes are frozen with SIGSTOP (the test waits until every
 // thread is stopped) to hold a put provably half-way: a stopped receiver has not read it yet.
 // Runs inside the Soft-RoCE guest only.
-import { PeerLostInfo } from '../../src';
+import { type PeerLostInfo } from '../../src';
 import { killSenderMidPut, provenConnection, seededBytes, sha256, startAgent, trackChildren, waitStopped } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';

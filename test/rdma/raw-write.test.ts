@@ -1,6 +1,6 @@
 // Raw one-sided writes over verbs: RDMA_WRITE straight into a region the peer lent, then a
 // notice that raises the owner's region.next(). Runs inside the Soft-RoCE guest only.
-import { Endpoint, ProgressMode } from '../../src';
+import { type Endpoint, type ProgressMode } from '../../src';
 import { PROGRESS_MODES, trackEndpoints } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 import { rawWriteSuite } from '../helpers/raw-write-suite';

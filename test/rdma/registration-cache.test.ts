@@ -5,7 +5,7 @@
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Endpoint, EndpointOptions, ProgressMode, RegistrationStats } from '../../src';
+import { type Endpoint, type EndpointOptions, type ProgressMode, type RegistrationStats } from '../../src';
 import { seededBytes, sha256, startAgent, trackChildren } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, trackEndpoints } from '../helpers/endpoints';
 import { asBuffer } from '../helpers/data';

@@ -2,7 +2,7 @@
 // ERR_RVMA_REGISTRATION on whichever side it happens, and the connection stays up. The
 // refusing side is a child process run without CAP_IPC_LOCK (root would bypass the limit)
 // under a low RLIMIT_MEMLOCK. Runs inside the Soft-RoCE guest only.
-import { Endpoint } from '../../src';
+import { type Endpoint } from '../../src';
 import { ChildCommandError, seededBytes, sha256, startAgent, trackChildren, waitStopped } from '../helpers/children';
 import { VADDR, trackEndpoints } from '../helpers/endpoints';
 import { asBuffer } from '../helpers/data';

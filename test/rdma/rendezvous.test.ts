@@ -1,7 +1,7 @@
 // The tensor rendezvous over verbs: two managers in this process on provider 'verbs', found
 // through a shared directory hub by their task labels and reached at their published rdma://
 // addresses. Runs inside the Soft-RoCE guest only.
-import { Tensor, createKey } from '../../src';
+import { type Tensor, createKey } from '../../src';
 import { device, trackRendezvous } from '../helpers/rendezvous';
 import { describeInGuest } from '../helpers/verbs';
 

@@ -2,7 +2,7 @@
 // `receiveDepth` buffers. With 8 of them, a few senders run it dry; their devices retry (RNR)
 // until the receiver re-posts, and nothing is lost. Buffers held by a peer that dies come
 // back. Real processes (test/fixtures/agent.js); runs inside the Soft-RoCE guest only.
-import { Agent, provenConnection, seededBytes, startAgent, trackChildren, waitFor, waitStopped } from '../helpers/children';
+import { type Agent, provenConnection, seededBytes, startAgent, trackChildren, waitFor, waitStopped } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, trackEndpoints } from '../helpers/endpoints';
 import { asBuffer, parseRecords, recordLength } from '../helpers/data';
 import { RDMA_ADDR, describeInGuest, rnrNaksSent, verbsEndpoint } from '../helpers/verbs';

@@ -2,7 +2,7 @@
 // scripts/rdma-vm. Both endpoints listen on the rxe netdev's address; puts name the peer by
 // its rdma:// address. Run with `npm run test:rdma`; elsewhere this file only reports a skip.
 import { hostname } from 'node:os';
-import { Endpoint, ProgressMode } from '../../src';
+import { Endpoint, type ProgressMode } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { asBuffer, makeRecord, parseRecords, pattern } from '../helpers/data';
 import { expectRejects } from '../helpers/errors';

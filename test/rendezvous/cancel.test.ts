@@ -2,7 +2,7 @@
 // cancelled recv leaves TensorFlow's queue: the tensor then goes to the next recv of the key,
 // whether the sender had parked the request, or had already matched it and was delivering.
 // Also: one remote recv of a key per step at a time, and a bounded meta cache.
-import { RendezvousMgr } from '../../src';
+import { type RendezvousMgr } from '../../src';
 import { waitFor } from '../helpers/children';
 import { expectRejects } from '../helpers/errors';
 import { IN_PROCESS_PROVIDERS, bytesOf, floats, nextServed, trackRendezvous } from '../helpers/rendezvous';

@@ -1,7 +1,7 @@
 // A recv's one-time content mailbox takes puts only from the node its request went to: a third
 // node that guesses the mailbox's vaddr (dynamic vaddrs are handed out in order) is refused with
 // ERR_RVMA_FORBIDDEN, and the recv completes with the sender's bytes.
-import { MemoryDirectoryHub, RvmaError, createKey } from '../../src';
+import { MemoryDirectoryHub, type RvmaError, createKey } from '../../src';
 import { DYNAMIC_VADDR_BASE } from '../../src/mailbox/endpoint-options';
 import { IN_PROCESS_PROVIDERS, bytesOf, device, floats, task, trackRendezvous, uniqueJob } from '../helpers/rendezvous';
 

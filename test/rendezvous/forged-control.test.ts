@@ -5,7 +5,7 @@
 // the receiver's TENSOR_CANCEL to the sender: none of them acts, and the real tensor arrives.
 // The same from a child process, over tcp.
 import { MemoryDirectoryHub, createKey } from '../../src';
-import { CONTROL_VADDR, ControlMessage, Kind, encode } from '../../src/rendezvous/messages';
+import { CONTROL_VADDR, type ControlMessage, Kind, encode } from '../../src/rendezvous/messages';
 import { packValue } from '../../src/tensor/codec';
 import { startAgent, trackChildren } from '../helpers/children';
 import { IN_PROCESS_PROVIDERS, bytesOf, device, floats, nextServed, task, trackRendezvous, uniqueJob } from '../helpers/rendezvous';

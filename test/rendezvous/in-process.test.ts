@@ -3,7 +3,7 @@
 // tag matching in both orders, which protocol path each transfer takes (counters), many
 // keys and steps at once, aborts, sender-side errors, validation, dead and empty tensors,
 // timeouts, signals and stale incarnations.
-import { MemoryDirectoryHub, RvmaError, Tensor, createKey } from '../../src';
+import { MemoryDirectoryHub, RvmaError, type Tensor, createKey } from '../../src';
 import { expectRejects, settledSoon } from '../helpers/errors';
 import {
   IN_PROCESS_PROVIDERS,

@@ -1,7 +1,7 @@
 // A remote recv finds its sender through the directory once per sender task, not once per
 // recv (with Redis that is a round trip each), and asks again when the key names another
 // incarnation (the sender restarted) or the node it knew is gone.
-import { MemoryDirectoryHub, RendezvousMgr, createKey } from '../../src';
+import { MemoryDirectoryHub, type RendezvousMgr, createKey } from '../../src';
 import { expectRejects } from '../helpers/errors';
 import { device, floats, task, trackRendezvous, uniqueJob } from '../helpers/rendezvous';
 

@@ -1,7 +1,7 @@
 // Control messages as msgpack records: each kind survives encode/decode (64-bit vaddrs
 // included), and whatever a peer could send that is not a well-formed message is refused
 // as ERR_RVMA_PROTOCOL before the manager acts on it.
-import { CONTROL_VADDR, ControlMessage, Kind, decode, encode } from '../../src/rendezvous/messages';
+import { CONTROL_VADDR, type ControlMessage, Kind, decode, encode } from '../../src/rendezvous/messages';
 import { packValue } from '../../src/tensor/codec';
 import { expectThrows } from '../helpers/errors';
 

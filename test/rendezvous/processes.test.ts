@@ -4,8 +4,8 @@
 // launcher does). Tensors go both ways with exact bytes; a sender killed with SIGKILL while a
 // recv waits on it fails that recv with ERR_RVMA_PEER_LOST.
 import { once } from 'node:events';
-import { Endpoint, EndpointOptions, MemoryDirectory, MemoryDirectoryHub, NodeRecord, RendezvousMgr, Tensor, createKey } from '../../src';
-import { Child, trackChildren } from '../helpers/children';
+import { Endpoint, type EndpointOptions, MemoryDirectory, MemoryDirectoryHub, type NodeRecord, RendezvousMgr, type Tensor, createKey } from '../../src';
+import { type Child, trackChildren } from '../helpers/children';
 import { expectRejects } from '../helpers/errors';
 import { device, task, uniqueJob } from '../helpers/rendezvous';
 
@@ -163,7 +163,7 @@ describe.each(TRANSPORTS)('rendezvous between this process and a child process (
   }, 30_000);
 
   test('a receiver killed while its request is parked here: the tensor goes to the restarted receiver', async () => {
-    const { job, me, worker, meAsSender } = await setUp();
+    const { me, worker, meAsSender } = await setUp();
     const k = keyFor(meAsSender, worker.task, 't');
     const served = new Promise<void>((resolve) => {
       const rv = me.mgr.find(1);

@@ -2,7 +2,7 @@
 // per transfer. Which path each transfer took is read from the counters; every tensor must
 // arrive byte for byte and exactly once, whatever the order of send and recv, and a send that
 // cannot be pushed (another shape, a full push mailbox) must still reach its recv by a request.
-import { Tensor } from '../../src';
+import { type Tensor } from '../../src';
 import { PUSH_HELD_MAX } from '../../src/rendezvous/push';
 import { expectRejects } from '../helpers/errors';
 import { IN_PROCESS_PROVIDERS, bytesOf, floats, trackRendezvous } from '../helpers/rendezvous';

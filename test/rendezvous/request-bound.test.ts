@@ -4,11 +4,11 @@
 // a peer that takes none, and a tensor whose meta response cannot be sent is kept. The hostile peer is a raw endpoint (or a child process) that writes TENSOR_REQUEST
 // records into the control mailbox as messages.ts encodes them, for keys never sent; the
 // legitimate peer uses the API, and its transfers complete throughout.
-import { Endpoint, Mailbox, MemoryDirectory, MemoryDirectoryHub, PeerLostInfo, RendezvousMgr, RendezvousOptions, RvmaError, createKey } from '../../src';
-import { CONTROL_VADDR, ControlMessage, ErrorStatus, Kind, decode, encode } from '../../src/rendezvous/messages';
+import { Endpoint, type Mailbox, MemoryDirectory, MemoryDirectoryHub, type PeerLostInfo, RendezvousMgr, type RendezvousOptions, type RvmaError, createKey } from '../../src';
+import { CONTROL_VADDR, type ControlMessage, type ErrorStatus, Kind, decode, encode } from '../../src/rendezvous/messages';
 import { startAgent, trackChildren, waitFor } from '../helpers/children';
 import { expectRejects, expectThrows } from '../helpers/errors';
-import { Node, bytesOf, device, floats, task, trackRendezvous, uniqueJob } from '../helpers/rendezvous';
+import { type Node, bytesOf, device, floats, task, trackRendezvous, uniqueJob } from '../helpers/rendezvous';
 
 const rendezvous = trackRendezvous();
 const children = trackChildren('each');

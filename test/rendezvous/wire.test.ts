@@ -3,12 +3,12 @@
 // a faulty or hostile peer could send. A bad message may fail its own request, but the
 // manager must go on serving everyone else.
 import { crc32 } from 'node:zlib';
-import { Endpoint, Mailbox, MemoryDirectory, MemoryDirectoryHub, RvmaError, createKey } from '../../src';
-import { CONTROL_VADDR, ControlMessage, ErrorStatus, Kind, MetaDataResponse, TensorReRequest, TensorRequest, decode, encode } from '../../src/rendezvous/messages';
+import { Endpoint, type Mailbox, MemoryDirectory, MemoryDirectoryHub, RvmaError, createKey } from '../../src';
+import { CONTROL_VADDR, type ControlMessage, type ErrorStatus, Kind, type MetaDataResponse, type TensorReRequest, type TensorRequest, decode, encode } from '../../src/rendezvous/messages';
 import { pushHeader } from '../../src/rendezvous/push';
 import { packValue } from '../../src/tensor/codec';
 import { expectRejects, settledSoon } from '../helpers/errors';
-import { Node, bytesOf, device, floats, nextServed, task, trackRendezvous, uniqueJob } from '../helpers/rendezvous';
+import { type Node, bytesOf, device, floats, nextServed, task, trackRendezvous, uniqueJob } from '../helpers/rendezvous';
 
 const rendezvous = trackRendezvous();
 const WAIT = { timeout: 10_000 };

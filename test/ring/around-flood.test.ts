@@ -1,7 +1,7 @@
 // around() records are counted puts that nothing retries by itself: a neighbour whose control
 // mailbox has no free buffer refuses the ones beyond, and the sender sends each refused record
 // again. Over tcp and shm endpoints in one process (loopback places every record at once).
-import { Endpoint, Ring } from '../../src';
+import { Endpoint, type Ring } from '../../src';
 import { WAIT, trackRings } from '../helpers/ring';
 import { transportCases } from '../helpers/transports';
 

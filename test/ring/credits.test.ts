@@ -3,7 +3,7 @@
 // malformed, or so many before the ring is complete that the neighbour's own would find no room. None of them lets a send through;
 // the neighbour's credits still come (it sends them again when it hears that this member's ring
 // is complete).
-import { Endpoint, Ring } from '../../src';
+import { Endpoint, type Ring } from '../../src';
 import { uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 import { WAIT, creditRecord, trackRings } from '../helpers/ring';

@@ -6,10 +6,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
-import { Kind, MAX_RANKS, RECORD_HEADER_BYTES, RingControl, WireRecord, checkControl, decodeRecord, encodeRecord, packRecord } from '../../src/ring/records';
+import { Kind, MAX_RANKS, RECORD_HEADER_BYTES, type RingControl, type WireRecord, checkControl, decodeRecord, encodeRecord, packRecord } from '../../src/ring/records';
 import { packValue } from '../../src/tensor/codec';
 import { expectThrows } from '../helpers/errors';
-import { assertRefusal, byteEdits, fail, fromHex, fuzzer, hex, inView, msgpackLike, mutateBytes, printable } from '../helpers/fuzz';
+import { assertRefusal, byteEdits, fail, fromHex, fuzzer, hex, inView, msgpackLike, mutateBytes } from '../helpers/fuzz';
 
 const PROTOCOL = 'ERR_RVMA_PROTOCOL';
 const MAX_TEXT = 4096;

@@ -2,7 +2,7 @@
 // sequence number sent twice, or beyond the credits it was given, ends the direction with a
 // typed ERR_RVMA_PROTOCOL naming what was wrong. The credits it grants arrive at the sender's
 // credits mailbox natively.
-import { Endpoint, RvmaError } from '../../src';
+import { type Endpoint, type RvmaError } from '../../src';
 import { frameHead } from '../../src/ring/frame';
 import { Credits } from '../../src/ring/credits';
 import { Inbound } from '../../src/ring/inbound';

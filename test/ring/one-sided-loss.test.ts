@@ -2,8 +2,8 @@
 // not to another (a Redis restarted empty, a lease that lapsed while its owner was stopped), and
 // a member can come back into a generation its peers still run. Neither may leave a member
 // waiting in a generation nobody else runs: every member's ring fails typed, and re-forms.
-import { DirectoryEvent, Endpoint, MemoryDirectory, NodeRecord, Ring } from '../../src';
-import { EventStream } from '../../src/directory/event-stream';
+import { type DirectoryEvent, Endpoint, MemoryDirectory, type NodeRecord, type Ring } from '../../src';
+import { type EventStream } from '../../src/directory/event-stream';
 import { expectRejects } from '../helpers/errors';
 import { WAIT, failures, forward, quiet, sink, source, trackRings } from '../helpers/ring';
 

@@ -3,9 +3,9 @@
 // gathered frames, and kill -9 of a member: typed errors on every survivor, then reform with a
 // newcomer, and traffic again.
 import { trackChildren } from '../helpers/children';
-import { RedisServer, describeRedis, startRedis } from '../helpers/redis';
-import { MemberSetup, RingMember, aroundOnce, reformWithNewcomer, ringOfProcesses, startMember } from '../helpers/ring-processes';
-import { SANITIZED, TRANSPORTS, Transport } from '../helpers/transports';
+import { type RedisServer, describeRedis, startRedis } from '../helpers/redis';
+import { type MemberSetup, type RingMember, aroundOnce, reformWithNewcomer, ringOfProcesses, startMember } from '../helpers/ring-processes';
+import { SANITIZED, TRANSPORTS, type Transport } from '../helpers/transports';
 
 const FRAMES = SANITIZED ? 5_000 : 50_000; // per direction: 100,000 in all
 const FRAME_BYTES = 64;

@@ -2,7 +2,7 @@
 // close here; the data path (ordered exactly-once frames, gathered frames, credits, control
 // records, around(), failure and reform) in test/helpers/ring-suite.ts, which test/rdma runs
 // over verbs too.
-import { Endpoint, Ring, RingControl } from '../../src';
+import { Endpoint, Ring, type RingControl } from '../../src';
 import { uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 import { WAIT, trackRings } from '../helpers/ring';

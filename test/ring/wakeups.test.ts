@@ -4,7 +4,7 @@
 // for the frame: not for acknowledgements nobody waits on, nor for credits, nor (thread
 // progress) for the sends of its own JavaScript. Counted by the endpoint (Ring.stats), not timed.
 import { trackChildren } from '../helpers/children';
-import { RedisServer, describeRedis, startRedis } from '../helpers/redis';
+import { type RedisServer, describeRedis, startRedis } from '../helpers/redis';
 import { ringOfProcesses } from '../helpers/ring-processes';
 import { TRANSPORTS } from '../helpers/transports';
 

@@ -2,7 +2,7 @@
 // test/tcp/accept-limits.test.ts) and takes peers again once descriptors free up. The idle
 // connections come from a small C program (test/fixtures/shm-idle.c): Node cannot open the
 // SOCK_SEQPACKET sockets shm listens on.
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';

@@ -4,11 +4,11 @@
 // places nothing, and leaves the acceptor serving legitimate peers. With CMA (large puts
 // pulled) and without (copied through the ring), in both progress modes, and once across
 // real processes.
-import { AuthFailedInfo, Endpoint, EndpointOptions, ProgressMode } from '../../src';
+import { type AuthFailedInfo, type Endpoint, type EndpointOptions, type ProgressMode } from '../../src';
 import { VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 import { seededBytes, startAgent, trackChildren, waitFor } from '../helpers/children';
-import { SHM_TRANSPORTS, Transport, transportCases } from '../helpers/transports';
+import { SHM_TRANSPORTS, type Transport, transportCases } from '../helpers/transports';
 
 jest.setTimeout(60_000);
 

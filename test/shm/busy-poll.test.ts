@@ -2,7 +2,7 @@
 // of waiting for a wake-up, then the endpoint goes back to sleep. Nothing may be lost across
 // that switch: round trips spaced so that each side has gone back to sleep (the wake-up path)
 // and back to back (the spinning path) all complete, with exact counts.
-import { Endpoint, ProgressMode } from '../../src';
+import { type Endpoint, type ProgressMode } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 
 const endpoints = trackEndpoints();

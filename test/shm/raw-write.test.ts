@@ -1,6 +1,6 @@
 // Raw writes over shm, with the suite every raw-write transport passes: one-sided
 // (process_vm_writev into the region the owner lent) and, with CMA off, placed by the owner.
-import { Endpoint, ProgressMode } from '../../src';
+import { Endpoint, type ProgressMode } from '../../src';
 import { PROGRESS_MODES, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { rawWriteSuite } from '../helpers/raw-write-suite';
 

@@ -4,7 +4,7 @@
 // replayed, an acceptor's proof reflected back at it, a node id claimed without the secret,
 // frames sent in place of a proof.
 import { randomBytes } from 'node:crypto';
-import { AuthFailedInfo, Endpoint } from '../../src';
+import { type AuthFailedInfo, type Endpoint } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { FrameType, HELLO_AUTH, PROOF_BYTES, RawPeer, authProof, encodeHeader, encodeHello, parseFrames, parseHello } from './wire';
 

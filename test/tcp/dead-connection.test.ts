@@ -4,9 +4,9 @@
 // worker) must report one protocolError, answer nothing after its Error frame, count nothing,
 // and keep serving everyone else.
 import { Endpoint } from '../../src';
-import { Agent, startAgent, trackChildren } from '../helpers/children';
+import { type Agent, startAgent, trackChildren } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
-import { FrameType, Header, PART_EXT_BYTES, encodeHeader, encodeHello, onePerPut, parseFrames, parseHello, rawExchange } from './wire';
+import { FrameType, type Header, PART_EXT_BYTES, encodeHeader, encodeHello, onePerPut, parseFrames, parseHello, rawExchange } from './wire';
 
 const TARGET = VADDR + 0x10n; // on the child: one 64 KiB buffer, ops epoch that ends at the first put
 const BUFFER_BYTES = 64 * 1024;

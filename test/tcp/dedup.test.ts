@@ -4,9 +4,9 @@
 // Nack status) and counted once; a put below the sender's floor, or one the receiver no
 // longer remembers, is refused with status 12 (ERR_RVMA_AMBIGUOUS) rather than placed twice;
 // the window keeps its name while it lives, so a sender can tell when it may send again.
-import { Agent, startAgent, trackChildren } from '../helpers/children';
+import { type Agent, startAgent, trackChildren } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
-import { FrameType, Header, encodeHeader, encodeHello, onePerPut, parseFrames, parseHello, rawExchange } from './wire';
+import { FrameType, type Header, encodeHeader, encodeHello, onePerPut, parseFrames, parseHello, rawExchange } from './wire';
 
 const BOX = VADDR + 0x20n; // on the child: ops epochs of EPOCH_OPS puts, 64 KiB buffers
 const LATE = VADDR + 0x21n; // on the child: opened only during a test

@@ -7,7 +7,7 @@
 // be untouched. A failure names the seed; RVMA_FUZZ_SEED=<seed> replays it, and
 // RVMA_FUZZ_VERBOSE=1 prints what was thrown and how the endpoint answered.
 import * as net from 'node:net';
-import { Endpoint, ProtocolErrorInfo, RvmaError } from '../../src';
+import { Endpoint, type ProtocolErrorInfo, RvmaError } from '../../src';
 import { seededBytes, waitFor } from '../helpers/children';
 import { rng } from '../helpers/data';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
@@ -15,7 +15,7 @@ import {
   FLAG_APPEND,
   FrameType,
   HEADER_BYTES,
-  Header,
+  type Header,
   MAGIC,
   PART_EXT_BYTES,
   VERSION,

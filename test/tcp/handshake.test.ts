@@ -1,12 +1,12 @@
 // Handshake refusals, both directions, over raw sockets: a listening endpoint that gets a
 // bad hello answers with an Error frame, closes, and emits 'protocolError'; an endpoint that
 // dials a server answering with a bad hello fails connect()/put() with a typed error.
-import { EventEmitter } from 'node:events';
+import { type EventEmitter } from 'node:events';
 import * as net from 'node:net';
-import { Endpoint, ProtocolErrorInfo } from '../../src';
+import { Endpoint, type ProtocolErrorInfo } from '../../src';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
-import { FrameType, HELLO_BYTES, HelloFields, MAGIC, VERSION, encodeHello, parseFrames, parseHello, rawExchange } from './wire';
+import { FrameType, HELLO_BYTES, type HelloFields, MAGIC, VERSION, encodeHello, parseFrames, parseHello, rawExchange } from './wire';
 
 /** Collects an emitter's events and waits (bounded) for the next one. */
 function collect<T>(emitter: EventEmitter, name: string): { seen: T[]; next(timeoutMs?: number): Promise<T> } {

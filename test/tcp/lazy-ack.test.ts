@@ -4,7 +4,7 @@
 // by the receiver's timer with the connection left open, and a sender that stops sending gets
 // every answer it is owed before the receiver closes. Late puts (kLateAck, lazyAck: 'late')
 // likewise, with longer runs and a longer timer; the late flag without the lazy one is malformed.
-import { Agent, startAgent, trackChildren } from '../helpers/children';
+import { type Agent, startAgent, trackChildren } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { FLAG_APPEND, FLAG_LATE_ACK, FLAG_LAZY_ACK, FrameType, encodeHeader, encodeHello, onePerPut, parseFrames, parseHello, rawExchange } from './wire';
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { Endpoint, ProtocolErrorInfo } from '../../src';
+import { type ProtocolErrorInfo } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 
 const ROOT = path.join(__dirname, '..', '..');

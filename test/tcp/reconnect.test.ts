@@ -3,8 +3,8 @@
 // sends it again over a new connection to the same incarnation, and the receiver places each
 // put exactly once. Peers that really die, or come back as a new incarnation, still lose
 // their puts (ERR_RVMA_PEER_LOST); tcp.reconnectMs: 0 keeps puts from surviving at all.
-import { Endpoint, PeerLostInfo } from '../../src';
-import { Agent, seededBytes, sha256, startAgent, trackChildren, waitFor, waitStopped } from '../helpers/children';
+import { Endpoint, type PeerLostInfo } from '../../src';
+import { type Agent, seededBytes, sha256, startAgent, trackChildren, waitFor, waitStopped } from '../helpers/children';
 import { parseRecords, recordLength } from '../helpers/data';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';

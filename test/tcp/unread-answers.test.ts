@@ -3,7 +3,7 @@
 // it with a protocolError when it has not read them within peerTimeoutMs, and serves other
 // peers meanwhile. Before, every answer was queued: memory grew with what the peer sent.
 import * as net from 'node:net';
-import { ProtocolErrorInfo } from '../../src';
+import { type ProtocolErrorInfo } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { FrameType, HEADER_BYTES, encodeHeader, encodeHello, parseHello, splitAddress } from './wire';
 

@@ -1,7 +1,7 @@
 // The wire forms of tensors: string tensors as little-endian u32 lengths followed by UTF-8,
 // metadata as msgpack checked on arrival (a peer's bytes are never trusted).
 import { MAX_CONTENT_BYTES, checkMeta, decodeStrings, encodeContent, metaOf, packValue, sameMeta, unpackValue } from '../../src/tensor/codec';
-import { Tensor } from '../../src';
+import { type Tensor } from '../../src';
 import { expectThrows } from '../helpers/errors';
 
 const PROTOCOL = 'ERR_RVMA_PROTOCOL';

@@ -1,7 +1,7 @@
 // Every dtype crosses a rendezvous between two endpoints bit for bit: half floats as raw
 // 16-bit words (NaN payloads included), 64-bit integers as BigInt arrays at their limits,
 // strings with unicode and empty elements. Also the foreign tensor shapes, and bad tensors.
-import { DType, Rendezvous, Tensor } from '../../src';
+import { type DType, type Rendezvous, type Tensor } from '../../src';
 import { expectThrows } from '../helpers/errors';
 import { IN_PROCESS_PROVIDERS, bytesOf, trackRendezvous } from '../helpers/rendezvous';
 

@@ -1,11 +1,11 @@
 // Per-mailbox and per-region access policy (`allow`, and Mailbox.setAllow later): the receiver's
 // core refuses a put, every part of a split put and a raw write from a node not on the list, with
 // ERR_RVMA_FORBIDDEN, before a byte is placed; allowed nodes go on being served over the same endpoint.
-import { Endpoint, EndpointOptions, ProgressMode } from '../../src';
+import { type Endpoint, type EndpointOptions, type ProgressMode } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects, expectThrows } from '../helpers/errors';
-import { Agent, startAgent, trackChildren } from '../helpers/children';
-import { TRANSPORTS, Transport } from '../helpers/transports';
+import { type Agent, startAgent, trackChildren } from '../helpers/children';
+import { TRANSPORTS, type Transport } from '../helpers/transports';
 
 jest.setTimeout(60_000);
 

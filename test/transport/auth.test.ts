@@ -6,11 +6,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AuthFailedInfo, Endpoint, EndpointOptions, ProgressMode } from '../../src';
+import { type AuthFailedInfo, Endpoint, type EndpointOptions, type ProgressMode } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 import { startAgent, trackChildren, waitFor } from '../helpers/children';
-import { TRANSPORTS, Transport } from '../helpers/transports';
+import { TRANSPORTS, type Transport } from '../helpers/transports';
 
 jest.setTimeout(60_000);
 

@@ -5,7 +5,7 @@ import { Endpoint, RedisDirectory } from '../../src';
 import { sha256, seededBytes, startAgent, trackChildren } from '../helpers/children';
 import { VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { CMA } from '../helpers/transports';
-import { RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { type RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 
 const TTL_MS = 5000;
 

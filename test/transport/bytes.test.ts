@@ -2,8 +2,8 @@
 // a child's mailbox, the child reports a sha256 of its completed buffer and puts the same
 // buffer back, and the test compares every returned byte with what it sent.
 import { randomBytes } from 'node:crypto';
-import { Endpoint, Mailbox } from '../../src';
-import { Agent, sha256, startAgent, trackChildren } from '../helpers/children';
+import { Endpoint, type Mailbox } from '../../src';
+import { type Agent, sha256, startAgent, trackChildren } from '../helpers/children';
 import { VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { SANITIZED, transportCases } from '../helpers/transports';
 

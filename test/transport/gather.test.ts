@@ -3,7 +3,7 @@
 // and data in place).
 import { randomBytes } from 'node:crypto';
 import { Endpoint } from '../../src';
-import { Agent, sha256, startAgent, trackChildren } from '../helpers/children';
+import { type Agent, sha256, startAgent, trackChildren } from '../helpers/children';
 import { VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 import { transportCases } from '../helpers/transports';

@@ -2,7 +2,7 @@
 // as another incarnation, is refused while that node's connection lives, so puts meant for the
 // node never reach it; once the node is gone the claim is believed again (docs/security.md).
 import { createHash } from 'node:crypto';
-import { Endpoint, ProtocolErrorInfo } from '../../src';
+import { Endpoint, type ProtocolErrorInfo } from '../../src';
 import { ChildCommandError, startAgent, trackChildren } from '../helpers/children';
 import { expectRejects } from '../helpers/errors';
 import { FrameType, RawPeer, encodeHello, parseFrames } from '../tcp/wire';

@@ -3,8 +3,8 @@
 // listens at no address the test process knows, so the test process cannot dial it again: if
 // a NACK had cost the connection, the following put would fail with ERR_RVMA_NO_PEER instead
 // of succeeding.
-import { Endpoint, RvmaErrorCode } from '../../src';
-import { Agent, startAgent, trackChildren } from '../helpers/children';
+import { Endpoint, type RvmaErrorCode } from '../../src';
+import { type Agent, startAgent, trackChildren } from '../helpers/children';
 import { VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 import { transportCases } from '../helpers/transports';

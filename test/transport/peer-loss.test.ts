@@ -2,11 +2,11 @@
 // frozen with SIGSTOP (and the test waits until every thread is stopped) to hold a put provably
 // half-way; how much of it a frozen receiver can have placed depends on the transport (partialPut).
 import { readFileSync } from 'node:fs';
-import { Endpoint, EndpointOptions, PeerLostInfo } from '../../src';
+import { Endpoint, type EndpointOptions, type PeerLostInfo } from '../../src';
 import { killSenderMidPut, provenConnection, seededBytes, sha256, startAgent, trackChildren, waitFor, waitStopped } from '../helpers/children';
 import { VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
-import { DEFAULT_RING_BYTES, Transport, transportCases } from '../helpers/transports';
+import { DEFAULT_RING_BYTES, type Transport, transportCases } from '../helpers/transports';
 
 const MiB = 1 << 20;
 const BIG = 64 * MiB;

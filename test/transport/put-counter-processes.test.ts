@@ -1,7 +1,7 @@
 // Counted puts from many processes into one mailbox over tcp: 16 sender processes, each with
 // one PutCounter, append 8-byte records into an ops-counted mailbox of the test process. Every
 // record must land exactly once, and every sender's counter must count every put as completed.
-import { Endpoint, ProgressMode } from '../../src';
+import { Endpoint, type ProgressMode } from '../../src';
 import { startAgent, trackChildren } from '../helpers/children';
 import { RECORD_BYTES, RecordTally } from '../helpers/counted';
 import { VADDR, uniqueNodeId } from '../helpers/endpoints';

@@ -2,7 +2,7 @@
 // one node, each connection answers its own puts with runs of acks (Acks frames), and the
 // sender's counter and promises must still account for every put exactly once, with every
 // record placed once, whatever order the connections deliver in.
-import { Endpoint } from '../../src';
+import { type Endpoint } from '../../src';
 import { RECORD_BYTES, RecordTally, failuresOf, issueWindowed, record } from '../helpers/counted';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 

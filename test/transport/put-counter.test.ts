@@ -3,7 +3,7 @@
 // as completed or as failed with a typed, indexed 'failed' event; small puts are copied at
 // issue; closing the counter or the endpoint never leaves a waiter hanging or a count lost.
 import * as net from 'node:net';
-import { CountedPutOptions, Endpoint, EndpointOptions, Mailbox, MemoryDirectory, PutCounter, PutFailure, RvmaError, RvmaErrorCode } from '../../src';
+import { type CountedPutOptions, type Endpoint, type EndpointOptions, type Mailbox, MemoryDirectory, PutCounter, type PutFailure, RvmaError, type RvmaErrorCode } from '../../src';
 import { startAgent, trackChildren, waitStopped } from '../helpers/children';
 import { RECORD_BYTES, RecordTally, failuresOf, issueWindowed, record, writeRecord } from '../helpers/counted';
 import { asBuffer, pattern, rng } from '../helpers/data';

@@ -3,7 +3,7 @@
 // peers' silence: it keeps them. Two tcp endpoints share this process, so both stall at once,
 // as they did when a test computing large tensors lost its peers. tcp.reconnectMs 0: a
 // connection wrongly judged dead would lose its peer (peerLost) instead of quietly redialing.
-import { Endpoint, PeerLostInfo } from '../../src';
+import { type Endpoint, type PeerLostInfo } from '../../src';
 import { VADDR, trackEndpoints } from '../helpers/endpoints';
 
 const endpoints = trackEndpoints();

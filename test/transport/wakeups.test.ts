@@ -1,10 +1,10 @@
 // No lost wake-up over shm: puts one at a time, ping-pong round trips and bursts that overfill
 // a small ring, between two processes, in every progress mode (and thread progress with busy
 // polling). A wake-up lost anywhere stalls a test until its bounded wait fails it.
-import { Endpoint, ProgressMode, ShmOptions } from '../../src';
-import { Agent, seededBytes, sha256, startAgent, trackChildren } from '../helpers/children';
+import { Endpoint, type ProgressMode, type ShmOptions } from '../../src';
+import { type Agent, seededBytes, sha256, startAgent, trackChildren } from '../helpers/children';
 import { VADDR, uniqueNodeId } from '../helpers/endpoints';
-import { SANITIZED, SHM_TRANSPORTS, Transport, withShm } from '../helpers/transports';
+import { SANITIZED, SHM_TRANSPORTS, type Transport, withShm } from '../helpers/transports';
 
 const KiB = 1 << 10;
 const PUTS = 20_000;

@@ -1,7 +1,7 @@
 // What the public types accept and refuse, checked by the compiler only (public-api.test.ts runs
 // it strict, as an application would): u64 arguments as number or bigint, and typed events.
 // Nothing here runs.
-import { Endpoint, PeerLostInfo, PutCounter, PutFailure, RendezvousMgr, Ring, RingFailure, U64 } from '../../src';
+import { type Endpoint, type PeerLostInfo, type PutCounter, type PutFailure, type RendezvousMgr, type Ring, type RingFailure, type U64 } from '../../src';
 
 export function u64Arguments(ep: Endpoint, counter: PutCounter, mgr: RendezvousMgr, data: Uint8Array): void {
   const mailbox = ep.openMailbox(0x10000);

@@ -1,7 +1,7 @@
 // Argument checking of the public API: every bad argument is an RvmaError with code
 // ERR_RVMA_INVALID_ARGUMENT whose message names the call and the argument, and a refused
 // call has no effect. Promise-returning calls reject rather than throw.
-import { Endpoint, Mailbox } from '../../src';
+import { Endpoint, type Mailbox, type PutOptions } from '../../src';
 import { VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { expectFails, expectRejects, expectThrows } from '../helpers/errors';
 
@@ -230,7 +230,7 @@ describe('Endpoint.put', () => {
     ['object signal', { signal: {} }, 'signal'],
     ['string signal', { signal: 'abort' }, 'signal'],
   ])('%s', async (_, options, argument) => {
-    const call = () => sender.put(receiver, VADDR, Buffer.alloc(1), loose(options));
+    const call = () => sender.put(receiver, VADDR, Buffer.alloc(1), loose(options) as PutOptions);
     const error = await expectFails(call, INVALID, names('Endpoint.put', argument));
     if (argument === 'offset' && 'append' in (options as object)) expect(error.message).toMatch(/append/);
     await expectNothingPlaced();

@@ -2,9 +2,9 @@
 // published rdma:// address for an endpoint that runs verbs, else the tcp:// address, else the
 // node id; addresses pass through.
 import { hostname } from 'node:os';
-import { MemoryDirectory, MemoryDirectoryHub, NodeRecord } from '../../src';
+import { MemoryDirectory, MemoryDirectoryHub, type NodeRecord } from '../../src';
 import { hostIdentity } from '../../src/mailbox/host-identity';
-import { Resolver, RoutePolicy, routeOf } from '../../src/mailbox/resolver';
+import { Resolver, type RoutePolicy, routeOf } from '../../src/mailbox/resolver';
 
 const TCP_ONLY: RoutePolicy = { loopback: false, rdma: false, shm: false };
 const VERBS: RoutePolicy = { loopback: false, rdma: true, shm: false };

@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ModelConfig, headDim, validateConfig } from './config';
+import { type ModelConfig, headDim, validateConfig } from './config';
 import { GraphBuilder } from './graph';
 import { embedWeights, headWeights, layerWeights } from './weights';
 

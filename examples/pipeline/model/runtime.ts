@@ -3,8 +3,8 @@
 // the single-process reference generation the pipeline must reproduce exactly.
 import * as ort from 'onnxruntime-node';
 import { ensureModel, embedFile, headFile, layerFile, MASK_NEG } from './build';
-import { ModelConfig, headDim, validateConfig } from './config';
-import { KvState, kvElements } from './kv';
+import { type ModelConfig, headDim, validateConfig } from './config';
+import { type KvState, kvElements } from './kv';
 import { mulberry32 } from '../../../support/mulberry32';
 import { streamSeed } from './weights';
 

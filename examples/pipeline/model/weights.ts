@@ -1,7 +1,7 @@
 // Deterministic weights for the pipeline example: each tensor comes from its own seeded stream,
 // so any process can derive any layer's weights from the config without computing the others.
 import { mulberry32 } from '../../../support/mulberry32';
-import { ModelConfig, validateConfig } from './config';
+import { type ModelConfig, validateConfig } from './config';
 
 /** FNV-1a of the model seed and a tensor name: one independent stream per tensor. */
 export function streamSeed(seed: number, name: string): number {

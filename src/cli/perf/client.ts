@@ -1,9 +1,9 @@
 // `rvma perf ADDRESS`: runs tests against a perf server, as ucx_perftest or ib_write_bw do
 // between two machines. Each test and size: the server gets a mailbox (or region) ready, the
 // client puts (warm-up first, untimed), and the server confirms it received every put exactly.
-import { Endpoint, ProgressMode } from '../../index';
+import { Endpoint, type ProgressMode } from '../../index';
 import { RvmaError } from '../../base/errors';
-import { CONTROL_BYTES, CONTROL_VADDR, ClientMessage, ECHO_VADDR, PerfTest, ServerMessage, decode, encode, prepareRefusal } from './protocol';
+import { CONTROL_BYTES, CONTROL_VADDR, type ClientMessage, ECHO_VADDR, type PerfTest, type ServerMessage, decode, encode, prepareRefusal } from './protocol';
 
 export interface PerfClientOptions {
   provider: 'auto' | 'tcp' | 'shm' | 'verbs';

@@ -2,11 +2,11 @@
 // the table (or JSON) and, with --out, the results file.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ProgressMode } from '../../index';
+import { type ProgressMode } from '../../index';
 import { columns } from '../columns';
 import { ProgressBar } from '../progress-bar';
-import { PerfReport, PerfResult, perfClient } from './client';
-import { PERF_TESTS, PerfTest } from './protocol';
+import { type PerfReport, type PerfResult, perfClient } from './client';
+import { PERF_TESTS, type PerfTest } from './protocol';
 import { perfServer } from './server';
 
 export interface PerfOptions {

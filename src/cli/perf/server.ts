@@ -2,8 +2,8 @@
 // asks for, it opens a mailbox (or registers a region for raw writes), counts what arrives,
 // echoes latency puts back, and says what it received when the client asks.
 import * as os from 'node:os';
-import { Endpoint, Mailbox, ProgressMode, Region } from '../../index';
-import { CONTROL_BYTES, CONTROL_VADDR, ClientMessage, DATA_VADDR, ECHO_VADDR, PrepareRequest, ServerMessage, decode, encode, prepareRefusal } from './protocol';
+import { Endpoint, type Mailbox, type ProgressMode, type Region } from '../../index';
+import { CONTROL_BYTES, CONTROL_VADDR, type ClientMessage, DATA_VADDR, ECHO_VADDR, type PrepareRequest, type ServerMessage, decode, encode, prepareRefusal } from './protocol';
 
 export interface PerfServerOptions {
   listen: string;

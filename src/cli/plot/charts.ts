@@ -3,8 +3,8 @@
 // panel per figure. Targets are triangles in the colour of the variant they judge.
 import type { TopLevelSpec } from 'vega-lite';
 import { sizeLabel } from '../sizes';
-import { Results, Scenario } from './read-results';
-import { TargetLevel, targetLevels } from './targets';
+import { type Results, type Scenario } from './read-results';
+import { type TargetLevel, targetLevels } from './targets';
 
 export interface Chart {
   /** File name suffix: <results file>-<name>.svg. */

@@ -1,6 +1,6 @@
 // The targets as absolute levels on the plots: a ratio's bound times the median it is taken
 // against, or a goal's own bound, on the variant the target judges.
-import { Bound, Ratio, Results } from './read-results';
+import { type Bound, type Ratio, type Results } from './read-results';
 
 export interface TargetLevel {
   /** The judged variant's id. */
