@@ -139,7 +139,7 @@ Status Engine::put(PutRequest req) {
   // Aimed at a known incarnation that nothing reaches any more: that node is gone.
   Status refused = req.incarnation && !known ? Status::PeerLost : Status::NoPeer;
   if (!CounterPutId::is(req.id)) return refused;
-  putDone(req.id, refused);
+  putSettled(req.id, refused);
   return Status::Ok;
 }
 
@@ -289,11 +289,9 @@ void Engine::mailboxReleased(uint32_t mailboxId) {
   push(Event{uint64_t(EventKind::MailboxReleased), mailboxId, 0, 0, 0, 0, 0, 0});
 }
 
-void Engine::putDone(uint64_t putId, Status status) { putFailed(putId, status, std::string()); }
-
 // A counted put comes up only when it failed (JS reports it with its index), or when its
 // outcome reached a level a waiter armed.
-void Engine::putFailed(uint64_t putId, Status status, const std::string& reason) {
+void Engine::putSettled(uint64_t putId, Status status, const std::string& reason) {
   // From close on nothing is reported: JS settles what is left itself (a counter reports its
   // puts still in flight as lost, with ERR_RVMA_CLOSED).
   if (closed_ || (!CounterPutId::is(putId) && (putId & kUnreportedFlag))) return;

@@ -133,8 +133,8 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   // EventSink
   void completions(const std::vector<CompletionRecord>& records) override;
   void mailboxReleased(uint32_t mailboxId) override;
-  void putDone(uint64_t putId, Status status) override;
-  void putFailed(uint64_t putId, Status status, const std::string& reason) override;
+  using EventSink::putSettled;
+  void putSettled(uint64_t putId, Status status, const std::string& reason) override;
   void connected(uint64_t requestId, Status status, const std::string& detail) override;
   void protocolError(const std::string& peer, const std::string& message) override;
   void authFailed(const std::string& peer, const std::string& message) override;

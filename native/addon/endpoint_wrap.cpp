@@ -434,11 +434,11 @@ Napi::Value EndpointWrap::PutQueued(const Napi::CallbackInfo& info) {
       req.incarnation = d.incarnation;
       req.joined = std::shared_ptr<const uint8_t>(block, block.get() + at);
       Status s = engine_->put(std::move(req));
-      if (!ok(s)) engine_->putDone(uint64_t(q[0]), s);  // reported like any outcome
+      if (!ok(s)) engine_->putSettled(uint64_t(q[0]), s);  // reported like any outcome
     }
   } catch (const std::bad_alloc&) {
     // The puts not handed over fail, each reported like any outcome.
-    for (; i < count; i++) engine_->putDone(uint64_t(e[i * kQueuedWords]), Status::OutOfMemory);
+    for (; i < count; i++) engine_->putSettled(uint64_t(e[i * kQueuedWords]), Status::OutOfMemory);
   }
   engine_->flush();
   return Napi::Number::New(env, 0);

@@ -16,10 +16,10 @@ class EventSink {
   virtual void completions(const std::vector<CompletionRecord>& records) = 0;
   // A closed mailbox whose last in-flight put finished: its buffers may now be reused.
   virtual void mailboxReleased(uint32_t mailboxId) = 0;
-  virtual void putDone(uint64_t putId, Status status) = 0;
-  // A put that failed, with why when there is more to say than the status (e.g. why no
-  // connection could be made). Reported instead of putDone, exactly once.
-  virtual void putFailed(uint64_t putId, Status status, const std::string& reason) { putDone(putId, status); }
+  // A put's outcome, reported exactly once: Ok, or the status it failed with and, when there
+  // is more to say than the status (e.g. why no connection could be made), why.
+  virtual void putSettled(uint64_t putId, Status status, const std::string& reason) = 0;
+  void putSettled(uint64_t putId, Status status) { putSettled(putId, status, std::string()); }
   // A connect request finished; detail is the peer's node id, or why it failed.
   virtual void connected(uint64_t requestId, Status status, const std::string& detail) = 0;
   // A connection to a peer that had completed its handshake is gone.

@@ -1,5 +1,5 @@
 // The one interface every transport implements. A provider moves a put to the peer and
-// reports its outcome upward exactly once (EventSink::putDone); on arrival it places bytes
+// reports its outcome upward exactly once (EventSink::putSettled); on arrival it places bytes
 // through the receiver's MailboxTable (reserve / write / commit) and never touches JS.
 #pragma once
 #include <algorithm>
@@ -58,7 +58,7 @@ struct PutRequest {
   uint64_t id;
   PeerName peer;  // node id or address
   uint64_t vaddr;
-  const uint8_t* data;  // owned by the caller until putDone
+  const uint8_t* data;  // owned by the caller until putSettled
   uint64_t len;         // the whole payload, head included
   Placement where;
   bool raw = false;  // a one-sided write: vaddr is the region key, where.offset the offset
@@ -142,7 +142,7 @@ class Provider {
   // Whether put() calls PutRequest::keep() before it holds on to a request's bytes past its
   // return (in loop progress, where put() runs in the caller's call).
   virtual bool keepsOnDemand() const { return false; }
-  // Runs on the progress context; must end in exactly one events.putDone(req.id, ...).
+  // Runs on the progress context; must end in exactly one events.putSettled(req.id, ...).
   virtual void put(PutRequest req) = 0;
   // A region of this endpoint closed (progress context): a provider that lets peers write
   // regions directly withdraws it, and holds the region until no write can land any more.

@@ -166,7 +166,7 @@ class Sink : public EventSink {
   Credits* credits = nullptr;
   void completions(const std::vector<CompletionRecord>& records) override;
   void mailboxReleased(uint32_t) override {}
-  void putDone(uint64_t, Status) override {}
+  void putSettled(uint64_t, Status, const std::string&) override {}
   void connected(uint64_t, Status, const std::string&) override {}
   void peerLost(const std::string&, uint64_t, const std::string&) override {}
   void rawWritten(uint32_t, uint64_t, uint64_t) override {}

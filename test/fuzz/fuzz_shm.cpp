@@ -89,7 +89,7 @@ class Sink : public EventSink {
     placed += records.size();
   }
   void mailboxReleased(uint32_t) override {}
-  void putDone(uint64_t putId, Status) override { answers[putId]++; }
+  void putSettled(uint64_t putId, Status, const std::string&) override { answers[putId]++; }
   void connected(uint64_t, Status, const std::string&) override {}
   void peerLost(const std::string&, uint64_t, const std::string&) override {}
   void rawWritten(uint32_t, uint64_t offset, uint64_t len) override {

@@ -13,12 +13,12 @@ void LoopbackProvider::put(PutRequest req) {
   std::shared_ptr<MailboxTable> target = LoopbackFabric::instance().find(*req.peer, &incarnation, &theirs);
   // A put meant for an earlier incarnation of the node must not reach its successor.
   bool same = req.incarnation == 0 || req.incarnation == incarnation;
-  if (!target || !same) return ctx_.events.putDone(req.id, Status::PeerLost);
+  if (!target || !same) return ctx_.events.putSettled(req.id, Status::PeerLost);
   std::string refused = authenticate(*req.peer, incarnation, theirs);
   if (!refused.empty()) {
     target->events().authFailed("loopback:" + ctx_.nodeId, refused + " (it claimed node \"" + ctx_.nodeId + "\")");
     ctx_.events.authFailed("loopback:" + *req.peer, refused);
-    return ctx_.events.putFailed(req.id, Status::Auth, refused);
+    return ctx_.events.putSettled(req.id, Status::Auth, refused);
   }
   Reservation r;
   Status s = target->reserve(req.vaddr, req.where, req.len, ctx_.nodeId, &r);
@@ -26,7 +26,7 @@ void LoopbackProvider::put(PutRequest req) {
     req.copyTo(r.dst);
     target->commit(r);
   }
-  ctx_.events.putDone(req.id, s);
+  ctx_.events.putSettled(req.id, s);
 }
 
 std::string LoopbackProvider::authenticate(const std::string& peer, uint64_t incarnation, const auth::PeerAuth* theirs) {

@@ -339,7 +339,7 @@ void ShmConnection::becomeReady() {
   // Puts queued for an incarnation of the node other than the one that answered.
   for (auto it = queued_.begin(); it != queued_.end();) {
     if (it->req.incarnation && it->req.incarnation != peer_.incarnation) {
-      owner_.ctx().events.putDone(it->req.id, Status::PeerLost);
+      owner_.ctx().events.putSettled(it->req.id, Status::PeerLost);
       it = queued_.erase(it);
     } else if (it->req.raw && oneSided()) {
       writeRaw(it->req);
@@ -365,7 +365,7 @@ void ShmConnection::tick(uint64_t nowMs) {
 
 void ShmConnection::put(const PutRequest& req) {
   if (state_ == State::Ready && req.incarnation && req.incarnation != peer_.incarnation) {
-    owner_.ctx().events.putDone(req.id, Status::PeerLost);
+    owner_.ctx().events.putSettled(req.id, Status::PeerLost);
     return;
   }
   if (state_ == State::Ready && req.raw && oneSided()) {
@@ -620,13 +620,13 @@ void ShmConnection::writeRaw(const PutRequest& req) {
     return;
   }
   const Lent& region = it->second;
-  if (req.len > region.len) return events.putDone(req.id, Status::TooLarge);
+  if (req.len > region.len) return events.putSettled(req.id, Status::TooLarge);
   if (req.where.offset > region.len || req.len > region.len - req.where.offset) {
-    return events.putDone(req.id, Status::OutOfBounds);
+    return events.putSettled(req.id, Status::OutOfBounds);
   }
   Pull pushed = push(peerPid_, region.address + req.where.offset, req.data, req.len);
   if (pushed != Pull::Ok) {
-    events.putDone(req.id, Status::PeerLost);
+    events.putSettled(req.id, Status::PeerLost);
     if (pushed == Pull::PeerGone) fail(Status::PeerLost, "the peer process is gone", false);
     else fail(Status::PeerLost, "shm: the region the peer lent is not writable", true);
     return;
@@ -663,9 +663,9 @@ bool ShmConnection::onRegionRecord(const Record& r) {
       Status s = Status(info.key.status);
       if (ok(s)) lent_[info.key.key] = Lent{info.address, info.len};
       for (const PutRequest& req : writes) {
-        if (state_ == State::Dead) events.putDone(req.id, Status::PeerLost);
+        if (state_ == State::Dead) events.putSettled(req.id, Status::PeerLost);
         else if (ok(s)) writeRaw(req);
-        else events.putDone(req.id, s);
+        else events.putSettled(req.id, s);
       }
       return state_ != State::Dead;
     }
@@ -707,7 +707,7 @@ bool ShmConnection::onAck(const AckRecord& a) {
   }
   uint64_t request = pending_.front().requestId;
   pending_.pop_front();
-  owner_.ctx().events.putDone(request, Status(a.status));
+  owner_.ctx().events.putSettled(request, Status(a.status));
   return true;
 }
 
@@ -865,8 +865,8 @@ void ShmConnection::fail(Status status, const std::string& why, bool protocolErr
   if (wasReady && status != Status::Closed) events.peerLost(peer_.nodeId, peer_.incarnation, why);
   // A refused authentication says why on every put it fails, as the connect does.
   auto settle = [&](uint64_t id, Status s) {
-    if (s == Status::Auth) events.putFailed(id, s, why);
-    else events.putDone(id, s);
+    if (s == Status::Auth) events.putSettled(id, s, why);
+    else events.putSettled(id, s);
   };
   for (const Pending& p : pending_) settle(p.requestId, status);
   for (const Outgoing& o : queued_) {

@@ -210,7 +210,7 @@ void ShmProvider::put(PutRequest req) {
   if (!conn) {
     Status final = status == Status::NoPeer && req.incarnation ? Status::PeerLost : status;
     bool address = isAddress(*req.peer);
-    ctx_.events.putFailed(req.id, final, address ? "nothing listens at " + *req.peer : "");
+    ctx_.events.putSettled(req.id, final, address ? "nothing listens at " + *req.peer : "");
     return;
   }
   conn->put(req);

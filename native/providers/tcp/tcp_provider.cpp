@@ -431,7 +431,7 @@ void TcpProvider::putFinished(const OutPut& p, Status status, const std::string&
       sent_.settle(p.to, p.wireId);
       announceFloor(p.to, kFloorStride);
     }
-    ctx_.events.putFailed(p.req.id, status, ok(status) ? std::string() : reason);
+    ctx_.events.putSettled(p.req.id, status, ok(status) ? std::string() : reason);
     return;
   }
   auto it = splits_.find(p.req.id);
@@ -455,7 +455,7 @@ void TcpProvider::putFinished(const OutPut& p, Status status, const std::string&
   uint64_t wireId = split.wireId;
   splits_.erase(it);
   sent_.settle(to, wireId);
-  ctx_.events.putDone(p.req.id, final);
+  ctx_.events.putSettled(p.req.id, final);
   announceFloor(to, kFloorStride);
 }
 

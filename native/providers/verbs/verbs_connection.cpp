@@ -398,12 +398,12 @@ void VerbsConnection::startWaiting() {
 void VerbsConnection::sendPut(const PutRequest& req) {
   // A put meant for an earlier incarnation of the node must not reach its successor.
   if (req.incarnation != 0 && req.incarnation != peerIncarnation_) {
-    owner_.ctx().events.putDone(req.id, Status::PeerLost);
+    owner_.ctx().events.putSettled(req.id, Status::PeerLost);
     return;
   }
   // Above the peer's limit: refused here, without a round trip. Raw writes need this most: the
   // owner cannot refuse what lands in its region directly.
-  if (req.len > peerMaxPut_) return owner_.ctx().events.putDone(req.id, Status::TooLarge);
+  if (req.len > peerMaxPut_) return owner_.ctx().events.putSettled(req.id, Status::TooLarge);
   if (req.raw) return sendRaw(req);
   const uint32_t flags = req.where.append ? kAppend : 0;
   const uint64_t offset = req.where.append ? 0 : req.where.offset;
@@ -435,12 +435,12 @@ void VerbsConnection::sendPut(const PutRequest& req) {
     return sendPut(whole);
   }
   RegistrationCache::Entry* source = owner_.registrations().acquire(req.data, req.len - headLen, req.memory);
-  if (!source) return owner_.ctx().events.putDone(req.id, Status::Registration);
+  if (!source) return owner_.ctx().events.putSettled(req.id, Status::Registration);
   uint32_t index;
   uint8_t* p = ctrlTx(&index);
   if (!p) {
     owner_.registrations().release(source);
-    owner_.ctx().events.putDone(req.id, Status::PeerLost);
+    owner_.ctx().events.putSettled(req.id, Status::PeerLost);
     return;
   }
   RtsMsg m{CtrlHeader{kMagic, uint16_t(MsgType::Rts), 0}, flags | (headLen ? kRtsHead : 0), source->mr->rkey, req.id,
@@ -624,7 +624,7 @@ bool VerbsConnection::settle(uint64_t putId, uint16_t status) {
   outstanding_.erase(it);
   if (out.slot != kNoSlot) freeSlots_.push_back(out.slot);
   if (out.source) owner_.registrations().release(out.source);
-  owner_.ctx().events.putDone(out.req.id, Status(status));
+  owner_.ctx().events.putSettled(out.req.id, Status(status));
   return true;
 }
 
@@ -665,13 +665,13 @@ void VerbsConnection::fail(Status status, const std::string& why) {
   if (wasReady && status != Status::Closed) owner_.ctx().events.peerLost(peerNode_, peerIncarnation_, why);
   for (auto& [putId, out] : outstanding) {
     if (out.source) owner_.registrations().release(out.source);
-    owner_.ctx().events.putDone(putId, status == Status::Closed ? Status::Closed : Status::PeerLost);
+    owner_.ctx().events.putSettled(putId, status == Status::Closed ? Status::Closed : Status::PeerLost);
   }
   const std::string reason = status == Status::Auth ? why : std::string();  // the put's error says why
   for (auto& req : waiting) {
     // Never connected, but aimed at a known incarnation or node: that node is gone.
     bool gone = status == Status::NoPeer && (req.incarnation != 0 || !expectedNode_.empty());
-    owner_.ctx().events.putFailed(req.id, gone ? Status::PeerLost : status, reason);
+    owner_.ctx().events.putSettled(req.id, gone ? Status::PeerLost : status, reason);
   }
   if (status == Status::Auth) {
     owner_.ctx().events.authFailed(peerLabel(), peerNode_.empty() ? why : why + " (it claimed node \"" + peerNode_ + "\")");

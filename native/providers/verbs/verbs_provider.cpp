@@ -236,13 +236,13 @@ VerbsConnection* VerbsProvider::route(const std::string& peer, Status* status) {
 void VerbsProvider::put(PutRequest req) {
   reap();
   if (closed_) {
-    ctx_.events.putDone(req.id, Status::Closed);
+    ctx_.events.putSettled(req.id, Status::Closed);
     return;
   }
   Status status = Status::NoPeer;
   VerbsConnection* conn = route(*req.peer, &status);
   if (!conn) {
-    ctx_.events.putDone(req.id, status == Status::NoPeer && req.incarnation ? Status::PeerLost : status);
+    ctx_.events.putSettled(req.id, status == Status::NoPeer && req.incarnation ? Status::PeerLost : status);
     return;
   }
   conn->put(req);

@@ -20,7 +20,7 @@ void VerbsConnection::sendRaw(const PutRequest& req) {
   if (asked != queries_.end()) return asked->second.push_back(req);
   uint32_t index;
   uint8_t* p = ctrlTx(&index);
-  if (!p) return owner_.ctx().events.putDone(req.id, Status::PeerLost);
+  if (!p) return owner_.ctx().events.putSettled(req.id, Status::PeerLost);
   KeyMsg m{CtrlHeader{kMagic, uint16_t(MsgType::RegionQuery), 0}, req.vaddr};
   std::memcpy(p, &m, sizeof m);
   queries_[req.vaddr].push_back(req);
@@ -31,16 +31,16 @@ void VerbsConnection::sendRaw(const PutRequest& req) {
 // writes go from a staging slot, larger ones from the caller's memory, registered meanwhile.
 void VerbsConnection::writeRaw(const PutRequest& req, const RemoteRegion& region) {
   const uint64_t offset = req.where.offset;
-  if (req.len > region.len) return owner_.ctx().events.putDone(req.id, Status::TooLarge);
+  if (req.len > region.len) return owner_.ctx().events.putSettled(req.id, Status::TooLarge);
   if (offset > region.len || req.len > region.len - offset) {
-    return owner_.ctx().events.putDone(req.id, Status::OutOfBounds);
+    return owner_.ctx().events.putSettled(req.id, Status::OutOfBounds);
   }
   OutPut out{req};
   const uint8_t* src = req.data;
   uint32_t lkey = localMr_->lkey;
   if (req.len > slotBytes_) {
     out.source = owner_.registrations().acquire(req.data, req.len, req.memory);
-    if (!out.source) return owner_.ctx().events.putDone(req.id, Status::Registration);
+    if (!out.source) return owner_.ctx().events.putSettled(req.id, Status::Registration);
     lkey = out.source->mr->lkey;
   } else if (req.len) {
     out.slot = freeSlots_.back();
@@ -53,7 +53,7 @@ void VerbsConnection::writeRaw(const PutRequest& req, const RemoteRegion& region
   uint8_t* p = ctrlTx(&index);
   if (!p) {
     if (out.source) owner_.registrations().release(out.source);
-    return owner_.ctx().events.putDone(req.id, Status::PeerLost);
+    return owner_.ctx().events.putSettled(req.id, Status::PeerLost);
   }
   for (uint64_t off = 0; off < req.len; off += kChunk) {
     SendWr w{};
@@ -96,7 +96,7 @@ void VerbsConnection::onRegionInfo(const RegionInfoMsg& m) {
     regions_[m.key] = RemoteRegion{m.addr, m.len, m.rkey};
     waiting_.insert(waiting_.begin(), writes.begin(), writes.end());
   } else {
-    for (const PutRequest& req : writes) owner_.ctx().events.putDone(req.id, Status(m.h.status));
+    for (const PutRequest& req : writes) owner_.ctx().events.putSettled(req.id, Status(m.h.status));
   }
   startWaiting();
 }
