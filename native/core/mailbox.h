@@ -16,7 +16,7 @@ struct MailboxConfig {
   EpochType epochType = EpochType::Bytes;
   uint64_t threshold = 0;  // 0: the buffer's size (bytes epochs) or 1 (ops epochs)
   uint32_t maxBuffers = 16;
-  AccessPolicy access;
+  AccessPolicy access{};
   bool reportSender = false;  // completions name the node whose put was last admitted to the buffer
   // A buffer whose epoch ended is posted again at once, at the tail: for a mailbox whose
   // completions native code reads during the completion (CompletionClaim), which cannot post.
