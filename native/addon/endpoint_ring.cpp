@@ -20,6 +20,11 @@ uint64_t u64Arg(const Napi::CallbackInfo& info, size_t i) { return uint64_t(info
 // ringSend's and ringTake's answer when the neighbour has no free buffer: nothing was taken.
 constexpr double kRingNoCredit = -2;
 
+// Their answer when take() gave no number.
+double refused(ring::RingOutbound::Take take) {
+  return take == ring::RingOutbound::Take::NoCredit ? kRingNoCredit : double(Status::TooLarge);
+}
+
 // Claims the mailbox's completions for `claim`, which then posts its buffers; kept in `into` by
 // the mailbox's id once that worked. The status, as a JS number.
 template <typename Claim>
@@ -188,14 +193,8 @@ Napi::Value EndpointWrap::RingSend(const Napi::CallbackInfo& info) {
   if (it == outbounds_.end() || headerLen > UINT32_MAX) return Napi::Number::New(env, double(Status::InvalidArgument));
   RingSender& to = it->second;
   frameHead_.resize(ring::kFrameHeaderBytes + headerLen);
-  switch (to.outbound.take(headerLen + len, uint32_t(headerLen), frameHead_.data())) {
-    case ring::RingOutbound::Take::NoCredit:
-      return Napi::Number::New(env, kRingNoCredit);
-    case ring::RingOutbound::Take::TooLarge:
-      return Napi::Number::New(env, double(Status::TooLarge));
-    case ring::RingOutbound::Take::Ok:
-      break;
-  }
+  const auto take = to.outbound.take(headerLen + len, uint32_t(headerLen), frameHead_.data());
+  if (take != ring::RingOutbound::Take::Ok) return Napi::Number::New(env, refused(take));
   if (headerLen) std::memcpy(frameHead_.data() + ring::kFrameHeaderBytes, header, headerLen);
   PutRequest req{uint64_t(info[1].As<Napi::Number>().Int64Value()), to.peer, to.vaddr, data, len, Placement{true, 0}};
   req.incarnation = to.incarnation;
@@ -226,15 +225,8 @@ Napi::Value EndpointWrap::RingTake(const Napi::CallbackInfo& info) {
   }
   auto it = outbounds_.find(u32Arg(info, 0));
   if (it == outbounds_.end()) return Napi::Number::New(env, double(Status::InvalidArgument));
-  switch (it->second.outbound.take(u64Arg(info, 1), u32Arg(info, 2), head)) {
-    case ring::RingOutbound::Take::NoCredit:
-      return Napi::Number::New(env, kRingNoCredit);
-    case ring::RingOutbound::Take::TooLarge:
-      return Napi::Number::New(env, double(Status::TooLarge));
-    case ring::RingOutbound::Take::Ok:
-      break;
-  }
-  return Napi::Number::New(env, 0);
+  const auto take = it->second.outbound.take(u64Arg(info, 1), u32Arg(info, 2), head);
+  return Napi::Number::New(env, take == ring::RingOutbound::Take::Ok ? 0 : refused(take));
 }
 
 // ringOutClose(outId): the sending side is gone (what it sent still settles through its counter).
