@@ -196,20 +196,24 @@ Napi::Value EndpointWrap::RingSend(const Napi::CallbackInfo& info) {
   const auto take = to.outbound.take(headerLen + len, uint32_t(headerLen), frameHead_.data());
   if (take != ring::RingOutbound::Take::Ok) return Napi::Number::New(env, refused(take));
   if (headerLen) std::memcpy(frameHead_.data() + ring::kFrameHeaderBytes, header, headerLen);
-  PutRequest req{uint64_t(info[1].As<Napi::Number>().Int64Value()), to.peer, to.vaddr, data, len, Placement{true, 0}};
+  const uint64_t putId = uint64_t(info[1].As<Napi::Number>().Int64Value());
+  PutRequest req{putId, to.peer, to.vaddr, data, len, Placement{true, 0}};
   req.incarnation = to.incarnation;
   req.head = frameHead_.data();
   req.headLen = frameHead_.size();
   req.len += req.headLen;
   req.ack = AckPace::Late;
   copyIfKept(req);
-  Status s;
+  // A counted put: a refusal is counted there, never returned. So is a frame that could not be
+  // handed over for lack of memory: its number is taken, so its loss must end the generation
+  // as any lost frame does.
+  Status s = Status::Ok;
   try {
-    s = engine_->put(std::move(req));  // a counted put: a refusal is counted there, never returned
+    s = engine_->put(std::move(req));
   } catch (const std::bad_alloc&) {
-    s = Status::OutOfMemory;
+    engine_->putSettled(putId, Status::OutOfMemory);
   }
-  if (!ok(s)) return Napi::Number::New(env, double(s));
+  if (!ok(s)) return Napi::Number::New(env, double(s));  // the endpoint is closing
   return Napi::Number::New(env, engine_->roundDue() ? kPutRoundDue : 0);
 }
 
