@@ -14,16 +14,10 @@ function writeU32(b: Uint8Array, at: number, v: number): void {
   b[at + 3] = v >>> 24;
 }
 
-/** A new head for a frame: the ring header, then a copy of the sender's (small) header. */
+/** A frame's head: the ring header, then a copy of the sender's (small) header (the native sender writes its own). */
 export function frameHead(seq: number, header: Uint8Array | undefined): Uint8Array {
-  const head = new Uint8Array(FRAME_HEADER_BYTES + (header?.byteLength ?? 0));
-  writeFrameHead(head, seq, header);
-  return head;
-}
-
-/** Writes a frame's head into `head`, which is FRAME_HEADER_BYTES + the header's length long. */
-export function writeFrameHead(head: Uint8Array, seq: number, header: Uint8Array | undefined): void {
   const headerLen = header?.byteLength ?? 0;
+  const head = new Uint8Array(FRAME_HEADER_BYTES + headerLen);
   head[0] = MAGIC & 0xff;
   head[1] = MAGIC >> 8;
   head[2] = VERSION;
@@ -31,4 +25,5 @@ export function writeFrameHead(head: Uint8Array, seq: number, header: Uint8Array
   writeU32(head, 8, seq % 2 ** 32);
   writeU32(head, 12, Math.floor(seq / 2 ** 32));
   if (header) head.set(header, FRAME_HEADER_BYTES);
+  return head;
 }
