@@ -2,13 +2,8 @@
 
 #include <random>
 
-#include "providers/loopback/loopback_fabric.h"
-#include "providers/loopback/loopback_provider.h"
-#include "providers/shm/shm_provider.h"
-#include "providers/tcp/tcp_provider.h"
-#ifdef RVMA_HAVE_VERBS
-#include "providers/verbs/verbs_provider.h"
-#endif
+#include "core/process_nodes.h"
+#include "providers/provider_kind.h"
 
 namespace rvma {
 
@@ -29,84 +24,69 @@ std::shared_ptr<Engine> Engine::create(const EngineOptions& options, Status* sta
   std::shared_ptr<Engine> engine(new Engine(options));
   if (options.progress == ProgressMode::Loop) engine->progress_.usePoller(poller);
   ProviderContext ctx{options.nodeId, *engine->table_, engine->regions_, *engine, engine->progress_, engine->auth_};
-  const std::string& only = options.provider;
-  const bool automatic = only == "auto";
-  // Verbs only when asked for: opening a device costs memory and fails without one.
-  std::unique_ptr<Provider> verbs;
-  if (only == "verbs" || !options.verbs.listen.empty()) {
-    Status refused = Status::InvalidArgument;
-#ifdef RVMA_HAVE_VERBS
-    auto v = std::make_unique<VerbsProvider>(ctx, options.verbs, engine->incarnation_);
-    if (v->open(error, &refused)) {
-      v->start();
-      verbs = std::move(v);
-    }
-#else
-    *error = "this build of rvma has no verbs provider: rdma-core (libibverbs-dev, librdmacm-dev) was not found "
-             "when it was built";
-#endif
-    if (!verbs && !engine->fallBackToTcp(*error)) {
-      *status = refused;
-      return nullptr;
-    }
-  }
-  std::unique_ptr<ShmProvider> shm;
-  if (options.shm.enabled && (automatic || only == "shm")) {
-    shm = std::make_unique<ShmProvider>(ctx, options.shm, engine->incarnation_);
-    *status = Status::InvalidArgument;
-    if (!shm->listen(error, status)) return nullptr;
-  }
-  std::unique_ptr<TcpProvider> tcp;
-  if (automatic || only == "tcp") {
-    tcp = std::make_unique<TcpProvider>(ctx, engine->options_.tcp, engine->incarnation_);
-    *status = Status::InvalidArgument;
-    if (!tcp->listen(error, status)) return nullptr;
-  }
+  if (!engine->openProviders(ctx, status, error)) return nullptr;
   // Aliasing pointer: a peer holding the table keeps the whole engine (and its sink) alive.
   std::shared_ptr<MailboxTable> table(engine, engine->table_.get());
-  if (!LoopbackFabric::instance().attach(options.nodeId, table, engine->incarnation_, &engine->auth_)) {
+  if (!ProcessNodes::instance().attach(options.nodeId, table, engine->incarnation_, &engine->auth_)) {
     *status = Status::InvalidArgument;  // the caller's argument: docs/api.md, ERR_RVMA_INVALID_ARGUMENT
     *error = "node id \"" + options.nodeId + "\" is already used by an open endpoint in this process";
     return nullptr;
   }
-  // Routing order: in-process peers first, then the same host, then the network. Each starts
-  // before the worker exists, so no race on its registrations.
-  if (automatic || only == "loopback") engine->providers_.push_back(std::make_unique<LoopbackProvider>(ctx, engine->incarnation_));
-  if (verbs) engine->providers_.push_back(std::move(verbs));
-  if (shm) {
-    shm->start();
-    engine->providers_.push_back(std::move(shm));
-  }
-  if (tcp) {
-    tcp->start();
-    engine->providers_.push_back(std::move(tcp));
-  }
+  // Each starts before the worker exists, so no race on its registrations.
+  for (auto& provider : engine->providers_) provider->start();
   engine->progress_.start();
   *status = Status::Ok;
   return engine;
 }
 
-Engine::~Engine() { close(); }
-
-// 'auto' asked for verbs with an rdma:// listen address, and verbs cannot run here: TCP at the
-// same host and port takes its place (unless a tcp:// listen address was given as well).
-bool Engine::fallBackToTcp(const std::string& why) {
-  if (options_.provider != "auto") return false;
-  std::string host;
-  uint16_t port;
-  if (options_.tcp.listen.empty() && parseRdmaAddress(options_.verbs.listen, &host, &port)) {
-    options_.tcp.listen = "tcp://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
-                          std::to_string(port);
+// Opens, in routing order, the providers this endpoint runs: the one named, or with "auto"
+// each that runs there. A provider that cannot open fails the endpoint, unless "auto" lets
+// its fallback listen at the same host and port in its place.
+bool Engine::openProviders(const ProviderContext& ctx, Status* status, std::string* error) {
+  const std::string& only = options_.provider;
+  const bool automatic = only == "auto";
+  if (!automatic && !findProviderKind(only)) {
+    *status = Status::InvalidArgument;
+    *error = "this build of rvma has no provider \"" + only + "\"";
+    return false;
   }
-  verbsFallback_ = "verbs is unavailable (" + why + "): using tcp";
+  static const OptionBag kDefaults;
+  std::map<std::string, std::string> fallbackListen;  // a fallback's name -> where it listens instead
+  for (const ProviderKind* kind : providerKinds()) {
+    auto group = options_.groups.find(kind->name());
+    const std::string scheme = kind->scheme();
+    std::string listen;
+    if (!scheme.empty() && options_.listen.compare(0, scheme.size(), scheme) == 0) listen = options_.listen;
+    if (listen.empty() && fallbackListen.count(kind->name())) listen = fallbackListen[kind->name()];
+    ProviderSetup setup{group == options_.groups.end() ? kDefaults : group->second, listen, incarnation_};
+    if (!(automatic ? kind->runsInAuto(setup) : only == kind->name())) continue;
+    std::string why;
+    std::unique_ptr<Provider> provider = kind->open(ctx, setup, status, &why);
+    if (provider) {
+      providers_.push_back(std::move(provider));
+      continue;
+    }
+    const std::string instead = kind->fallback();
+    if (!automatic || instead.empty()) {
+      *error = why;
+      return false;
+    }
+    // The fallback listens at the same host and port, unless the endpoint names its own address.
+    const ProviderKind* other = findProviderKind(instead);
+    if (!listen.empty() && other) {
+      fallbackListen[instead] = other->scheme() + listen.substr(scheme.size());
+    }
+    fallback_ = std::string(kind->name()) + " is unavailable (" + why + "): using " + instead;
+  }
   return true;
 }
+
+Engine::~Engine() { close(); }
 
 std::vector<std::pair<std::string, std::string>> Engine::listenAddresses() const {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& p : providers_) {
-    std::string address = p->boundAddress();
-    if (!address.empty()) out.emplace_back(p->name(), std::move(address));
+    out.emplace_back(p->name(), p->boundAddress());
   }
   return out;
 }
@@ -221,7 +201,7 @@ EventBatch Engine::drain() {
 
 void Engine::close() {
   if (closed_.exchange(true)) return;
-  LoopbackFabric::instance().detach(options_.nodeId, table_.get());
+  ProcessNodes::instance().detach(options_.nodeId, table_.get());
   progress_.stop();
   for (auto& provider : providers_) provider->close();
   progress_.usePoller(nullptr);  // the poller may go away after close

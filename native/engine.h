@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,10 +19,8 @@
 #include "core/put_counters.h"
 #include "core/region_table.h"
 #include "progress.h"
+#include "providers/option_bag.h"
 #include "providers/provider.h"
-#include "providers/shm/shm_options.h"
-#include "providers/tcp/tcp_options.h"
-#include "providers/verbs/verbs_options.h"
 
 namespace rvma {
 
@@ -55,10 +54,9 @@ struct EventBatch {
 struct EngineOptions {
   std::string nodeId;
   ProgressMode progress = ProgressMode::Loop;
-  std::string provider = "auto";  // "auto" | "loopback" | "tcp" | "shm" | "verbs": which transports puts may use
-  TcpOptions tcp;
-  VerbsOptions verbs;  // used when provider is "verbs" or verbs.listen is set
-  ShmOptions shm;      // used when shm.enabled
+  std::string provider = "auto";  // "auto", or the one provider (providers/provider_kinds.cpp) puts may use
+  std::string listen;             // "" or an address in one provider's scheme ("tcp://HOST:PORT")
+  std::map<std::string, OptionBag> groups;  // each provider's options, under its name
   std::string authSecret;  // non-empty: every peer must prove it knows this secret (auth/peer_auth.h)
 };
 
@@ -74,12 +72,13 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   MailboxTable& table() { return *table_; }
   RegionTable& regions() { return regions_; }
   const std::string& nodeId() const { return options_.nodeId; }
-  // Where each provider that accepts peers listens: (provider name, address).
+  // Each provider this endpoint runs, in routing order, and where it accepts peers ("" nowhere).
   std::vector<std::pair<std::string, std::string>> listenAddresses() const;
   // The peers each provider is connected to (JS thread).
   std::vector<PeerInfo> peers() const;
-  // Why provider 'auto' runs tcp where verbs was asked for (an rdma:// listen); "" otherwise.
-  const std::string& verbsFallback() const { return verbsFallback_; }
+  // Why provider 'auto' runs another provider in place of the one its listen address named
+  // (tcp for an rdma:// address where verbs cannot run); "" otherwise.
+  const std::string& fallback() const { return fallback_; }
   uint64_t incarnation() const { return incarnation_; }
 
   // A put id that reports nothing: for a native protocol's record whose loss the protocol
@@ -144,7 +143,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
 
  private:
   explicit Engine(const EngineOptions& options);
-  bool fallBackToTcp(const std::string& why);
+  bool openProviders(const ProviderContext& ctx, Status* status, std::string* error);
   CompletionClaim* claimOf(uint32_t mailboxId);
   void push(Event e, std::initializer_list<std::string> texts = {});
 
@@ -157,7 +156,7 @@ class Engine final : public EventSink, public std::enable_shared_from_this<Engin
   Progress progress_;
   // In routing order: the first that reaches a peer carries its puts.
   std::vector<std::unique_ptr<Provider>> providers_;
-  std::string verbsFallback_;
+  std::string fallback_;
   static constexpr uint64_t kUnreportedFlag = 1ull << 51;
   std::atomic<uint64_t> unreported_{0};
   std::mutex claimsMu_;

@@ -1,9 +1,7 @@
 // The compiled addon: its typing (declarations only) and a loader whose failure says what to do.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Capabilities, TcpOptions } from './mailbox/endpoint-options';
-import type { ShmOptions } from './mailbox/shm-options';
-import type { VerbsOptions } from './mailbox/verbs-options';
+import type { Capabilities } from './mailbox/endpoint-options';
 import { RvmaError } from './base/errors';
 
 /** Events arrive as a Float64Array, EVENT_WORDS numbers per event (see native/engine.h). */
@@ -101,11 +99,13 @@ export interface NativeEndpoint {
   /** 0: accepted (a Connected event follows), otherwise the refusal status. */
   connect(requestId: number, address: string): number;
   /** Where each provider that accepts peers listens: { tcp?, rdma?, shm? } (by provider name: 'verbs' for rdma). */
+  /** Each provider the endpoint runs, and where it accepts peers ('' for nowhere). */
   listenAddresses(): Record<string, string>;
   /** [nodeId, provider, detail] per connected peer. */
   peers(): [string, string, string][];
   /** Why provider 'auto' runs tcp where an rdma:// listen asked for verbs; '' otherwise. */
-  verbsFallback(): string;
+  /** Why 'auto' runs another provider in place of the one its listen address named, or ''. */
+  fallback(): string;
   incarnation(): bigint;
   completionPage(index: number): ArrayBuffer | undefined;
   openCount(): number;
@@ -149,24 +149,22 @@ export interface NativeEndpoint {
   ringOutClose(outId: number): void;
 }
 
-/** What the constructor reads: the public tcp options plus the transport choice and the verbs group. */
-export type NativeTcpOptions = TcpOptions & {
-  provider?: string;
+/** What the constructor reads: the transport choice, the secret, and each provider's options under its name. */
+export interface NativeEndpointOptions {
+  provider: string;
   listen?: string;
-  verbs?: VerbsOptions;
-  /** Present: the shm provider runs (under `name`, or one of its own). */
-  shm?: Omit<ShmOptions, 'enabled'> & { name?: string };
+  /** A provider's checked options; absent: it runs with its defaults (shm: it does not run under 'auto'). */
+  groups: Record<string, object | undefined>;
   /** Present: peers must prove they know this secret. */
   authSecret?: Buffer;
-};
-
+}
 
 export interface NativeAddon {
   NativeEndpoint: new (
     nodeId: string,
     progress: 0 | 1,
     onEvents: (events: Float64Array, words: number, texts: string[] | undefined) => void,
-    tcp: NativeTcpOptions,
+    options: NativeEndpointOptions,
   ) => NativeEndpoint;
   /** zeroed false: memory a transfer overwrites whole (it may hold earlier buffers' bytes). */
   allocBuffer(size: number, zeroed?: boolean): ArrayBuffer;

@@ -44,7 +44,7 @@ Napi::Function EndpointWrap::Define(Napi::Env env) {
                          InstanceMethod<&EndpointWrap::DeregisterRegion>("deregisterRegion"),
                          InstanceMethod<&EndpointWrap::ListenAddresses>("listenAddresses"),
                          InstanceMethod<&EndpointWrap::Peers>("peers"),
-                         InstanceMethod<&EndpointWrap::VerbsFallback>("verbsFallback"),
+                         InstanceMethod<&EndpointWrap::Fallback>("fallback"),
                          InstanceMethod<&EndpointWrap::Incarnation>("incarnation"),
                          InstanceMethod<&EndpointWrap::CompletionPage>("completionPage"),
                          InstanceMethod<&EndpointWrap::OpenCount>("openCount"),
@@ -81,55 +81,34 @@ bool readAllow(const Napi::Value& value, AccessPolicy* out) {
   return true;
 }
 
-// o[key] into *out when present; false when it is not a number.
-template <typename T>
-bool readNumber(const Napi::Object& o, const char* key, T* out) {
-  Napi::Value v = o.Get(key);
-  if (v.IsUndefined()) return true;
-  if (!v.IsNumber()) return false;
-  *out = T(v.As<Napi::Number>().DoubleValue());
+// One provider's option group into *bag: own properties of numbers, booleans and strings.
+bool readGroup(const Napi::Value& value, OptionBag* bag) {
+  if (!value.IsObject()) return false;
+  Napi::Object o = value.As<Napi::Object>();
+  Napi::Array keys = o.GetPropertyNames();
+  for (uint32_t i = 0; i < keys.Length(); i++) {
+    std::string key = keys.Get(i).As<Napi::String>().Utf8Value();
+    Napi::Value v = o.Get(key);
+    if (v.IsUndefined()) continue;
+    if (v.IsNumber()) {
+      bag->set(key, v.As<Napi::Number>().DoubleValue());
+    } else if (v.IsBoolean()) {
+      bag->set(key, v.As<Napi::Boolean>().Value());
+    } else if (v.IsString()) {
+      bag->set(key, v.As<Napi::String>().Utf8Value());
+    } else {
+      return false;
+    }
+  }
   return true;
 }
 
-bool readVerbsOptions(const Napi::Value& value, VerbsOptions* verbs) {
-  if (value.IsUndefined()) return true;
-  if (!value.IsObject()) return false;
-  Napi::Object o = value.As<Napi::Object>();
-  return readNumber(o, "slots", &verbs->slots) && readNumber(o, "slotBytes", &verbs->slotBytes) &&
-         readNumber(o, "receiveDepth", &verbs->receiveDepth) &&
-         readNumber(o, "maxPutBytes", &verbs->maxPutBytes) && readNumber(o, "keepaliveMs", &verbs->keepaliveMs) &&
-         readNumber(o, "peerTimeoutMs", &verbs->peerTimeoutMs) &&
-         readNumber(o, "connectTimeoutMs", &verbs->connectTimeoutMs) &&
-         readNumber(o, "registrationCacheBytes", &verbs->registrationCacheBytes) &&
-         readNumber(o, "busyPollUs", &verbs->busyPollUs);
-}
-
-bool readShmOptions(const Napi::Value& value, ShmOptions* shm) {
-  if (value.IsUndefined()) return true;
-  if (!value.IsObject()) return false;
-  Napi::Object o = value.As<Napi::Object>();
-  shm->enabled = true;
-  Napi::Value name = o.Get("name");
-  if (name.IsString()) shm->name = name.As<Napi::String>().Utf8Value();
-  Napi::Value cma = o.Get("cma");
-  if (cma.IsBoolean()) shm->cma = cma.As<Napi::Boolean>().Value();
-  return readNumber(o, "ringBytes", &shm->ringBytes) && readNumber(o, "eagerMaxBytes", &shm->eagerMaxBytes) &&
-         readNumber(o, "maxPutBytes", &shm->maxPutBytes) && readNumber(o, "connectTimeoutMs", &shm->connectTimeoutMs) &&
-         readNumber(o, "busyPollUs", &shm->busyPollUs);
-}
-
-bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
-  TcpOptions* tcp = &engine->tcp;
-  auto num = [&](const char* key, auto* out) { return readNumber(o, key, out); };
-  auto flag = [&](const char* key, bool* out) {
-    Napi::Value v = o.Get(key);
-    if (v.IsUndefined()) return true;
-    if (!v.IsBoolean()) return false;
-    *out = v.As<Napi::Boolean>().Value();
-    return true;
-  };
+// { provider?, listen?, authSecret?, groups: { [provider]: options } } into *engine.
+bool readEngineOptions(const Napi::Object& o, EngineOptions* engine) {
   Napi::Value provider = o.Get("provider");
   if (provider.IsString()) engine->provider = provider.As<Napi::String>().Utf8Value();
+  Napi::Value listen = o.Get("listen");
+  if (listen.IsString()) engine->listen = listen.As<Napi::String>().Utf8Value();
   // The shared secret as bytes (JS checked its length); it stays in native memory only.
   Napi::Value secret = o.Get("authSecret");
   if (secret.IsBuffer()) {
@@ -138,21 +117,17 @@ bool readTransportOptions(const Napi::Object& o, EngineOptions* engine) {
   } else if (!secret.IsUndefined()) {
     return false;
   }
-  Napi::Value listen = o.Get("listen");
-  if (listen.IsString()) {
-    std::string address = listen.As<Napi::String>().Utf8Value();
-    // An shm:// listen arrives as shm.name.
-    if (address.compare(0, 6, "shm://") != 0) {
-      (address.compare(0, 7, "rdma://") == 0 ? engine->verbs.listen : tcp->listen) = address;
-    }
+  Napi::Value groups = o.Get("groups");
+  if (groups.IsUndefined()) return true;
+  if (!groups.IsObject()) return false;
+  Napi::Array names = groups.As<Napi::Object>().GetPropertyNames();
+  for (uint32_t i = 0; i < names.Length(); i++) {
+    std::string name = names.Get(i).As<Napi::String>().Utf8Value();
+    Napi::Value group = groups.As<Napi::Object>().Get(name);
+    if (group.IsUndefined()) continue;
+    if (!readGroup(group, &engine->groups.try_emplace(name, name).first->second)) return false;
   }
-  return readVerbsOptions(o.Get("verbs"), &engine->verbs) && readShmOptions(o.Get("shm"), &engine->shm) && num("maxPutBytes", &tcp->maxPutBytes) &&
-         num("maxInflightBytes", &tcp->maxInflightBytes) &&
-         num("keepaliveMs", &tcp->keepaliveMs) && num("peerTimeoutMs", &tcp->peerTimeoutMs) &&
-         num("connectTimeoutMs", &tcp->connectTimeoutMs) && num("stripes", &tcp->stripes) &&
-         num("stripeMinBytes", &tcp->stripeMinBytes) && flag("stripeReverse", &tcp->stripeReverse) &&
-         num("reconnectMs", &tcp->reconnectMs) && num("maxConnections", &tcp->maxConnections) &&
-         num("maxHandshakes", &tcp->maxHandshakes);
+  return true;
 }
 
 // An ArrayBuffer over a page of completion or counter words; the view keeps the page alive.
@@ -178,13 +153,13 @@ AckPace ackPaceOf(uint32_t pace) {
 
 }  // namespace
 
-// new NativeEndpoint(nodeId, progress: 0 | 1, onEvents(events, words, texts), { provider, listen, verbs, ...tcp })
+// new NativeEndpoint(nodeId, progress: 0 | 1, onEvents(events, words, texts), { provider, listen, authSecret, groups })
 EndpointWrap::EndpointWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EndpointWrap>(info) {
   Napi::Env env = info.Env();
   EngineOptions options;
   if (info.Length() < 4 || !info[0].IsString() || !info[1].IsNumber() || !info[2].IsFunction() ||
-      !info[3].IsObject() || !readTransportOptions(info[3].As<Napi::Object>(), &options)) {
-    typeError(env, "NativeEndpoint(nodeId, progress, onEvents, tcpOptions)");
+      !info[3].IsObject() || !readEngineOptions(info[3].As<Napi::Object>(), &options)) {
+    typeError(env, "NativeEndpoint(nodeId, progress, onEvents, { provider, listen, authSecret, groups })");
     return;
   }
   options.nodeId = info[0].As<Napi::String>().Utf8Value();
@@ -498,7 +473,7 @@ Napi::Value EndpointWrap::Incarnation(const Napi::CallbackInfo& info) {
   return Napi::BigInt::New(info.Env(), engine_ ? engine_->incarnation() : uint64_t(0));
 }
 
-// listenAddresses() -> { [provider]: address } for the providers that accept peers
+// listenAddresses() -> { [provider]: address } for the providers it runs ('' where one accepts no peers)
 Napi::Value EndpointWrap::ListenAddresses(const Napi::CallbackInfo& info) {
   Napi::Object out = Napi::Object::New(info.Env());
   if (engine_) {
@@ -523,9 +498,9 @@ Napi::Value EndpointWrap::Peers(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// verbsFallback() -> why provider 'auto' runs tcp instead of verbs, or ''
-Napi::Value EndpointWrap::VerbsFallback(const Napi::CallbackInfo& info) {
-  return Napi::String::New(info.Env(), engine_ ? engine_->verbsFallback() : std::string());
+// fallback() -> why provider 'auto' runs another provider in place of the one listen named, or ''
+Napi::Value EndpointWrap::Fallback(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), engine_ ? engine_->fallback() : std::string());
 }
 
 // forgetMemory(memory: number): that memory was collected.

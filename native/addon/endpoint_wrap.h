@@ -45,7 +45,7 @@ class EndpointWrap : public Napi::ObjectWrap<EndpointWrap> {
   Napi::Value DeregisterRegion(const Napi::CallbackInfo& info);
   Napi::Value ListenAddresses(const Napi::CallbackInfo& info);
   Napi::Value Peers(const Napi::CallbackInfo& info);
-  Napi::Value VerbsFallback(const Napi::CallbackInfo& info);
+  Napi::Value Fallback(const Napi::CallbackInfo& info);
   Napi::Value Incarnation(const Napi::CallbackInfo& info);
   Napi::Value CompletionPage(const Napi::CallbackInfo& info);
   Napi::Value OpenCount(const Napi::CallbackInfo& info);

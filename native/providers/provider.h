@@ -135,6 +135,9 @@ class Provider {
  public:
   virtual ~Provider() = default;
   virtual const char* name() const = 0;
+  // Once the endpoint's providers are all open, before the progress worker exists: registers
+  // its fds and timers with progress.
+  virtual void start() {}
   virtual bool reaches(const std::string& peer) = 0;
   virtual bool supportsRaw() const { return false; }
   // Whether put() takes this gathered request as it is; if not, the engine joins it first.

@@ -1,50 +1,16 @@
 // Endpoint options: their types, defaults and checks (everything a caller passes in).
 import { randomBytes } from 'node:crypto';
 import type { Directory } from '../directory/directory';
-import { checkBoolean, checkInteger, checkOneOf, checkOptions, checkString, invalid } from '../base/validate';
+import { checkOneOf, checkOptions, checkString, invalid } from '../base/validate';
 import { type AuthOptions, parseAuthOptions } from './auth-options';
-import { type ShmOptions, parseShmOptions } from './shm-options';
-import { type VerbsOptions, parseVerbsOptions } from './verbs-options';
+import { ADDRESS_FORMS, PROVIDERS, type ProviderName, providerOfAddress } from './provider-table';
+import type { ShmOptions } from './shm-options';
+import type { TcpOptions } from './tcp-options';
+import type { VerbsOptions } from './verbs-options';
 
+export type { ProviderName } from './provider-table';
+export type { TcpOptions } from './tcp-options';
 export type ProgressMode = 'loop' | 'thread';
-export type ProviderName = 'auto' | 'loopback' | 'tcp' | 'shm' | 'verbs';
-
-export interface TcpOptions {
-  /** Largest put a peer may send us; larger ones are refused with ERR_RVMA_TOO_LARGE. Default 4 GiB. */
-  maxPutBytes?: number;
-  /** Bytes in flight (sent, not yet acknowledged) per connection before puts wait. Default 64 MiB. */
-  maxInflightBytes?: number;
-  /** An idle connection is probed this often. Default 1000 ms. */
-  keepaliveMs?: number;
-  /** A peer silent for longer is lost: its pending puts reject with ERR_RVMA_PEER_LOST. Default 5000 ms. */
-  peerTimeoutMs?: number;
-  /** Connection setup (TCP connect + handshake) limit. Default 5000 ms. */
-  connectTimeoutMs?: number;
-  /** Connections this endpoint opens to each peer it dials (1..64). Default 1. */
-  stripes?: number;
-  /** Puts at least this large are split across the stripes in offset-addressed parts. Default 1 MiB. */
-  stripeMinBytes?: number;
-  /** Send a split put's parts last-first, one at a time (for testing order-free placement). */
-  stripeReverse?: boolean;
-  /**
-   * A connection that breaks while its peer lives on: its puts wait this long for a new
-   * connection to the same incarnation of the peer and are sent again over it (each placed
-   * exactly once). Beyond, or if the peer is gone, they reject with ERR_RVMA_PEER_LOST.
-   * As a receiver, how long to remember a sender's puts once it has no connection left.
-   * 0: no reconnecting (puts reject at once). Default 3000 ms.
-   */
-  reconnectMs?: number;
-  /**
-   * Connections accepted from peers and alive at once (in their handshake or ready); a
-   * connection past it is closed as soon as it is accepted. Default 1024.
-   */
-  maxConnections?: number;
-  /**
-   * Accepted connections still in their handshake; past it the oldest of them is closed, so
-   * idle or slow handshakes cannot keep other peers out. Each lasts connectTimeoutMs at most. Default 64.
-   */
-  maxHandshakes?: number;
-}
 
 /** A connection to a peer broke (the peer died, or the network between us failed). */
 export interface PeerLostInfo {
@@ -158,94 +124,55 @@ export const DYNAMIC_VADDR_BASE = 1n << 63n;
 export const MAX_BUFFERS_LIMIT = 1 << 20;
 const MAX_NODE_ID_BYTES = 255;
 const SHM_NAME = /^[A-Za-z0-9._-]{1,100}$/; // the handshake carries it in at most that many bytes
-const MAX_MS = 2 ** 31 - 1;
-const TCP_KEYS = [
-  'maxPutBytes',
-  'maxInflightBytes',
-  'keepaliveMs',
-  'peerTimeoutMs',
-  'connectTimeoutMs',
-  'stripes',
-  'stripeMinBytes',
-  'stripeReverse',
-  'reconnectMs',
-  'maxConnections',
-  'maxHandshakes',
-] as const;
 
 export interface CreateSettings {
   nodeId: string;
   progress: ProgressMode;
-  provider: ProviderName;
+  /** 'auto', a provider of PROVIDERS, or one only the native build knows. */
+  provider: string;
   listen: string | undefined;
-  tcp: TcpOptions;
-  verbs: VerbsOptions;
-  /** undefined: the shm provider does not run. */
-  shm: (Omit<ShmOptions, 'enabled'> & { name?: string }) | undefined;
+  /** Each running provider's checked options, under its name (shm's absent: shm does not run). */
+  groups: Record<string, object | undefined>;
   labels: string[];
   directory: Directory | undefined;
   /** The shared secret of `auth`, undefined without it. */
   authSecret: Buffer | undefined;
 }
 
-/** Checks Endpoint.create's options and fills in the defaults. */
-export function parseCreateOptions(options: unknown): CreateSettings {
+/** Checks Endpoint.create's options and fills in the defaults; built: the native build's providers. */
+export function parseCreateOptions(options: unknown, built: readonly string[]): CreateSettings {
   const call = 'Endpoint.create';
   const o = checkOptions<EndpointOptions>(call, options, [
     'nodeId',
     'progress',
     'provider',
     'listen',
-    'tcp',
-    'verbs',
-    'shm',
+    ...(Object.keys(PROVIDERS) as (keyof typeof PROVIDERS)[]).filter((name) => 'parse' in PROVIDERS[name]),
     'directory',
     'labels',
     'auth',
-  ]);
+  ] as (keyof EndpointOptions)[]);
   const nodeId = o.nodeId === undefined ? randomBytes(8).toString('hex') : checkString(call, 'nodeId', o.nodeId);
   if (Buffer.byteLength(nodeId) > MAX_NODE_ID_BYTES) {
     throw invalid(call, `nodeId must be at most ${MAX_NODE_ID_BYTES} bytes of UTF-8`);
   }
   const progress = checkOneOf<ProgressMode>(call, 'progress', o.progress ?? 'loop', ['loop', 'thread']);
-  const provider = checkOneOf<ProviderName>(call, 'provider', o.provider ?? 'auto', ['auto', 'loopback', 'tcp', 'shm', 'verbs']);
+  const names = [...new Set(['auto', ...Object.keys(PROVIDERS), ...built])];
+  const provider = checkOneOf<string>(call, 'provider', o.provider ?? 'auto', names);
   const listen = o.listen === undefined ? undefined : checkString(call, 'listen', o.listen);
-  if (listen !== undefined && !listen.startsWith('tcp://') && !listen.startsWith('rdma://') && !listen.startsWith('shm://')) {
-    throw invalid(call, `listen must look like "tcp://HOST:PORT", "rdma://IP:PORT" or "shm://NAME", got "${listen}"`);
+  checkListen(call, provider, listen);
+  const groups: Record<string, object | undefined> = {};
+  for (const [name, entry] of Object.entries(PROVIDERS)) {
+    if ('parse' in entry) groups[name] = entry.parse(call, o[name as keyof EndpointOptions]);
   }
-  if (listen?.startsWith('shm://') && !SHM_NAME.test(listen.slice(6))) {
-    throw invalid(call, `listen "${listen}": an shm name is 1..100 characters of [A-Za-z0-9._-]`);
-  }
-  if (listen?.startsWith('shm://') && provider !== 'auto' && provider !== 'shm') {
-    throw invalid(call, 'an "shm://" listen address needs provider "shm" or "auto"');
-  }
-  if (provider === 'shm' && listen !== undefined && !listen.startsWith('shm://')) {
-    throw invalid(call, `provider "shm" listens at "shm://NAME", not "${listen}"`);
-  }
-  if (listen !== undefined && provider === 'loopback') throw invalid(call, 'listen needs a network provider, not "loopback"');
-  if (listen?.startsWith('rdma://') && provider === 'tcp') throw invalid(call, 'an "rdma://" listen address needs provider "verbs" or "auto"');
-  if (listen?.startsWith('tcp://') && provider === 'verbs') throw invalid(call, 'provider "verbs" listens at "rdma://IP:PORT", not "tcp://"');
-  const tcp = checkOptions<TcpOptions>(`${call} tcp`, o.tcp, TCP_KEYS);
-  for (const key of TCP_KEYS) {
-    if (key === 'stripeReverse') {
-      if (tcp[key] !== undefined) checkBoolean(call, `tcp.${key}`, tcp[key]);
-    } else if (tcp[key] !== undefined) {
-      const max = key === 'stripes' ? 64 : key.endsWith('Ms') ? MAX_MS : Number.MAX_SAFE_INTEGER;
-      checkInteger(call, `tcp.${key}`, tcp[key], key === 'reconnectMs' ? 0 : 1, max);
-    }
-  }
-  if ((tcp.keepaliveMs ?? 1000) >= (tcp.peerTimeoutMs ?? 5000)) {
-    throw invalid(call, 'tcp.keepaliveMs must be smaller than tcp.peerTimeoutMs');
-  }
-  const verbs = parseVerbsOptions(call, o.verbs);
+  const verbs = groups.verbs as VerbsOptions;
   // Loop progress polls on the JS thread: spinning there would stall the application.
   if (verbs.busyPollUs && progress !== 'thread') throw invalid(call, "verbs.busyPollUs needs progress: 'thread'");
-  const shmOptions = parseShmOptions(call, o.shm);
-  if (provider === 'shm' && shmOptions.enabled === false) throw invalid(call, 'provider "shm" needs shm.enabled');
-  const runsShm = (provider === 'auto' || provider === 'shm') && shmOptions.enabled !== false;
+  const { enabled, ...shm } = groups.shm as ShmOptions;
+  if (provider === 'shm' && enabled === false) throw invalid(call, 'provider "shm" needs shm.enabled');
+  const runsShm = (provider === 'auto' || provider === 'shm') && enabled !== false;
   if (listen?.startsWith('shm://') && !runsShm) throw invalid(call, 'an "shm://" listen address needs shm.enabled');
-  const { enabled: _enabled, ...shmNative } = shmOptions; // the native side runs shm when given the group
-  const shm = runsShm ? { ...shmNative, name: listen?.startsWith('shm://') ? listen.slice(6) : undefined } : undefined;
+  groups.shm = runsShm ? shm : undefined; // the native side runs shm when given its group
   const labels = o.labels === undefined ? [] : o.labels;
   if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string' && l.length > 0)) {
     throw invalid(call, 'labels must be an array of non-empty strings');
@@ -254,5 +181,18 @@ export function parseCreateOptions(options: unknown): CreateSettings {
     throw invalid(call, 'directory must implement the Directory interface');
   }
   const authSecret = parseAuthOptions(call, o.auth);
-  return { nodeId, progress, provider, listen, tcp, verbs, shm, labels, directory: o.directory, authSecret };
+  return { nodeId, progress, provider, listen, groups, labels, directory: o.directory, authSecret };
+}
+
+/** Whether listen names an address the chosen provider can listen at. */
+function checkListen(call: string, provider: string, listen: string | undefined): void {
+  if (listen === undefined) return;
+  const owner = providerOfAddress(listen);
+  if (!owner) throw invalid(call, `listen must look like ${ADDRESS_FORMS}, got "${listen}"`);
+  if (owner.name === 'shm' && !SHM_NAME.test(listen.slice(owner.scheme.length))) {
+    throw invalid(call, `listen "${listen}": an shm name is 1..100 characters of [A-Za-z0-9._-]`);
+  }
+  if (provider !== 'auto' && provider !== owner.name) {
+    throw invalid(call, `a "${owner.scheme}" listen address needs provider "${owner.name}" or "auto", not "${provider}"`);
+  }
 }

@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import type { Directory, NodeRecord, RegistrationLostInfo } from '../directory/directory';
 import { MemoryDirectory } from '../directory/memory-directory';
-import { EVENT_WORDS, EventKind, type NativeEndpoint, type NativeTcpOptions, PUT_ROUND_DUE, native } from '../native';
+import { EVENT_WORDS, EventKind, type NativeEndpoint, type NativeEndpointOptions, PUT_ROUND_DUE, native } from '../native';
 import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-words';
 import { RvmaError, type StatusContext, codeOfStatus, hex, nativeFailure, statusError } from '../base/errors';
 import { type EpochType, Mailbox, type MailboxHost } from './mailbox';
@@ -176,13 +176,15 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
 
   /** Creates an endpoint. Rejects with ERR_RVMA_INVALID_ARGUMENT on bad options or a busy listen address. */
   static async create(options?: EndpointOptions): Promise<Endpoint> {
-    const { nodeId, progress, provider, listen, tcp, verbs, shm, labels, directory: given, authSecret } =
-      parseCreateOptions(options);
+    const { nodeId, progress, provider, listen, groups, labels, directory: given, authSecret } = parseCreateOptions(
+      options,
+      providersBuilt(),
+    );
     const ownsDirectory = given === undefined;
     const directory = given ?? new MemoryDirectory();
     let endpoint: Endpoint;
     try {
-      endpoint = new Endpoint(nodeId, progress, { ...tcp, listen, provider, verbs, shm, authSecret }, directory, ownsDirectory);
+      endpoint = new Endpoint(nodeId, progress, { provider, listen, groups, authSecret }, directory, ownsDirectory);
     } finally {
       authSecret?.fill(0); // the native side holds its copy
     }
@@ -260,7 +262,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
   private constructor(
     readonly nodeId: string,
     readonly progress: ProgressMode,
-    tcp: NativeTcpOptions,
+    options: NativeEndpointOptions,
     /** Where this endpoint is registered and resolves its peers. */
     readonly directory: Directory,
     private readonly ownsDirectory: boolean,
@@ -273,27 +275,23 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
         nodeId,
         progress === 'thread' ? 1 : 0,
         (events, words, texts) => self.deref()?.onEvents(events, words, texts),
-        tcp,
+        options,
       );
     } catch (error) {
       // E.g. the verbs provider's receive buffers refused by the kernel (the locked-memory
       // limit), or a listen address another socket holds: typed, so the caller can act on it.
       throw nativeFailure(error, 'Endpoint.create');
     }
-    this.verbsFallback = this.handle.verbsFallback() || undefined;
-    this.routing = {
-      loopback: tcp.provider === 'auto' || tcp.provider === 'loopback',
-      rdma: tcp.provider === 'verbs' || (!!tcp.listen?.startsWith('rdma://') && !this.verbsFallback),
-      shm: tcp.shm !== undefined,
-    };
+    this.verbsFallback = this.handle.fallback() || undefined;
+    const listening = this.handle.listenAddresses();
+    this.routing = { loopback: 'loopback' in listening, rdma: 'verbs' in listening, shm: 'shm' in listening };
     this.resolver = new Resolver(directory, this.routing);
     this.memory = this.routing.rdma
       ? new MemoryIds((id) => {
           if (!this.isClosed) this.handle.forgetMemory(id);
         })
       : undefined;
-    const listening = this.handle.listenAddresses();
-    this.boundAddress = tcp.listen?.startsWith('shm://') ? listening.shm : listening.tcp || listening.verbs || '';
+    this.boundAddress = options.listen?.startsWith('shm://') ? listening.shm : listening.tcp || listening.verbs || '';
     this.address = publishable(this.boundAddress);
     const addresses: Record<string, string> = {};
     if (listening.tcp) addresses.tcp = publishable(listening.tcp);

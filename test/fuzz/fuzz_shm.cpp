@@ -167,7 +167,6 @@ class Harness {
       : mode_(mode), auth_(mode.providerAuth ? kSecret : ""), table_(sink_), regions_(sink_), progress_(ProgressMode::Loop) {
     progress_.usePoller(&poller_);
     ShmOptions options;
-    options.enabled = true;
     options.name = "rvma-fuzz-" + std::to_string(getpid());
     options.cma = mode.cma;
     options.ringBytes = kRing;

@@ -1,16 +1,16 @@
 #include "loopback_provider.h"
 
-#include "loopback_fabric.h"
+#include "../../core/process_nodes.h"
 
 namespace rvma {
 
-bool LoopbackProvider::reaches(const std::string& peer) { return LoopbackFabric::instance().find(peer) != nullptr; }
+bool LoopbackProvider::reaches(const std::string& peer) { return ProcessNodes::instance().find(peer) != nullptr; }
 
 void LoopbackProvider::put(PutRequest req) {
   // The shared_ptr keeps the target alive while bytes are copied, even if it closes meanwhile.
   uint64_t incarnation = 0;
   const auth::PeerAuth* theirs = nullptr;
-  std::shared_ptr<MailboxTable> target = LoopbackFabric::instance().find(*req.peer, &incarnation, &theirs);
+  std::shared_ptr<MailboxTable> target = ProcessNodes::instance().find(*req.peer, &incarnation, &theirs);
   // A put meant for an earlier incarnation of the node must not reach its successor.
   bool same = req.incarnation == 0 || req.incarnation == incarnation;
   if (!target || !same) return ctx_.events.putSettled(req.id, Status::PeerLost);

@@ -5,7 +5,6 @@
 namespace rvma {
 
 struct ShmOptions {
-  bool enabled = false;            // run the provider: accept and dial shm:// peers
   std::string name;                // the abstract socket name listened on; "" picks one
   bool cma = true;                 // pull large puts with process_vm_readv where the peer permits it
   uint64_t ringBytes = 1ull << 20;       // each direction's ring (a power of two)

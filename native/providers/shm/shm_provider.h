@@ -27,7 +27,7 @@ class ShmProvider final : public Provider {
 
   // Binds the abstract socket before progress starts. Error text on failure.
   bool listen(std::string* error, Status* status);
-  void start();  // registers the listener and the handshake timer (progress context)
+  void start() override;  // registers the listener and the handshake timer (progress context)
 
   const char* name() const override { return "shm"; }
   bool reaches(const std::string& peer) override;

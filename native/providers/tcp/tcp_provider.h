@@ -34,7 +34,7 @@ class TcpProvider final : public Provider {
   // Binds the listen address (if any) before progress starts. Error text on failure.
   bool listen(std::string* error, Status* status);
   std::string boundAddress() const override { return bound_; }
-  void start();  // registers the listener and the keepalive timer (progress context)
+  void start() override;  // registers the listener and the keepalive timer (progress context)
 
   const char* name() const override { return "tcp"; }
   bool reaches(const std::string& peer) override;

@@ -35,7 +35,7 @@ class VerbsProvider final : public Provider {
   bool open(std::string* error, Status* status);
   std::string boundAddress() const override { return bound_; }
   uint16_t listenPort() const { return listenPort_; }  // 0: accepts nothing
-  void start();  // registers the channel fds and the keepalive timer with progress (before the worker starts)
+  void start() override;  // registers the channel fds and the keepalive timer with progress (before the worker starts)
 
   const char* name() const override { return "verbs"; }
   bool reaches(const std::string& peer) override;

@@ -1,13 +1,13 @@
-#include "loopback_fabric.h"
+#include "process_nodes.h"
 
 namespace rvma {
 
-LoopbackFabric& LoopbackFabric::instance() {
-  static LoopbackFabric* fabric = new LoopbackFabric();  // never destroyed: used until exit
-  return *fabric;
+ProcessNodes& ProcessNodes::instance() {
+  static ProcessNodes* nodes = new ProcessNodes();  // never destroyed: used until exit
+  return *nodes;
 }
 
-bool LoopbackFabric::attach(const std::string& nodeId, std::weak_ptr<MailboxTable> table, uint64_t incarnation,
+bool ProcessNodes::attach(const std::string& nodeId, std::weak_ptr<MailboxTable> table, uint64_t incarnation,
                             const auth::PeerAuth* auth) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = nodes_[nodeId];
@@ -16,7 +16,7 @@ bool LoopbackFabric::attach(const std::string& nodeId, std::weak_ptr<MailboxTabl
   return true;
 }
 
-void LoopbackFabric::detach(const std::string& nodeId, const MailboxTable* table) {
+void ProcessNodes::detach(const std::string& nodeId, const MailboxTable* table) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = nodes_.find(nodeId);
   if (it == nodes_.end()) return;
@@ -24,7 +24,7 @@ void LoopbackFabric::detach(const std::string& nodeId, const MailboxTable* table
   if (!live || live.get() == table) nodes_.erase(it);
 }
 
-std::shared_ptr<MailboxTable> LoopbackFabric::find(const std::string& nodeId, uint64_t* incarnation,
+std::shared_ptr<MailboxTable> ProcessNodes::find(const std::string& nodeId, uint64_t* incarnation,
                                                    const auth::PeerAuth** auth) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = nodes_.find(nodeId);

@@ -1,19 +1,23 @@
-// The in-process "wire": node id -> the receiving endpoint's mailbox table. Entries are weak
-// so a closed or collected endpoint is simply unreachable.
+// The endpoints of this process by node id: their mailbox tables (the loopback provider's
+// "wire") and a node id's uniqueness in the process. Entries are weak so a closed or collected
+// endpoint is simply unreachable.
 #pragma once
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
-#include "../../auth/peer_auth.h"
-#include "../../core/mailbox_table.h"
+#include "mailbox_table.h"
 
 namespace rvma {
 
-class LoopbackFabric {
+namespace auth {
+class PeerAuth;
+}
+
+class ProcessNodes {
  public:
-  static LoopbackFabric& instance();
+  static ProcessNodes& instance();
   // False if another live endpoint in this process already uses the node id.
   // auth: the endpoint's, which lives as long as its table.
   bool attach(const std::string& nodeId, std::weak_ptr<MailboxTable> table, uint64_t incarnation,
