@@ -1,5 +1,6 @@
-// What a receiver remembers between recvs: each key's tensor meta (it sizes the next recv's
-// mailbox before any answer) and the node hosting each sender task (no directory trip per recv).
+// What a receiver remembers between recvs: tensor metas by key, sender nodes by task.
+// A cached meta sizes the next recv's mailbox before any answer; a known node saves a directory
+// trip per recv.
 import type { Directory, NodeRecord } from '../directory/directory';
 import type { TensorMeta } from '../tensor/codec';
 import { type ParsedKey, normalIncarnation } from './key';

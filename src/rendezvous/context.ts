@@ -1,5 +1,4 @@
-// What the receiver, sender and push halves of a rendezvous manager share of it: its endpoint,
-// tasks, options, counters, control channel, steps and receive memory.
+// What the receiver, sender and push halves share of their manager, as one interface.
 import type { Endpoint } from '../mailbox/endpoint';
 import type { ControlChannel } from './control';
 import type { RendezvousCounters } from './counters';

@@ -1,6 +1,7 @@
-// The rendezvous manager of one endpoint: one Rendezvous per step, the control channel, and
-// both halves of TensorFlow's verbs protocol over mailboxes, wired together here: the receiver
-// (receiver.ts, push-receiver.ts) and the sender (sender.ts, push-sender.ts).
+// The rendezvous manager of one endpoint: it wires the parts below and routes work to them.
+// Steps (steps.ts), the control channel (control.ts), and both halves of TensorFlow's verbs
+// protocol over mailboxes: the receiver (receiver.ts, push-receiver.ts) and the sender (sender.ts,
+// push-sender.ts).
 import { Endpoint, type PeerLostInfo } from '../mailbox/endpoint';
 import { RvmaError } from '../base/errors';
 import { type U64, checkU64, invalid } from '../base/validate';

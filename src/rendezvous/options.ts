@@ -1,5 +1,4 @@
-// The rendezvous manager's options: what an application may set, checked once into the fixed
-// shape the manager and its halves read, every default in one place.
+// The rendezvous manager's options, checked once into a fixed shape with every default.
 import type { Endpoint } from '../mailbox/endpoint';
 import { checkBoolean, checkInteger, checkOptions, invalid } from '../base/validate';
 

@@ -1,5 +1,5 @@
-// Receiver side of push (see push.ts): the push mailboxes kept posted for repeating keys. A
-// pushed content answers its recv or waits in its step for one; a recv whose sender kept its
+// Receiver side of push (see push.ts): the push mailboxes kept posted for repeating keys.
+// A pushed content answers its recv or waits in its step for one; a recv whose sender kept its
 // tensor (NOT_PUSHED, or pushes ended) asks for it instead.
 import type { TensorMeta } from '../tensor/codec';
 import type { MetaCache } from './caches';

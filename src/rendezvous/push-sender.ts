@@ -1,5 +1,6 @@
-// Sender side of push (see push.ts): the routes receivers offered for their repeating keys, and
-// the sends put straight into them. A send it cannot push stays for a request, its receiver told.
+// Sender side of push (see push.ts): sends put straight into their receivers' push mailboxes.
+// The routes are the receivers' offers for their repeating keys. A send it cannot push stays for a
+// request, its receiver told.
 import { RvmaError } from '../base/errors';
 import { type TensorMeta, encodeContent, metaOf, sameMeta } from '../tensor/codec';
 import type { ManagerContext } from './context';

@@ -1,5 +1,5 @@
-// Receive memory: released buffers kept by size for the next recv of that size (Received.release,
-// or a step's cleanup with recycle), fresh memory when none fits, and tensors over received bytes.
+// Receive memory: released buffers reused by size, fresh memory, tensors over received bytes.
+// A buffer comes back by Received.release, or at its step's cleanup with recycle.
 import { allocUnzeroed } from '../mailbox/alloc';
 import { type TensorMeta, decodeStrings } from '../tensor/codec';
 import { viewAs } from '../tensor/dtypes';

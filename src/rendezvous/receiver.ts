@@ -1,7 +1,8 @@
-// Receiver side of the protocol: a remote recv asks the sender's node for its tensor (a cached
-// meta sizes a one-time mailbox for the content at once), re-requests after a meta response,
-// and settles with the content, an error, or a push (push-receiver.ts). The receiver never
-// hands out memory addresses or keys: it opens a one-time mailbox and sends its vaddr.
+// Receiver side of the protocol: remote recvs, from request to content.
+// A recv asks the sender's node for its tensor (a cached meta sizes a one-time mailbox for the
+// content at once), re-requests after a meta response, and settles with the content, an error,
+// or a push (push-receiver.ts). The receiver never hands out memory addresses or keys: it opens
+// a one-time mailbox and sends its vaddr.
 import { crc32 } from 'node:zlib';
 import type { NodeRecord } from '../directory/directory';
 import { RvmaError, type RvmaErrorCode, isRvmaErrorCode } from '../base/errors';

@@ -1,6 +1,7 @@
-// Sender side of the protocol: a peer's request waits for the local send, then gets the content
-// put straight into its mailbox (its cached meta matched) or a meta response, and the content
-// after its re-request. A request its receiver gives up gives the tensor back to the step.
+// Sender side of the protocol: peers' requests for the tensors sent here, served.
+// A request waits for the local send, then gets the content put straight into its mailbox (its
+// cached meta matched) or a meta response, and the content after its re-request. A request its
+// receiver gives up gives the tensor back to the step.
 import { crc32 } from 'node:zlib';
 import { RvmaError } from '../base/errors';
 import { invalid } from '../base/validate';

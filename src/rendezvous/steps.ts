@@ -1,5 +1,6 @@
-// The step rendezvous a manager keeps: the ones the application found, the ones only peers'
-// requests made (they go with the last of those requests), and the steps cleaned up lately.
+// The step rendezvous a manager keeps, created on first use and dropped at cleanup.
+// Also the steps only peers' requests made (they go with the last of those requests) and the ones
+// cleaned up lately (a late request for one is refused).
 import { Rendezvous, type RendezvousHost } from './rendezvous';
 
 const CLEANED_STEPS_KEPT = 4096;
