@@ -4,6 +4,7 @@
 // one repetition of everything takes well under a minute.
 import { type Scenario, type Variant } from '../common/protocol';
 import { type ReportSpec, type TargetSpec } from '../common/report';
+import { KiB, MiB, bandwidth, rtt8 } from '../common/scenarios';
 
 export type Transport = 'mailbox' | 'raw' | 'perftest';
 
@@ -15,16 +16,13 @@ export const DEVICE = process.env.RVMA_VM_RDMA_DEV ?? 'rxe0';
 export const ADDRESS = process.env.RVMA_VM_RDMA_ADDR ?? '10.77.0.1';
 export const GID_INDEX = 1;
 
-const KiB = 1 << 10;
-const MiB = 1 << 20;
-
 const BANDWIDTH = ['bw64k', 'bw1m', 'bw4m'];
 
 export const SCENARIOS: Scenario[] = [
-  { id: 'rtt8', label: 'RTT 8 B', kind: 'rtt', size: 8, window: 1, count: 1000, warmup: 100 },
-  { id: 'bw64k', label: '64 KiB', kind: 'bw', size: 64 * KiB, window: WINDOW, count: 400, warmup: 40 },
-  { id: 'bw1m', label: '1 MiB', kind: 'bw', size: MiB, window: WINDOW, count: 40, warmup: 8 },
-  { id: 'bw4m', label: '4 MiB', kind: 'bw', size: 4 * MiB, window: WINDOW, count: 12, warmup: 4 },
+  rtt8(1000, 100),
+  bandwidth(64 * KiB, WINDOW, 400, 40),
+  bandwidth(MiB, WINDOW, 40, 8),
+  bandwidth(4 * MiB, WINDOW, 12, 4),
 ];
 
 export const VARIANTS: Variant<Transport>[] = [

@@ -2,6 +2,7 @@
 // their targets. Amounts are about a GiB per bandwidth measurement: a tenth of a second over shm.
 import { type Scenario, type Variant } from '../common/protocol';
 import { type ReportSpec, type TargetSpec } from '../common/report';
+import { KiB, MiB, bandwidth, rtt8 } from '../common/scenarios';
 import { ONE_CPU_POLL_ITERATIONS, UCX_TLS } from './ucx';
 
 export type Transport = 'mailbox' | 'raw' | 'memcpy' | 'ucx';
@@ -10,16 +11,13 @@ export const WINDOW = 4;
 export const REPETITIONS = 5;
 export const BUSY_POLL_US = 200;
 
-const KiB = 1 << 10;
-const MiB = 1 << 20;
-
 const BANDWIDTH = ['bw64k', 'bw1m', 'bw16m'];
 
 export const SCENARIOS: Scenario[] = [
-  { id: 'rtt8', label: 'RTT 8 B', kind: 'rtt', size: 8, window: 1, count: 10000, warmup: 500 },
-  { id: 'bw64k', label: '64 KiB', kind: 'bw', size: 64 * KiB, window: WINDOW, count: 16384, warmup: 1024 },
-  { id: 'bw1m', label: '1 MiB', kind: 'bw', size: MiB, window: WINDOW, count: 1024, warmup: 64 },
-  { id: 'bw16m', label: '16 MiB', kind: 'bw', size: 16 * MiB, window: WINDOW, count: 64, warmup: 8 },
+  rtt8(10000, 500),
+  bandwidth(64 * KiB, WINDOW, 16384, 1024),
+  bandwidth(MiB, WINDOW, 1024, 64),
+  bandwidth(16 * MiB, WINDOW, 64, 8),
 ];
 
 export const VARIANTS: Variant<Transport>[] = [

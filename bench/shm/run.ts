@@ -6,15 +6,15 @@ import { repetitions, selected } from '../common/args';
 import { reportOf, withKnobs } from '../common/knobs';
 import { compileC, removeCompiled } from '../common/compile';
 import { conclude, startClock } from '../common/conclude';
-import { Pair } from '../common/pair';
-import { describePlacement, pin, placementMode, placementOf } from '../common/placement';
+import { PairSet } from '../common/pair-set';
+import { describePlacement, placementMode, placementOf } from '../common/placement';
 import { type Measurement, type Scenario, type Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { median } from '../common/stats';
 import { REPETITIONS, REPORT, SCENARIOS, VARIANTS } from './config';
 import { runMemcpy } from './memcpy';
 import { runUcx, UCX_TLS } from './ucx';
-import { ensureUcx } from './ucx-install';
+import { ensureUcx } from '../common/ucx-install';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHILD = path.join(__dirname, 'child.js');
@@ -35,20 +35,13 @@ async function main(): Promise<void> {
   console.log(`placement: ${describePlacement(mode)}`);
   const clock = startClock();
 
-  const pairs = new Map<string, Pair>();
+  const pairs = new PairSet(CHILD);
   try {
-    for (const v of variants) {
-      if (v.transport === 'mailbox' || v.transport === 'raw') pairs.set(v.id, await Pair.start(CHILD, v));
-    }
+    for (const v of variants) if (v.transport === 'mailbox' || v.transport === 'raw') await pairs.start(v);
     const measure = (v: Variant, s: Scenario): Promise<Measurement> => {
       if (v.transport === 'memcpy') return runMemcpy(memcpy as string, s, placement, v.source);
       if (v.transport === 'ucx') return runUcx(v, s, placement);
-      const pair = pairs.get(v.id)!;
-      if (placement) {
-        pin(pair.receiverPid, placement.receiver);
-        pin(pair.senderPid, placement.sender);
-      }
-      return pair.measure(s);
+      return pairs.measure(v, s, placement);
     };
     const measured = await repeat(reps, scenarios, variants, measure);
     const skipped = [memcpy, ucx].filter((e) => e instanceof Error).map((e) => (e as Error).message);
@@ -58,7 +51,7 @@ async function main(): Promise<void> {
     const spec = { ...reportOf(REPORT, scenarios), variants, notes };
     conclude({ root: ROOT, bench: 'shm', spec, reps, ...clock, ...measured, config });
   } finally {
-    await Promise.all([...pairs.values()].map((p) => p.stop()));
+    await pairs.stop();
     if (memcpy) removeCompiled(memcpy);
   }
 }

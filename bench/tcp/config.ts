@@ -2,20 +2,18 @@
 // and what its report shows: the ratios and their targets.
 import { type Scenario, type Variant } from '../common/protocol';
 import { type ReportSpec, type TargetSpec } from '../common/report';
+import { KiB, MiB, bandwidth, rtt8 } from '../common/scenarios';
 
 export type Transport = 'mailbox' | 'raw' | 'net' | 'c';
 
 export const WINDOW = 4;
 export const REPETITIONS = 5;
 
-const KiB = 1 << 10;
-const MiB = 1 << 20;
-
 export const SCENARIOS: Scenario[] = [
-  { id: 'rtt8', label: 'RTT 8 B', kind: 'rtt', size: 8, window: 1, count: 10000, warmup: 500 },
-  { id: 'bw64k', label: '64 KiB', kind: 'bw', size: 64 * KiB, window: WINDOW, count: 8192, warmup: 512 },
-  { id: 'bw1m', label: '1 MiB', kind: 'bw', size: MiB, window: WINDOW, count: 512, warmup: 32 },
-  { id: 'bw16m', label: '16 MiB', kind: 'bw', size: 16 * MiB, window: WINDOW, count: 64, warmup: 8 },
+  rtt8(10000, 500),
+  bandwidth(64 * KiB, WINDOW, 8192, 512),
+  bandwidth(MiB, WINDOW, 512, 32),
+  bandwidth(16 * MiB, WINDOW, 64, 8),
 ];
 
 export const VARIANTS: Variant<Transport>[] = [
