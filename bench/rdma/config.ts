@@ -2,9 +2,9 @@
 // ratios shown and their target. Soft-RoCE under software emulation moves a few tens of MB/s
 // and JavaScript runs ~8x slower than on the host, so the amounts are megabytes, not gigabytes:
 // one repetition of everything takes well under a minute.
-import { type Scenario, type Variant } from '../common/protocol';
+import { type Variant } from '../common/protocol';
 import { type ReportSpec, type TargetSpec } from '../common/report';
-import { KiB, MiB, bandwidth, rtt8 } from '../common/scenarios';
+import { KiB, MiB, mailboxReport, transportScenarios } from '../common/transport-config';
 
 export type Transport = 'mailbox' | 'raw' | 'perftest';
 
@@ -18,12 +18,7 @@ export const GID_INDEX = 1;
 
 const BANDWIDTH = ['bw64k', 'bw1m', 'bw4m'];
 
-export const SCENARIOS: Scenario[] = [
-  rtt8(1000, 100),
-  bandwidth(64 * KiB, WINDOW, 400, 40),
-  bandwidth(MiB, WINDOW, 40, 8),
-  bandwidth(4 * MiB, WINDOW, 12, 4),
-];
+export const SCENARIOS = transportScenarios(WINDOW, [1000, 100], [[64 * KiB, 400, 40], [MiB, 40, 8], [4 * MiB, 12, 4]]);
 
 export const VARIANTS: Variant<Transport>[] = [
   { id: 'mailbox', label: 'mailbox put (verbs, loop)', transport: 'mailbox', progress: 'loop' },
@@ -64,11 +59,7 @@ export const VARIANTS: Variant<Transport>[] = [
 /** The issue's target: mailbox puts reach 0.9x the raw verbs write from 64 KiB up. */
 export const TARGETS: TargetSpec[] = BANDWIDTH.map((scenario) => ({ versus: 'raw', scenario, min: 0.9 }));
 
-export const REPORT: ReportSpec = {
-  scenarios: SCENARIOS,
-  variants: VARIANTS,
-  subject: 'mailbox',
-  subjectColumn: 'mailbox(loop)',
+export const REPORT: ReportSpec = mailboxReport(SCENARIOS, VARIANTS, {
   extra: [
     { id: 'mailbox-eager64k', column: '64 KiB eager' },
     { id: 'mailbox-nocache', column: 'no reg. cache' },
@@ -81,4 +72,4 @@ export const REPORT: ReportSpec = {
     `perftest: round trip = 2 x ib_write_lat's t_typical (it reports half its ping-pong); ` +
       `ib_write_bw -t ${WINDOW} (as many writes in flight), its BW average.`,
   ],
-};
+});

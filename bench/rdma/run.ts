@@ -7,8 +7,7 @@
 // part (rate-run.ts; --quick shrinks its counts).
 import * as path from 'node:path';
 import { Endpoint } from '../../src';
-import { repetitions, selected } from '../common/args';
-import { reportOf, withKnobs } from '../common/knobs';
+import { chosen, reportOf } from '../common/knobs';
 import { conclude, startClock } from '../common/conclude';
 import { PairSet } from '../common/pair-set';
 import { type Measurement, type Scenario, type Variant } from '../common/protocol';
@@ -31,9 +30,7 @@ function checkDevice(): void {
 }
 
 async function runTable(): Promise<void> {
-  const reps = repetitions(REPETITIONS);
-  const scenarios = withKnobs(selected('--scenarios', SCENARIOS));
-  const variants = selected('--variants', VARIANTS);
+  const { reps, scenarios, variants } = chosen(REPETITIONS, SCENARIOS, VARIANTS);
   const perftest = variants.some((v) => v.transport === 'perftest') ? perftestVersion() : undefined;
   const clock = startClock();
   const pairs = new PairSet(CHILD, CHILD_TIMEOUT_MS);

@@ -1,8 +1,8 @@
 // What bench:shm measures on one host: scenarios, variants (table rows), the ratios shown and
 // their targets. Amounts are about a GiB per bandwidth measurement: a tenth of a second over shm.
-import { type Scenario, type Variant } from '../common/protocol';
+import { type Variant } from '../common/protocol';
 import { type ReportSpec, type TargetSpec } from '../common/report';
-import { KiB, MiB, bandwidth, rtt8 } from '../common/scenarios';
+import { KiB, MiB, mailboxReport, transportScenarios } from '../common/transport-config';
 import { ONE_CPU_POLL_ITERATIONS, UCX_TLS } from './ucx';
 
 export type Transport = 'mailbox' | 'raw' | 'memcpy' | 'ucx';
@@ -13,12 +13,7 @@ export const BUSY_POLL_US = 200;
 
 const BANDWIDTH = ['bw64k', 'bw1m', 'bw16m'];
 
-export const SCENARIOS: Scenario[] = [
-  rtt8(10000, 500),
-  bandwidth(64 * KiB, WINDOW, 16384, 1024),
-  bandwidth(MiB, WINDOW, 1024, 64),
-  bandwidth(16 * MiB, WINDOW, 64, 8),
-];
+export const SCENARIOS = transportScenarios(WINDOW, [10000, 500], [[64 * KiB, 16384, 1024], [MiB, 1024, 64], [16 * MiB, 64, 8]]);
 
 export const VARIANTS: Variant<Transport>[] = [
   { id: 'mailbox', label: 'mailbox put (shm, loop)', transport: 'mailbox', provider: 'shm', progress: 'loop' },
@@ -71,12 +66,8 @@ export const TARGETS: TargetSpec[] = [
   { versus: 'tcp', scenario: 'rtt8', max: 1.0 },
 ];
 
-export const REPORT: ReportSpec = {
-  scenarios: SCENARIOS,
-  variants: VARIANTS,
-  subject: 'mailbox',
+export const REPORT: ReportSpec = mailboxReport(SCENARIOS, VARIANTS, {
   subjectColumn: 'ratio',
-  extra: [],
   ratios: [
     ...BANDWIDTH.map((scenario) => ({ versus: 'memcpy', scenario })),
     ...BANDWIDTH.map((scenario) => ({ of: 'native', versus: 'memcpy', scenario })),
@@ -106,4 +97,4 @@ export const REPORT: ReportSpec = {
     `busy poll: shm.busyPollUs ${BUSY_POLL_US} on both sides (loop: the event loop spins; thread: the progress thread); ` +
       'the rows without it block between messages.',
   ],
-};
+});

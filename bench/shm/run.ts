@@ -2,8 +2,7 @@
 // shm mailbox puts and raw writes against tcp loopback, memcpy and UCX's ucx_perftest, repeated
 // and interleaved, then the table of medians and ratios, saved to bench/results/shm-<date>.json.
 import * as path from 'node:path';
-import { repetitions, selected } from '../common/args';
-import { reportOf, withKnobs } from '../common/knobs';
+import { chosen, reportOf } from '../common/knobs';
 import { compileC, removeCompiled } from '../common/compile';
 import { conclude, startClock } from '../common/conclude';
 import { PairSet } from '../common/pair-set';
@@ -11,27 +10,25 @@ import { describePlacement, placementMode, placementOf } from '../common/placeme
 import { type Measurement, type Scenario, type Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { median } from '../common/stats';
+import { ensureUcx } from '../common/ucx-install';
 import { REPETITIONS, REPORT, SCENARIOS, VARIANTS } from './config';
 import { runMemcpy } from './memcpy';
 import { runUcx, UCX_TLS } from './ucx';
-import { ensureUcx } from '../common/ucx-install';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHILD = path.join(__dirname, 'child.js');
 
 async function main(): Promise<void> {
-  const reps = repetitions(REPETITIONS);
+  const { reps, scenarios, variants: asked } = chosen(REPETITIONS, SCENARIOS, VARIANTS);
   const mode = placementMode();
   const placement = placementOf(mode);
-  const scenarios = withKnobs(selected('--scenarios', SCENARIOS));
-  let variants = selected('--variants', VARIANTS);
-  const memcpy = variants.some((v) => v.transport === 'memcpy') ? compileC(ROOT, 'memcpybench') : undefined;
+  const memcpy = asked.some((v) => v.transport === 'memcpy') ? compileC(ROOT, 'memcpybench') : undefined;
   if (memcpy instanceof Error) console.log(`memcpy skipped: ${memcpy.message}`);
-  const ucx = variants.some((v) => v.transport === 'ucx') ? ensureUcx() : undefined;
+  const ucx = asked.some((v) => v.transport === 'ucx') ? ensureUcx() : undefined;
   if (ucx instanceof Error) console.log(`UCX skipped: ${ucx.message}`);
   const missing = (v: Variant): boolean =>
     (v.transport === 'memcpy' && memcpy instanceof Error) || (v.transport === 'ucx' && ucx instanceof Error);
-  variants = variants.filter((v) => !missing(v));
+  const variants = asked.filter((v) => !missing(v));
   console.log(`placement: ${describePlacement(mode)}`);
   const clock = startClock();
 

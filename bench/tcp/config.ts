@@ -1,20 +1,15 @@
 // What one run measures: scenarios (message size, window, amounts) and variants (table rows),
 // and what its report shows: the ratios and their targets.
-import { type Scenario, type Variant } from '../common/protocol';
+import { type Variant } from '../common/protocol';
 import { type ReportSpec, type TargetSpec } from '../common/report';
-import { KiB, MiB, bandwidth, rtt8 } from '../common/scenarios';
+import { KiB, MiB, mailboxReport, transportScenarios } from '../common/transport-config';
 
 export type Transport = 'mailbox' | 'raw' | 'net' | 'c';
 
 export const WINDOW = 4;
 export const REPETITIONS = 5;
 
-export const SCENARIOS: Scenario[] = [
-  rtt8(10000, 500),
-  bandwidth(64 * KiB, WINDOW, 8192, 512),
-  bandwidth(MiB, WINDOW, 512, 32),
-  bandwidth(16 * MiB, WINDOW, 64, 8),
-];
+export const SCENARIOS = transportScenarios(WINDOW, [10000, 500], [[64 * KiB, 8192, 512], [MiB, 512, 32], [16 * MiB, 64, 8]]);
 
 export const VARIANTS: Variant<Transport>[] = [
   { id: 'mailbox', label: 'mailbox put (loop)', transport: 'mailbox', progress: 'loop' },
@@ -43,11 +38,7 @@ export const TARGETS: TargetSpec[] = [
   { versus: 'net', scenario: 'rtt8', max: 1.0 },
 ];
 
-export const REPORT: ReportSpec = {
-  scenarios: SCENARIOS,
-  variants: VARIANTS,
-  subject: 'mailbox',
-  subjectColumn: 'mailbox(loop)',
+export const REPORT: ReportSpec = mailboxReport(SCENARIOS, VARIANTS, {
   extra: [
     { id: 'mailbox-thread', column: 'thread' },
     { id: 'mailbox-stripes2', column: '2 stripes' },
@@ -58,4 +49,4 @@ export const REPORT: ReportSpec = {
   ],
   targets: TARGETS,
   names: { c: 'C' },
-};
+});

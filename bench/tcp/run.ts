@@ -3,8 +3,7 @@
 // and interleaved, then the table of medians and ratios, saved to bench/results/; then the
 // message-rate part (rate-run.ts; --quick shrinks its counts).
 import * as path from 'node:path';
-import { repetitions, selected } from '../common/args';
-import { reportOf, withKnobs } from '../common/knobs';
+import { chosen, reportOf } from '../common/knobs';
 import { removeCompiled } from '../common/compile';
 import { conclude, startClock } from '../common/conclude';
 import { PairSet } from '../common/pair-set';
@@ -19,13 +18,13 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHILD = path.join(__dirname, 'child.js');
 
 async function runTable(): Promise<void> {
-  const reps = repetitions(REPETITIONS);
+  const chose = chosen(REPETITIONS, SCENARIOS, VARIANTS);
+  const { reps, scenarios } = chose;
   const mode = placementMode();
   const placement = placementOf(mode);
   const clock = startClock();
   const sockbench = compileSockbench(ROOT);
-  const scenarios = withKnobs(selected('--scenarios', SCENARIOS));
-  const variants = selected('--variants', VARIANTS).filter((v) => v.transport !== 'c' || typeof sockbench === 'string');
+  const variants = chose.variants.filter((v) => v.transport !== 'c' || typeof sockbench === 'string');
   if (sockbench instanceof Error) console.log(`C sockets skipped: ${sockbench.message}`);
   console.log(`placement: ${describePlacement(mode)}`);
 
