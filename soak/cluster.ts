@@ -9,8 +9,8 @@ import { HangWatch, Samples, readProc } from './monitor';
 import { type SoakOptions, TIMING } from './options';
 import { type Plan, planFor } from './plan';
 import { type FromRole, type RoleConfig, type SenderTarget, type Tally, type ToRole } from './protocol';
-import { TcpProxy } from './proxy';
-import { PrivateRedis, freePort } from './redis';
+import { TcpProxy } from '../support/tcp-proxy';
+import { RedisProcess, freePort } from '../support/private-redis';
 import { ChildHandle } from './supervisor';
 import type { Victim } from './hostile';
 import { Role } from './role';
@@ -44,7 +44,7 @@ export class Cluster {
   readonly attacked = new Map<string, string[]>();
   /** role -> when (epoch ms) a hostile attack on it last ended or began. */
   readonly lastAttacked = new Map<string, number>();
-  redis!: PrivateRedis;
+  redis!: RedisProcess;
   attacker: Attacker | undefined;
   workloadStart = 0;
   private readonly pairs: Pair[] = [];
@@ -97,11 +97,11 @@ export class Cluster {
   // ---- start
 
   async start(): Promise<void> {
-    this.redis = await PrivateRedis.start();
+    this.redis = await RedisProcess.start();
     for (const p of this.plan.roles) this.roles.push(new Role(p, await freePort()));
     for (const r of this.roles) {
       const fronted = r.name === 'sink-tcp' || ((r.plan.kind === 'producer' || r.plan.kind === 'consumer') && r.plan.transport === 'tcp');
-      if (fronted) this.proxies.set(r.name, await TcpProxy.start(r.name, r.port));
+      if (fronted) this.proxies.set(r.name, await TcpProxy.start(`tcp://127.0.0.1:${r.port}`, { name: r.name }));
     }
     for (const pair of this.plan.pairs) {
       this.pairs.push({ pair: pair.pair, producer: this.role(pair.producer.role), consumer: this.role(pair.consumer.role), session: 1, wantNext: false, lastSessionAt: 0, sessions: 1 });

@@ -7,7 +7,7 @@
 import * as net from 'node:net';
 import { Packr } from 'msgpackr';
 import { Endpoint, RvmaError } from '../src';
-import { FRAME_PING, FRAME_PUT, FRAME_WINDOW, HEADER_BYTES, encodeHeader, encodeHello, splitAddress } from '../support/tcp-wire';
+import { FrameType, HEADER_BYTES, encodeHeader, freshHello, splitAddress } from '../support/tcp-wire';
 
 export type AttackKind = 'slowloris' | 'never-reading' | 'connection-flood' | 'tensor-request-flood';
 
@@ -85,7 +85,7 @@ export async function slowloris(victim: Victim, durationMs: number, connections 
   const started = Date.now();
   const all: Tracked[] = [];
   for (let i = 0; i < connections; i++) {
-    const hello = encodeHello(`slowloris-${process.pid}-${i}`);
+    const hello = freshHello(`slowloris-${process.pid}-${i}`);
     const stopAt = i % 2 === 0 ? hello.length : 10;
     all.push(
       open(victim.address, true, (s) => {
@@ -140,17 +140,17 @@ export async function neverReading(victim: Victim, durationMs: number, connectio
     while (!t.connected && !t.closedAt && Date.now() - started < durationMs) await sleep(10);
     if (!t.connected || t.closedAt) return;
     const s = t.socket;
-    s.write(Buffer.concat([encodeHello(`never-reading-${process.pid}-${i}`), encodeHeader({ type: FRAME_WINDOW, id: BigInt(i + 1) })]));
+    s.write(Buffer.concat([freshHello(`never-reading-${process.pid}-${i}`), encodeHeader({ type: FrameType.Window, id: BigInt(i + 1) })]));
     let id = 1n;
     while (!s.destroyed && Date.now() - started < durationMs && frames < maxFrames) {
       const batch = Buffer.alloc(batchFrames * frameBytes);
       let at = 0;
       for (let k = 0; k < batchFrames; k++) {
         if (k % 2 === 0) {
-          encodeHeader({ type: FRAME_PING }, batch, at);
+          encodeHeader({ type: FrameType.Ping }, batch, at);
           at += HEADER_BYTES;
         } else {
-          encodeHeader({ type: FRAME_PUT, id: id++, vaddr: 0x7eee_0000n, len: 8n }, batch, at);
+          encodeHeader({ type: FrameType.Put, id: id++, vaddr: 0x7eee_0000n, len: 8n }, batch, at);
           at += HEADER_BYTES + 8;
           puts++;
         }
@@ -190,7 +190,7 @@ export async function connectionFlood(victim: Victim, durationMs: number, count:
   const started = Date.now();
   const all: Tracked[] = [];
   for (let i = 0; i < count; i++) {
-    const hello = Buffer.concat([encodeHello(`flood-${process.pid}-${i}`), encodeHeader({ type: FRAME_WINDOW, id: 1n })]);
+    const hello = Buffer.concat([freshHello(`flood-${process.pid}-${i}`), encodeHeader({ type: FrameType.Window, id: 1n })]);
     all.push(open(victim.address, true, (s) => s.write(hello)));
     if (i % 64 === 63) await sleep(5);
   }

@@ -4,7 +4,7 @@
 // scenario's counts scale with its size so that it moves about as many bytes as that one did
 // (never more than 4 times its operations, never fewer than 16). The others then set every
 // scenario's timed operations, warm-up and (bandwidth) puts in flight.
-import { option } from './args';
+import { option, repetitions, selected } from './args';
 import { type Scenario } from './protocol';
 import { type ReportSpec } from './report';
 import { parseSizes, sizeLabel } from '../../src/cli/sizes';
@@ -19,6 +19,16 @@ function count(name: string, min: number): number | undefined {
 }
 
 const idOf = (bytes: number): string => sizeLabel(bytes).replace(/ (KiB|MiB|B)$/, (_, u: string) => (u === 'B' ? '' : u[0].toLowerCase()));
+
+/** A scenario's id and label by its kind and size: rtt8 'RTT 8 B', bw64k '64 KiB', bw1m '1 MiB'. */
+export function scenarioName(kind: Scenario['kind'], size: number): { id: string; label: string } {
+  return { id: `${kind}${idOf(size)}`, label: kind === 'rtt' ? `RTT ${sizeLabel(size)}` : sizeLabel(size) };
+}
+
+/** What the command line chose of a suite: --reps, --scenarios (reshaped by the knobs) and --variants. */
+export function chosen<S extends Scenario, V extends { id: string }>(reps: number, scenarios: S[], variants: V[]): { reps: number; scenarios: Scenario[]; variants: V[] } {
+  return { reps: repetitions(reps), scenarios: withKnobs(selected('--scenarios', scenarios)), variants: selected('--variants', variants) };
+}
 
 /** The scenarios as the knobs on the command line reshape them (unchanged without any). */
 export function withKnobs(chosen: Scenario[]): Scenario[] {
@@ -36,8 +46,7 @@ export function withKnobs(chosen: Scenario[]): Scenario[] {
         const scale = kind === 'bw' ? Math.min(4, template.size / size) : 1;
         return {
           ...template,
-          id: `${kind}${idOf(size)}`,
-          label: kind === 'rtt' ? `RTT ${sizeLabel(size)}` : sizeLabel(size),
+          ...scenarioName(kind, size),
           size,
           count: Math.max(16, Math.round(template.count * scale)),
           warmup: Math.max(1, Math.round(template.warmup * scale)),

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Endpoint } from '../../src';
-import { FRAME_PING, encodeHeader, encodeHello, helloLength, splitAddress } from '../../support/tcp-wire';
+import { FrameType, encodeHeader, freshHello, parseHello, splitAddress } from '../../support/tcp-wire';
 
 interface Victim {
   proc: ChildProcess;
@@ -71,10 +71,10 @@ async function rawPeer(address: string, hello: boolean): Promise<{ socket: net.S
     if (!hello) socket.once('connect', () => resolve());
     socket.on('data', (chunk: Buffer) => {
       got = Buffer.concat([got, chunk]);
-      if (hello && helloLength(got) !== undefined) resolve();
+      if (hello && parseHello(got) !== undefined) resolve();
     });
   });
-  if (hello) socket.write(encodeHello(`attacker-${process.pid}-${port}`));
+  if (hello) socket.write(freshHello(`attacker-${process.pid}-${port}`));
   return { socket, closed: () => closedAt !== 0, closedAt: () => closedAt };
 }
 
@@ -85,7 +85,7 @@ async function neverReading(mib: number): Promise<string[]> {
   const before = usage(pid);
   const peer = await rawPeer(victim.address, true);
   peer.socket.pause();
-  const chunk = Buffer.concat(Array.from({ length: 1024 }, () => encodeHeader({ type: FRAME_PING })));
+  const chunk = Buffer.concat(Array.from({ length: 1024 }, () => encodeHeader({ type: FrameType.Ping })));
   let flushed = 0;
   let peak = before.rssMiB;
   const sampler = setInterval(() => (peak = Math.max(peak, usage(pid).rssMiB)), 50);

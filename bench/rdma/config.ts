@@ -2,8 +2,9 @@
 // ratios shown and their target. Soft-RoCE under software emulation moves a few tens of MB/s
 // and JavaScript runs ~8x slower than on the host, so the amounts are megabytes, not gigabytes:
 // one repetition of everything takes well under a minute.
-import { type Scenario, type Variant } from '../common/protocol';
+import { type Variant } from '../common/protocol';
 import { type ReportSpec, type TargetSpec } from '../common/report';
+import { KiB, MiB, mailboxReport, transportScenarios } from '../common/transport-config';
 
 export type Transport = 'mailbox' | 'raw' | 'perftest';
 
@@ -15,17 +16,9 @@ export const DEVICE = process.env.RVMA_VM_RDMA_DEV ?? 'rxe0';
 export const ADDRESS = process.env.RVMA_VM_RDMA_ADDR ?? '10.77.0.1';
 export const GID_INDEX = 1;
 
-const KiB = 1 << 10;
-const MiB = 1 << 20;
-
 const BANDWIDTH = ['bw64k', 'bw1m', 'bw4m'];
 
-export const SCENARIOS: Scenario[] = [
-  { id: 'rtt8', label: 'RTT 8 B', kind: 'rtt', size: 8, window: 1, count: 1000, warmup: 100 },
-  { id: 'bw64k', label: '64 KiB', kind: 'bw', size: 64 * KiB, window: WINDOW, count: 400, warmup: 40 },
-  { id: 'bw1m', label: '1 MiB', kind: 'bw', size: MiB, window: WINDOW, count: 40, warmup: 8 },
-  { id: 'bw4m', label: '4 MiB', kind: 'bw', size: 4 * MiB, window: WINDOW, count: 12, warmup: 4 },
-];
+export const SCENARIOS = transportScenarios(WINDOW, [1000, 100], [[64 * KiB, 400, 40], [MiB, 40, 8], [4 * MiB, 12, 4]]);
 
 export const VARIANTS: Variant<Transport>[] = [
   { id: 'mailbox', label: 'mailbox put (verbs, loop)', transport: 'mailbox', progress: 'loop' },
@@ -66,11 +59,7 @@ export const VARIANTS: Variant<Transport>[] = [
 /** The issue's target: mailbox puts reach 0.9x the raw verbs write from 64 KiB up. */
 export const TARGETS: TargetSpec[] = BANDWIDTH.map((scenario) => ({ versus: 'raw', scenario, min: 0.9 }));
 
-export const REPORT: ReportSpec = {
-  scenarios: SCENARIOS,
-  variants: VARIANTS,
-  subject: 'mailbox',
-  subjectColumn: 'mailbox(loop)',
+export const REPORT: ReportSpec = mailboxReport(SCENARIOS, VARIANTS, {
   extra: [
     { id: 'mailbox-eager64k', column: '64 KiB eager' },
     { id: 'mailbox-nocache', column: 'no reg. cache' },
@@ -83,4 +72,4 @@ export const REPORT: ReportSpec = {
     `perftest: round trip = 2 x ib_write_lat's t_typical (it reports half its ping-pong); ` +
       `ib_write_bw -t ${WINDOW} (as many writes in flight), its BW average.`,
   ],
-};
+});

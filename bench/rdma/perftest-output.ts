@@ -4,6 +4,7 @@
 // Columns are found by their heading (which carries the unit), never by position, and
 // anything unexpected (no table, two tables, a missing column, a value that is not a number)
 // throws with the output attached, so a changed perftest cannot turn into wrong numbers.
+import { resultRow } from '../common/result-row';
 
 /** "#bytes", "#iterations", or a name with its unit in brackets, e.g. "99% percentile[usec]". */
 const HEADING = /#\w+|[^\s#][^#[\]]*?\[[^\]]*\]/g;
@@ -20,11 +21,5 @@ export function parseResultTable(output: string, required: string[]): Record<str
   const names = lines[heads[0]].match(HEADING) ?? [];
   const valueLine = lines.slice(heads[0] + 1).find((line) => line.trim() !== '');
   const values = (valueLine ?? '').trim().split(/\s+/).map(Number);
-  if (values.length !== names.length) fail(`${names.length} headings but ${values.length} values`, output);
-  if (!values.every(Number.isFinite)) fail('a value is not a number', output);
-  const row: Record<string, number> = {};
-  names.forEach((name, i) => (row[name] = values[i]));
-  const missing = required.filter((name) => !(name in row));
-  if (missing.length) fail(`no column ${missing.join(', ')}`, output);
-  return row;
+  return resultRow(names, values, required, (why) => fail(why, output));
 }

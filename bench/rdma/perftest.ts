@@ -2,22 +2,19 @@
 // the rate part) at the scenario's size and count, server and client both on the guest's rxe
 // device, one pair per measurement.
 import { spawnSync } from 'node:child_process';
-import { waitListening } from '../common/listening';
-import { runProgram } from '../common/process';
 import { type Measurement, type Scenario } from '../common/protocol';
+import { portCycle, runServerClient } from '../common/server-client';
+import { bandwidthMeasurement, roundTripMeasurement } from '../common/tool-measurement';
 import { ADDRESS, DEVICE, GID_INDEX } from './config';
 import { parseResultTable } from './perftest-output';
 
 const TIMEOUT_MS = 120_000;
 const LISTEN_TIMEOUT_MS = 20_000;
-// A fresh TCP port for each pair's setup exchange, so a previous one in TIME_WAIT never matters.
-const FIRST_PORT = 18515;
-const PORTS = 500;
-let nextPort = 0;
+const nextPort = portCycle(18515, 500);
 
 const BYTES = '#bytes';
 const ITERATIONS = '#iterations';
-const BW_AVERAGE = 'BW average[MB/sec]'; // perftest's MB are MiB (2^20 bytes)
+const BW_AVERAGE = 'BW average[MB/sec]';
 const TYPICAL = 't_typical[usec]'; // the median, of half round trips
 const P99 = '99% percentile[usec]';
 const AVERAGE = 't_avg[usec]';
@@ -55,18 +52,8 @@ function toolFor(s: Scenario): Run {
 /** perftest's own figures as a Measurement: MiB/s for bandwidth, 2 x its half round trips for rtt. */
 function measurementOf(s: Scenario, row: Record<string, number>): Measurement {
   const bytes = s.count * s.size;
-  if (s.kind === 'bw') {
-    return { ops: s.count, bytes, elapsedNs: (bytes / (row[BW_AVERAGE] * 2 ** 20)) * 1e9, reported: row };
-  }
-  const roundTripNs = (usec: number): number => 2 * usec * 1000;
-  return {
-    ops: s.count,
-    bytes,
-    elapsedNs: roundTripNs(row[AVERAGE]) * s.count,
-    medianOpNs: roundTripNs(row[TYPICAL]),
-    p99OpNs: roundTripNs(row[P99]),
-    reported: row,
-  };
+  if (s.kind === 'bw') return bandwidthMeasurement(s.count, bytes, row[BW_AVERAGE], row);
+  return roundTripMeasurement(s.count, bytes, { average: row[AVERAGE], median: row[TYPICAL], p99: row[P99] }, row);
 }
 
 export async function runPerftest(s: Scenario): Promise<Measurement> {
@@ -93,19 +80,18 @@ export async function runPerftestRate(s: Scenario): Promise<Measurement> {
 
 /** Server and client of one run; the client's result row, checked to be of the scenario's count and size. */
 async function runPair(s: Scenario, { tool, args, required }: Run): Promise<Record<string, number>> {
-  const port = FIRST_PORT + (nextPort++ % PORTS);
+  const port = nextPort();
   const withPort = [...args, '-p', String(port)];
-  const server = runProgram(tool, withPort, { timeoutMs: TIMEOUT_MS });
-  try {
-    await waitListening(port, LISTEN_TIMEOUT_MS, server.output);
-    const client = runProgram(tool, [...withPort, ADDRESS], { timeoutMs: TIMEOUT_MS });
-    const [out] = await Promise.all([client.output, server.output]);
-    const row = parseResultTable(out, [BYTES, ITERATIONS, ...required]);
-    if (row[BYTES] !== s.size || row[ITERATIONS] !== s.count) {
-      throw new Error(`${tool} ran ${row[ITERATIONS]} x ${row[BYTES]} B, asked for ${s.count} x ${s.size} B`);
-    }
-    return row;
-  } finally {
-    server.kill(); // a no-op once it exited; stops it when its client failed
+  const out = await runServerClient({
+    server: [tool, withPort],
+    client: [tool, [...withPort, ADDRESS]],
+    port,
+    timeoutMs: TIMEOUT_MS,
+    listenTimeoutMs: LISTEN_TIMEOUT_MS,
+  });
+  const row = parseResultTable(out, [BYTES, ITERATIONS, ...required]);
+  if (row[BYTES] !== s.size || row[ITERATIONS] !== s.count) {
+    throw new Error(`${tool} ran ${row[ITERATIONS]} x ${row[BYTES]} B, asked for ${s.count} x ${s.size} B`);
   }
+  return row;
 }

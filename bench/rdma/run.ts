@@ -7,10 +7,9 @@
 // part (rate-run.ts; --quick shrinks its counts).
 import * as path from 'node:path';
 import { Endpoint } from '../../src';
-import { repetitions, selected } from '../common/args';
-import { reportOf, withKnobs } from '../common/knobs';
+import { chosen, reportOf } from '../common/knobs';
 import { conclude, startClock } from '../common/conclude';
-import { Pair } from '../common/pair';
+import { PairSet } from '../common/pair-set';
 import { type Measurement, type Scenario, type Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { DEVICE, REPETITIONS, REPORT, SCENARIOS, VARIANTS } from './config';
@@ -31,23 +30,20 @@ function checkDevice(): void {
 }
 
 async function runTable(): Promise<void> {
-  const reps = repetitions(REPETITIONS);
-  const scenarios = withKnobs(selected('--scenarios', SCENARIOS));
-  const variants = selected('--variants', VARIANTS);
+  const { reps, scenarios, variants } = chosen(REPETITIONS, SCENARIOS, VARIANTS);
   const perftest = variants.some((v) => v.transport === 'perftest') ? perftestVersion() : undefined;
   const clock = startClock();
-  const pairs = new Map<string, Pair>();
+  const pairs = new PairSet(CHILD, CHILD_TIMEOUT_MS);
   try {
-    for (const v of variants) if (v.transport !== 'perftest') pairs.set(v.id, await Pair.start(CHILD, v, CHILD_TIMEOUT_MS));
-    const measure = (v: Variant, s: Scenario): Promise<Measurement> =>
-      v.transport === 'perftest' ? runPerftest(s) : pairs.get(v.id)!.measure(s);
+    for (const v of variants) if (v.transport !== 'perftest') await pairs.start(v);
+    const measure = (v: Variant, s: Scenario): Promise<Measurement> => (v.transport === 'perftest' ? runPerftest(s) : pairs.measure(v, s));
     const measured = await repeat(reps, scenarios, variants, measure);
     const config = { device: DEVICE, scenarios, variants, perftest };
     // host.ts adds how long the guest took to boot; this is the bench process's part of the stage.
     const extra = { guest: { processSeconds: Number(process.uptime().toFixed(1)) } };
     conclude({ root: ROOT, bench: 'rdma', spec: reportOf(REPORT, scenarios), reps, ...clock, ...measured, config, extra });
   } finally {
-    await Promise.all([...pairs.values()].map((p) => p.stop()));
+    await pairs.stop();
   }
 }
 

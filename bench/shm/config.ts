@@ -1,7 +1,8 @@
 // What bench:shm measures on one host: scenarios, variants (table rows), the ratios shown and
 // their targets. Amounts are about a GiB per bandwidth measurement: a tenth of a second over shm.
-import { type Scenario, type Variant } from '../common/protocol';
+import { type Variant } from '../common/protocol';
 import { type ReportSpec, type TargetSpec } from '../common/report';
+import { KiB, MiB, mailboxReport, transportScenarios } from '../common/transport-config';
 import { ONE_CPU_POLL_ITERATIONS, UCX_TLS } from './ucx';
 
 export type Transport = 'mailbox' | 'raw' | 'memcpy' | 'ucx';
@@ -10,17 +11,9 @@ export const WINDOW = 4;
 export const REPETITIONS = 5;
 export const BUSY_POLL_US = 200;
 
-const KiB = 1 << 10;
-const MiB = 1 << 20;
-
 const BANDWIDTH = ['bw64k', 'bw1m', 'bw16m'];
 
-export const SCENARIOS: Scenario[] = [
-  { id: 'rtt8', label: 'RTT 8 B', kind: 'rtt', size: 8, window: 1, count: 10000, warmup: 500 },
-  { id: 'bw64k', label: '64 KiB', kind: 'bw', size: 64 * KiB, window: WINDOW, count: 16384, warmup: 1024 },
-  { id: 'bw1m', label: '1 MiB', kind: 'bw', size: MiB, window: WINDOW, count: 1024, warmup: 64 },
-  { id: 'bw16m', label: '16 MiB', kind: 'bw', size: 16 * MiB, window: WINDOW, count: 64, warmup: 8 },
-];
+export const SCENARIOS = transportScenarios(WINDOW, [10000, 500], [[64 * KiB, 16384, 1024], [MiB, 1024, 64], [16 * MiB, 64, 8]]);
 
 export const VARIANTS: Variant<Transport>[] = [
   { id: 'mailbox', label: 'mailbox put (shm, loop)', transport: 'mailbox', provider: 'shm', progress: 'loop' },
@@ -73,12 +66,8 @@ export const TARGETS: TargetSpec[] = [
   { versus: 'tcp', scenario: 'rtt8', max: 1.0 },
 ];
 
-export const REPORT: ReportSpec = {
-  scenarios: SCENARIOS,
-  variants: VARIANTS,
-  subject: 'mailbox',
+export const REPORT: ReportSpec = mailboxReport(SCENARIOS, VARIANTS, {
   subjectColumn: 'ratio',
-  extra: [],
   ratios: [
     ...BANDWIDTH.map((scenario) => ({ versus: 'memcpy', scenario })),
     ...BANDWIDTH.map((scenario) => ({ of: 'native', versus: 'memcpy', scenario })),
@@ -108,4 +97,4 @@ export const REPORT: ReportSpec = {
     `busy poll: shm.busyPollUs ${BUSY_POLL_US} on both sides (loop: the event loop spins; thread: the progress thread); ` +
       'the rows without it block between messages.',
   ],
-};
+});

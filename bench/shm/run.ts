@@ -2,53 +2,43 @@
 // shm mailbox puts and raw writes against tcp loopback, memcpy and UCX's ucx_perftest, repeated
 // and interleaved, then the table of medians and ratios, saved to bench/results/shm-<date>.json.
 import * as path from 'node:path';
-import { repetitions, selected } from '../common/args';
-import { reportOf, withKnobs } from '../common/knobs';
+import { chosen, reportOf } from '../common/knobs';
 import { compileC, removeCompiled } from '../common/compile';
 import { conclude, startClock } from '../common/conclude';
-import { Pair } from '../common/pair';
-import { describePlacement, pin, placementMode, placementOf } from '../common/placement';
+import { PairSet } from '../common/pair-set';
+import { describePlacement, placementMode, placementOf } from '../common/placement';
 import { type Measurement, type Scenario, type Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { median } from '../common/stats';
+import { ensureUcx } from '../common/ucx-install';
 import { REPETITIONS, REPORT, SCENARIOS, VARIANTS } from './config';
 import { runMemcpy } from './memcpy';
 import { runUcx, UCX_TLS } from './ucx';
-import { ensureUcx } from './ucx-install';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHILD = path.join(__dirname, 'child.js');
 
 async function main(): Promise<void> {
-  const reps = repetitions(REPETITIONS);
+  const { reps, scenarios, variants: asked } = chosen(REPETITIONS, SCENARIOS, VARIANTS);
   const mode = placementMode();
   const placement = placementOf(mode);
-  const scenarios = withKnobs(selected('--scenarios', SCENARIOS));
-  let variants = selected('--variants', VARIANTS);
-  const memcpy = variants.some((v) => v.transport === 'memcpy') ? compileC(ROOT, 'memcpybench') : undefined;
+  const memcpy = asked.some((v) => v.transport === 'memcpy') ? compileC(ROOT, 'memcpybench') : undefined;
   if (memcpy instanceof Error) console.log(`memcpy skipped: ${memcpy.message}`);
-  const ucx = variants.some((v) => v.transport === 'ucx') ? ensureUcx() : undefined;
+  const ucx = asked.some((v) => v.transport === 'ucx') ? ensureUcx() : undefined;
   if (ucx instanceof Error) console.log(`UCX skipped: ${ucx.message}`);
   const missing = (v: Variant): boolean =>
     (v.transport === 'memcpy' && memcpy instanceof Error) || (v.transport === 'ucx' && ucx instanceof Error);
-  variants = variants.filter((v) => !missing(v));
+  const variants = asked.filter((v) => !missing(v));
   console.log(`placement: ${describePlacement(mode)}`);
   const clock = startClock();
 
-  const pairs = new Map<string, Pair>();
+  const pairs = new PairSet(CHILD);
   try {
-    for (const v of variants) {
-      if (v.transport === 'mailbox' || v.transport === 'raw') pairs.set(v.id, await Pair.start(CHILD, v));
-    }
+    for (const v of variants) if (v.transport === 'mailbox' || v.transport === 'raw') await pairs.start(v);
     const measure = (v: Variant, s: Scenario): Promise<Measurement> => {
       if (v.transport === 'memcpy') return runMemcpy(memcpy as string, s, placement, v.source);
       if (v.transport === 'ucx') return runUcx(v, s, placement);
-      const pair = pairs.get(v.id)!;
-      if (placement) {
-        pin(pair.receiverPid, placement.receiver);
-        pin(pair.senderPid, placement.sender);
-      }
-      return pair.measure(s);
+      return pairs.measure(v, s, placement);
     };
     const measured = await repeat(reps, scenarios, variants, measure);
     const skipped = [memcpy, ucx].filter((e) => e instanceof Error).map((e) => (e as Error).message);
@@ -58,7 +48,7 @@ async function main(): Promise<void> {
     const spec = { ...reportOf(REPORT, scenarios), variants, notes };
     conclude({ root: ROOT, bench: 'shm', spec, reps, ...clock, ...measured, config });
   } finally {
-    await Promise.all([...pairs.values()].map((p) => p.stop()));
+    await pairs.stop();
     if (memcpy) removeCompiled(memcpy);
   }
 }

@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseUcxFinal } from './ucx-output';
+import { parseUcxFinal } from '../common/ucx-output';
 
 const SAMPLES = path.resolve(__dirname, '..', '..', '..', 'bench', 'shm', 'samples');
 const sample = (name: string): string => fs.readFileSync(path.join(SAMPLES, name), 'utf8');

@@ -1,22 +1,15 @@
 // What one run measures: scenarios (message size, window, amounts) and variants (table rows),
 // and what its report shows: the ratios and their targets.
-import { type Scenario, type Variant } from '../common/protocol';
+import { type Variant } from '../common/protocol';
 import { type ReportSpec, type TargetSpec } from '../common/report';
+import { KiB, MiB, mailboxReport, transportScenarios } from '../common/transport-config';
 
 export type Transport = 'mailbox' | 'raw' | 'net' | 'c';
 
 export const WINDOW = 4;
 export const REPETITIONS = 5;
 
-const KiB = 1 << 10;
-const MiB = 1 << 20;
-
-export const SCENARIOS: Scenario[] = [
-  { id: 'rtt8', label: 'RTT 8 B', kind: 'rtt', size: 8, window: 1, count: 10000, warmup: 500 },
-  { id: 'bw64k', label: '64 KiB', kind: 'bw', size: 64 * KiB, window: WINDOW, count: 8192, warmup: 512 },
-  { id: 'bw1m', label: '1 MiB', kind: 'bw', size: MiB, window: WINDOW, count: 512, warmup: 32 },
-  { id: 'bw16m', label: '16 MiB', kind: 'bw', size: 16 * MiB, window: WINDOW, count: 64, warmup: 8 },
-];
+export const SCENARIOS = transportScenarios(WINDOW, [10000, 500], [[64 * KiB, 8192, 512], [MiB, 512, 32], [16 * MiB, 64, 8]]);
 
 export const VARIANTS: Variant<Transport>[] = [
   { id: 'mailbox', label: 'mailbox put (loop)', transport: 'mailbox', progress: 'loop' },
@@ -45,11 +38,7 @@ export const TARGETS: TargetSpec[] = [
   { versus: 'net', scenario: 'rtt8', max: 1.0 },
 ];
 
-export const REPORT: ReportSpec = {
-  scenarios: SCENARIOS,
-  variants: VARIANTS,
-  subject: 'mailbox',
-  subjectColumn: 'mailbox(loop)',
+export const REPORT: ReportSpec = mailboxReport(SCENARIOS, VARIANTS, {
   extra: [
     { id: 'mailbox-thread', column: 'thread' },
     { id: 'mailbox-stripes2', column: '2 stripes' },
@@ -60,4 +49,4 @@ export const REPORT: ReportSpec = {
   ],
   targets: TARGETS,
   names: { c: 'C' },
-};
+});

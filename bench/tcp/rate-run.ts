@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 import { repetitions } from '../common/args';
 import { describePlacement, placementMode, placementOf } from '../common/placement';
-import { ensureUcx } from '../shm/ucx-install';
+import { ensureUcx } from '../common/ucx-install';
 import { runRateBench } from './rate-bench';
 import { withCountersIfBuilt } from './rate-capabilities';
 import { RATE_GOALS, RATE_RATIOS, RATE_REPETITIONS, RATE_VARIANTS, type RateVariant, rateScenarios } from './rate-config';

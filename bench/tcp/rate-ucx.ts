@@ -1,22 +1,17 @@
 // The UCX rate row: ucx_perftest tag_bw of 8-byte messages, `window` outstanding, over
 // UCX_TLS=tcp on loopback. One server/client pair per measurement; for the 16-sender scenario
 // 16 pairs at once (UCX has no many-to-one test in one command), their message rates summed.
-import { waitListening } from '../common/listening';
-import { type Placement, pinned } from '../common/placement';
-import { runProgram } from '../common/process';
+import { type Placement } from '../common/placement';
 import { type Measurement } from '../common/protocol';
-import { parseUcxFinal } from '../shm/ucx-output';
+import { portCycle } from '../common/server-client';
+import { ITERATIONS, runUcxPair } from '../common/ucx';
 import { type RateScenario } from './rate-config';
 
 export const UCX_TLS = 'tcp';
 const TIMEOUT_MS = 120_000;
-const LISTEN_TIMEOUT_MS = 10_000;
-// Fresh ports for each pair's setup exchange, so one in TIME_WAIT never matters (bench:shm uses 14337 up).
-const FIRST_PORT = 15337;
-const PORTS = 480;
-let nextPort = 0;
+// Setup ports apart from bench:shm's (14337 up).
+const nextPort = portCycle(15337, 480);
 
-const ITERATIONS = '# iterations';
 const RATE = 'message rate (msg/s) overall'; // iterations over the whole timed run
 
 interface PairResult {
@@ -25,20 +20,16 @@ interface PairResult {
 }
 
 async function runPair(s: RateScenario, placement: Placement | undefined): Promise<PairResult> {
-  const port = String(FIRST_PORT + (nextPort++ % PORTS));
-  const args = ['-t', 'tag_bw', '-s', String(s.size), '-O', String(s.window), '-n', String(s.count), '-w', String(s.warmup)];
-  const options = { timeoutMs: TIMEOUT_MS, env: { ...process.env, UCX_TLS } };
-  const server = runProgram(...pinned(placement?.receiver, 'ucx_perftest', ['-p', port]), options);
-  try {
-    await waitListening(Number(port), LISTEN_TIMEOUT_MS, server.output);
-    const client = runProgram(...pinned(placement?.sender, 'ucx_perftest', ['127.0.0.1', '-p', port, ...args]), options);
-    const [out] = await Promise.all([client.output, server.output]);
-    const row = parseUcxFinal(out, [ITERATIONS, RATE]);
-    if (row[ITERATIONS] !== s.count) throw new Error(`ucx_perftest ran ${row[ITERATIONS]} iterations, asked for ${s.count}`);
-    return { iterations: row[ITERATIONS], rate: row[RATE] };
-  } finally {
-    server.kill(); // a no-op once it exited; stops it when its client failed
-  }
+  const row = await runUcxPair({
+    tls: UCX_TLS,
+    port: nextPort(),
+    args: ['-t', 'tag_bw', '-s', String(s.size), '-O', String(s.window), '-w', String(s.warmup)],
+    iterations: s.count,
+    required: [RATE],
+    placement,
+    timeoutMs: TIMEOUT_MS,
+  });
+  return { iterations: row[ITERATIONS], rate: row[RATE] };
 }
 
 /** Messages/s = iterations / elapsed, elapsed derived from ucx_perftest's overall message rate. */

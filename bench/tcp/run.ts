@@ -3,12 +3,11 @@
 // and interleaved, then the table of medians and ratios, saved to bench/results/; then the
 // message-rate part (rate-run.ts; --quick shrinks its counts).
 import * as path from 'node:path';
-import { repetitions, selected } from '../common/args';
-import { reportOf, withKnobs } from '../common/knobs';
+import { chosen, reportOf } from '../common/knobs';
 import { removeCompiled } from '../common/compile';
 import { conclude, startClock } from '../common/conclude';
-import { Pair } from '../common/pair';
-import { describePlacement, pin, placementMode, placementOf } from '../common/placement';
+import { PairSet } from '../common/pair-set';
+import { describePlacement, placementMode, placementOf } from '../common/placement';
 import { type Measurement, type Scenario, type Variant } from '../common/protocol';
 import { repeat } from '../common/repeat';
 import { REPETITIONS, REPORT, SCENARIOS, VARIANTS } from './config';
@@ -19,33 +18,26 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHILD = path.join(__dirname, 'child.js');
 
 async function runTable(): Promise<void> {
-  const reps = repetitions(REPETITIONS);
+  const chose = chosen(REPETITIONS, SCENARIOS, VARIANTS);
+  const { reps, scenarios } = chose;
   const mode = placementMode();
   const placement = placementOf(mode);
   const clock = startClock();
   const sockbench = compileSockbench(ROOT);
-  const scenarios = withKnobs(selected('--scenarios', SCENARIOS));
-  const variants = selected('--variants', VARIANTS).filter((v) => v.transport !== 'c' || typeof sockbench === 'string');
+  const variants = chose.variants.filter((v) => v.transport !== 'c' || typeof sockbench === 'string');
   if (sockbench instanceof Error) console.log(`C sockets skipped: ${sockbench.message}`);
   console.log(`placement: ${describePlacement(mode)}`);
 
-  const pairs = new Map<string, Pair>();
+  const pairs = new PairSet(CHILD);
   try {
-    for (const v of variants) if (v.transport !== 'c') pairs.set(v.id, await Pair.start(CHILD, v));
-    const measure = (v: Variant, s: Scenario): Promise<Measurement> => {
-      if (v.transport === 'c') return runSockbench(sockbench as string, s, placement);
-      const pair = pairs.get(v.id)!;
-      if (placement) {
-        pin(pair.receiverPid, placement.receiver);
-        pin(pair.senderPid, placement.sender);
-      }
-      return pair.measure(s);
-    };
+    for (const v of variants) if (v.transport !== 'c') await pairs.start(v);
+    const measure = (v: Variant, s: Scenario): Promise<Measurement> =>
+      v.transport === 'c' ? runSockbench(sockbench as string, s, placement) : pairs.measure(v, s, placement);
     const measured = await repeat(reps, scenarios, variants, measure);
     const config = { placement: describePlacement(mode), scenarios, variants };
     conclude({ root: ROOT, bench: 'tcp', spec: reportOf(REPORT, scenarios), reps, ...clock, ...measured, config });
   } finally {
-    await Promise.all([...pairs.values()].map((p) => p.stop()));
+    await pairs.stop();
     removeCompiled(sockbench);
   }
 }

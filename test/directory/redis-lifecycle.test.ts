@@ -2,15 +2,15 @@
 // (registrations and names come back by themselves, watchers keep working), commands during
 // an outage, and a Redis that cannot be reached at connect time (a clear error, not a hang).
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import Redis from 'ioredis';
 import { Endpoint } from '../../src';
 import { RedisDirectory, type RegistrationLostInfo } from '../../src/directory';
-import { type RedisServer, WatchReader, canRestartRedis, describeRedis, freePort, pollFor, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { canRestartRedis, describeRedis, freePort, pollFor, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
 import { codeOf, nodeRecord } from '../helpers/directory';
+import { redisSuite, uniqueId } from '../helpers/redis-suite';
 
 const TTL_MS = 600;
 const WATCH_INTERVAL_MS = 150;
@@ -20,47 +20,16 @@ const RECOVER_WITHIN_MS = 10_000;
 // longer one is reported as a lost registration instead, see the last test of the suite).
 const OUTLIVES_OUTAGE_MS = 30_000;
 
-const run = randomBytes(3).toString('hex');
-let counter = 0;
-const uniqueId = (label: string) => `${label}-${run}-${++counter}`;
-
-
-
 describeRedis('RedisDirectory leases, restarts and outages', () => {
-  let server: RedisServer;
-  let cluster: string;
-  const cleanup: (() => Promise<void>)[] = [];
-
-  const connect = async (ttlMs = TTL_MS) => {
-    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs, watchIntervalMs: WATCH_INTERVAL_MS, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
-    cleanup.push(() => directory.close());
-    return directory;
-  };
-  const watchFrom = async (directory: RedisDirectory) => {
-    const reader = new WatchReader(directory);
-    cleanup.push(async () => reader.close());
-    await directory.list(); // queues behind the watch's first snapshot
-    return reader;
-  };
-
-  beforeAll(async () => {
-    server = await startRedis();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-  beforeEach(() => {
-    cluster = uniqueId('life');
-  });
-  afterEach(async () => {
-    for (const step of cleanup.splice(0).reverse()) await step().catch(() => {});
-  });
+  const suite = redisSuite('life', { ttlMs: TTL_MS, watchIntervalMs: WATCH_INTERVAL_MS });
+  const { cleanup, watchFrom } = suite;
+  const connect = (ttlMs = TTL_MS) => suite.connect({ ttlMs });
 
   test('a live node keeps its record and names well past its TTL (heartbeat)', async () => {
     // Renewing every 100 ms tolerates a 1.9 s event-loop stall before the 2 s lease lapses: the
     // ASan suite on a loaded machine stalled a worker past the 500 ms that a 600 ms lease allowed.
     const ttlMs = 2000;
-    const node = await RedisDirectory.connect({ url: server.url, cluster, ttlMs, heartbeatMs: 100, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
+    const node = await RedisDirectory.connect({ url: suite.server.url, cluster: suite.cluster, ttlMs, heartbeatMs: 100, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
     cleanup.push(() => node.close());
     const observer = await connect();
     const record = nodeRecord(uniqueId('steady'));
@@ -81,7 +50,7 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
 
   test('ending the last watch closes its subscriber connection', async () => {
     const watcher = await connect();
-    const admin = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    const admin = new Redis(suite.server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
     cleanup.push(async () => admin.disconnect());
     await admin.connect();
     const subscribers = async () =>
@@ -107,7 +76,7 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
       await node.bindName(name, 0x12345n);
       const reader = await watchFrom(watcher);
 
-      await server.restart(); // same port, empty data set
+      await suite.server.restart(); // same port, empty data set
       const back = await pollFor('re-registration after the restart', () => watcher.resolveNode(record.nodeId), RECOVER_WITHIN_MS);
       expect(back).toEqual(record);
       const binding = await pollFor('name rebound after the restart', () => watcher.resolveName(name), RECOVER_WITHIN_MS);
@@ -140,7 +109,7 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
     ['in its middle', 1500, 1000],
     ['coming back 100 ms before its end', 2400, 500],
   ])('Redis restarted empty %s: every node registers again with its names, and none is reported lost', async (_when, killAtMs, downMs) => {
-    const nodes = await Promise.all([0, 1, 2].map(() => RedisDirectory.connect({ url: server.url, cluster, ...LEASE, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS })));
+    const nodes = await Promise.all([0, 1, 2].map(() => RedisDirectory.connect({ url: suite.server.url, cluster: suite.cluster, ...LEASE, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS })));
     for (const node of nodes) cleanup.push(() => node.close());
     const lost: RegistrationLostInfo[] = [];
     const records = nodes.map(() => nodeRecord(uniqueId('restarted')));
@@ -151,9 +120,9 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
     await Promise.all(nodes.map((node, i) => node.bindName(names[i], BigInt(0x1000 + i))));
 
     await new Promise((r) => setTimeout(r, Math.max(0, registered + killAtMs - Date.now())));
-    await server.stop();
+    await suite.server.stop();
     await new Promise((r) => setTimeout(r, downMs));
-    await server.restart();
+    await suite.server.restart();
     const observer = await connect();
     for (const [i, record] of records.entries()) {
       expect(await pollFor(`node ${i} registered again`, () => observer.resolveNode(record.nodeId), RECOVER_WITHIN_MS)).toEqual(record);
@@ -164,17 +133,17 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
   });
 
   (canRestartRedis ? test : test.skip)('Redis away for longer than the lease: every node is reported lost (expired), once, and stays out', async () => {
-    const nodes = await Promise.all([0, 1].map(() => RedisDirectory.connect({ url: server.url, cluster, ...LEASE, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS })));
+    const nodes = await Promise.all([0, 1].map(() => RedisDirectory.connect({ url: suite.server.url, cluster: suite.cluster, ...LEASE, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS })));
     for (const node of nodes) cleanup.push(() => node.close());
     const records = nodes.map(() => nodeRecord(uniqueId('away')));
     const lost: RegistrationLostInfo[][] = nodes.map(() => []);
     nodes.forEach((node, i) => node.on('lost', (info: RegistrationLostInfo) => lost[i].push(info)));
     await Promise.all(nodes.map((node, i) => node.register(records[i])));
-    await server.stop();
+    await suite.server.stop();
     try {
       await pollFor('both nodes reported lost', async () => lost.every((l) => l.length > 0) || undefined, 20_000);
     } finally {
-      await server.restart();
+      await suite.server.restart();
     }
     records.forEach((record, i) => expect(lost[i]).toEqual([{ nodeId: record.nodeId, incarnation: record.incarnation, reason: 'expired' }]));
     const observer = await connect();
@@ -188,7 +157,7 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
     await node.register(record);
     const first = uniqueId('first');
     await node.bindName(first, 0x1000n);
-    await server.restart(); // empty: the node key is gone until a renewal puts it back
+    await suite.server.restart(); // empty: the node key is gone until a renewal puts it back
     // Sent before the reconnect's renewal: the bind script finds no node key. Before, that
     // rejected ERR_RVMA_NOT_REGISTERED though the node holds its lease.
     const after = uniqueId('after');
@@ -205,14 +174,14 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
       const node = await connect(OUTLIVES_OUTAGE_MS);
       const record = nodeRecord(uniqueId('outage'));
       await node.register(record);
-      await server.stop();
+      await suite.server.stop();
       try {
         const started = Date.now();
         expect(await codeOf(node.resolveNode(record.nodeId))).toBe('ERR_RVMA_DIRECTORY_UNAVAILABLE');
         expect(await codeOf(node.bindName(uniqueId('n'), 0x10000n))).toBe('ERR_RVMA_DIRECTORY_UNAVAILABLE');
         expect(Date.now() - started).toBeLessThan(15_000);
       } finally {
-        await server.restart();
+        await suite.server.restart();
       }
       expect(await pollFor('back after the outage', () => node.resolveNode(record.nodeId), RECOVER_WITHIN_MS)).toEqual(record);
     },
@@ -233,12 +202,12 @@ describeRedis('RedisDirectory leases, restarts and outages', () => {
       }).finally(() => clearTimeout(timer));
       expect(endpoint.registered).toBe(true);
 
-      await server.stop();
+      await suite.server.stop();
       let info: RegistrationLostInfo;
       try {
         info = await reported;
       } finally {
-        await server.restart();
+        await suite.server.restart();
       }
       const expected = { nodeId: endpoint.nodeId, incarnation: endpoint.incarnation, reason: 'expired' };
       expect(info).toEqual(expected);

@@ -1,42 +1,15 @@
 // RedisDirectory decides who owns a name from what Redis holds, in one atomic step, never from
 // the caller's local view: that view goes stale whenever a lease lapses and another node binds.
-import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { RedisDirectory } from '../../src/directory';
-import { type RedisServer, describeRedis, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { describeRedis } from '../helpers/redis';
+import { redisSuite, uniqueId } from '../helpers/redis-suite';
 import { codeOf, nodeRecord } from '../helpers/directory';
 
 const TTL_MS = 5000; // long: nothing in this file may lapse
 
-const run = randomBytes(3).toString('hex');
-let counter = 0;
-const uniqueId = (label: string) => `${label}-${run}-${++counter}`;
-
-
-
 describeRedis('RedisDirectory name ownership', () => {
-  let server: RedisServer;
-  let cluster: string;
-  const cleanup: (() => Promise<void>)[] = [];
-
-  const connect = async () => {
-    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
-    cleanup.push(() => directory.close());
-    return directory;
-  };
-
-  beforeAll(async () => {
-    server = await startRedis();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-  beforeEach(() => {
-    cluster = uniqueId('owner');
-  });
-  afterEach(async () => {
-    for (const step of cleanup.splice(0).reverse()) await step().catch(() => {});
-  });
+  const suite = redisSuite('owner', { ttlMs: TTL_MS });
+  const { cleanup, connect } = suite;
 
   test('unbindName of a name this node bound earlier but another live node holds now is refused, and the name stays', async () => {
     const [a, b] = [await connect(), await connect()];
@@ -49,11 +22,11 @@ describeRedis('RedisDirectory name ownership', () => {
 
     // What Redis holds after a's binding lapsed and b bound the name (docs/directory.md, key
     // layout); a still remembers binding it.
-    const admin = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    const admin = new Redis(suite.server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
     cleanup.push(async () => admin.disconnect());
     await admin.connect();
     const binding = JSON.stringify({ nodeId: rb.nodeId, incarnation: rb.incarnation, vaddr: '131072' });
-    await admin.set(`rvma:${cluster}:name:${name}`, binding, 'PX', TTL_MS);
+    await admin.set(`rvma:${suite.cluster}:name:${name}`, binding, 'PX', TTL_MS);
 
     const error = await a.unbindName(name).then(
       () => undefined,
@@ -69,10 +42,10 @@ describeRedis('RedisDirectory name ownership', () => {
     await a.register(ra);
     const name = uniqueId('inbox');
     await a.bindName(name, 0x10000n);
-    const admin = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    const admin = new Redis(suite.server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
     cleanup.push(async () => admin.disconnect());
     await admin.connect();
-    await admin.del(`rvma:${cluster}:name:${name}`);
+    await admin.del(`rvma:${suite.cluster}:name:${name}`);
 
     expect(await codeOf(a.unbindName(name))).toBe('resolved');
     await a.bindName(name, 0x30000n);

@@ -6,8 +6,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { Endpoint } from '../../src';
-import { type NodeRecord, RedisDirectory } from '../../src/directory';
-import { type RedisServer, WatchReader, describeRedis, pollFor, startRedis, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { type NodeRecord } from '../../src/directory';
+import { nodeRecord } from '../helpers/directory';
+import { describeRedis, pollFor, TEST_CONNECT_TIMEOUT_MS } from '../helpers/redis';
+import { redisSuite, uniqueId } from '../helpers/redis-suite';
 
 const TTL_MS = 600;
 const WATCH_INTERVAL_MS = 150;
@@ -18,10 +20,6 @@ const READY_WITHIN_MS = 15_000;
 // tests get a larger bound than the default.
 const FIXTURES = path.join(__dirname, '..', 'fixtures');
 const VADDR = 0x10000n;
-
-const run = randomBytes(3).toString('hex');
-let counter = 0;
-const uniqueId = (label: string) => `${label}-${run}-${++counter}`;
 
 interface ChildMessage {
   type: string;
@@ -95,47 +93,22 @@ class Child {
 }
 
 describeRedis('RedisDirectory across processes', () => {
-  let server: RedisServer;
-  let cluster: string;
   const children: Child[] = [];
-  const cleanup: (() => Promise<void>)[] = [];
+  const suite = redisSuite('procs', { ttlMs: TTL_MS, watchIntervalMs: WATCH_INTERVAL_MS }, async () => {
+    await Promise.all(children.splice(0).map((c) => c.kill9()));
+  });
+  const { cleanup, connect, watchFrom } = suite;
 
   const spawn = (label: string, script: string, config: unknown) => {
     const child = new Child(label, script, config);
     children.push(child);
     return child;
   };
-  const connect = async () => {
-    const directory = await RedisDirectory.connect({ url: server.url, cluster, ttlMs: TTL_MS, watchIntervalMs: WATCH_INTERVAL_MS, connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
-    cleanup.push(() => directory.close());
-    return directory;
-  };
-  /** A watch that has taken its first snapshot (list() queues behind it on the same connection). */
-  const watchFrom = async (directory: RedisDirectory) => {
-    const reader = new WatchReader(directory);
-    cleanup.push(async () => reader.close());
-    await directory.list();
-    return reader;
-  };
-
-  beforeAll(async () => {
-    server = await startRedis();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-  beforeEach(() => {
-    cluster = uniqueId('procs');
-  });
-  afterEach(async () => {
-    await Promise.all(children.splice(0).map((c) => c.kill9()));
-    for (const step of cleanup.splice(0).reverse()) await step().catch(() => {});
-  });
 
   const nodeConfig = (nodeId: string, labels: string[], names: Record<string, string>, ttlMs = TTL_MS) => ({
-    url: server.url,
+    url: suite.server.url,
     connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS,
-    cluster,
+    cluster: suite.cluster,
     ttlMs,
     record: {
       nodeId,
@@ -213,9 +186,9 @@ describeRedis('RedisDirectory across processes', () => {
       const label = '/job:worker/replica:0/task:1'; // unique: each test has its own cluster
       const name = uniqueId('inbox');
       const config = {
-        url: server.url,
+        url: suite.server.url,
         connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS,
-        cluster,
+        cluster: suite.cluster,
         ttlMs: TTL_MS,
         nodeId,
         labels: [label],
@@ -272,9 +245,9 @@ describeRedis('RedisDirectory across processes', () => {
       const nodeId = uniqueId('worker');
       const label = '/job:worker/replica:0/task:2';
       const config = {
-        url: server.url,
+        url: suite.server.url,
         connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS,
-        cluster,
+        cluster: suite.cluster,
         ttlMs: TTL_MS,
         nodeId,
         labels: [label],
@@ -306,9 +279,9 @@ describeRedis('RedisDirectory across processes', () => {
       const nodeId = uniqueId('frozen');
       const name = uniqueId('inbox');
       const config = {
-        url: server.url,
+        url: suite.server.url,
         connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS,
-        cluster,
+        cluster: suite.cluster,
         ttlMs: TTL_MS,
         nodeId,
         labels: [],
@@ -324,16 +297,7 @@ describeRedis('RedisDirectory across processes', () => {
       frozen.proc.kill('SIGSTOP');
       await pollFor('the frozen node\'s lease lapsed', async () => (await observer.resolveNode(nodeId)) === undefined, LEAVE_WITHIN_MS);
       const successor = await connect();
-      const record: NodeRecord = {
-        nodeId,
-        incarnation: randomBytes(8).toString('hex'),
-        addresses: { tcp: 'tcp://127.0.0.1:4100' },
-        host: hostname(),
-        pid: process.pid,
-        capabilities: ['tcp'],
-        labels: [],
-        startTime: Date.now(),
-      };
+      const record = nodeRecord(nodeId);
       await successor.register(record);
       await successor.bindName(name, 0x20000n);
       frozen.proc.kill('SIGCONT');

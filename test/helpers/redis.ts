@@ -1,12 +1,8 @@
-// A private Redis for directory tests: redis-server on a free port, no persistence, in a temp
-// dir, stopped after the suite. A user's Redis is never touched unless REDIS_URL names it
-// explicitly; then that URL is used and restart tests are skipped (we cannot restart it).
-import { type ChildProcess, spawn } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
+// A private Redis for directory tests (support/private-redis.ts's RedisProcess), stopped after
+// the suite. A user's Redis is never touched unless REDIS_URL names it explicitly; then that URL
+// is used and restart tests are skipped (we cannot restart it).
 import type { Directory, DirectoryEvent } from '../../src/directory';
-import { findRedisServer, freePort, ping } from '../../support/private-redis';
+import { RedisProcess, findRedisServer, freePort, ping } from '../../support/private-redis';
 
 export { findRedisServer, freePort, ping };
 
@@ -20,13 +16,11 @@ export interface RedisServer {
   restart(): Promise<void>;
 }
 
-const START_TIMEOUT_MS = 10_000;
 /**
  * For clients of a private test Redis: a loaded CI machine (the ASan suite, many child
  * processes on two cores) can take longer than the 2 s default to answer a new connection.
  */
 export const TEST_CONNECT_TIMEOUT_MS = 15_000;
-const STOP_TIMEOUT_MS = 5_000;
 
 /** Whether Redis suites can run here, and why not when they cannot. */
 export function redisAvailability(): { available: true } | { available: false; reason: string } {
@@ -71,21 +65,8 @@ export function describeRedis(name: string, body: () => void): void {
  */
 export async function startRedis(args: string[] = []): Promise<RedisServer> {
   if (process.env.REDIS_URL && !args.length) return externalRedis(process.env.REDIS_URL);
-  const binary = findRedisServer();
-  if (!binary) throw new Error('startRedis: redis-server is not installed and REDIS_URL is not set');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rvma-redis-'));
-  // A port found free may be taken before redis binds it: try a few.
-  let lastError: Error | undefined;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    try {
-      return await privateRedis(binary, dir, port, args);
-    } catch (error) {
-      lastError = error as Error;
-    }
-  }
-  fs.rmSync(dir, { recursive: true, force: true });
-  throw lastError!;
+  const server = await RedisProcess.start(args);
+  return { url: server.url, port: server.port, owned: true, stop: () => server.stop(), restart: () => server.restart() };
 }
 
 function externalRedis(url: string): RedisServer {
@@ -97,71 +78,6 @@ function externalRedis(url: string): RedisServer {
     async stop() {},
     async restart() {
       throw new Error('restart(): REDIS_URL names an external Redis; restart tests must be skipped');
-    },
-  };
-}
-
-async function privateRedis(binary: string, dir: string, port: number, args: string[]): Promise<RedisServer> {
-  let proc: ChildProcess | undefined;
-  let log = '';
-  let stopped = true;
-
-  const launch = async (): Promise<void> => {
-    log = '';
-    fs.mkdirSync(dir, { recursive: true });
-    const child = spawn(
-      binary,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', ...args],
-      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    proc = child;
-    stopped = false;
-    const keep = (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000));
-    child.stdout!.on('data', keep);
-    child.stderr!.on('data', keep);
-    child.on('error', (error) => (log += `\nspawn error: ${error.message}`));
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    while (Date.now() < deadline) {
-      if (child.exitCode !== null || child.signalCode !== null) break;
-      if (await ping(port, 200)) return;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    await kill(child);
-    throw new Error(`redis-server on port ${port} did not answer PING within ${START_TIMEOUT_MS} ms:\n${log}`);
-  };
-
-  const kill = async (child: ChildProcess): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), STOP_TIMEOUT_MS)));
-    if ((await Promise.race([exited, late])) === 'late') {
-      child.kill('SIGKILL');
-      await exited;
-    }
-    clearTimeout(timer);
-  };
-
-  // Never leave a server behind, even if the suite forgot stop().
-  const onExit = () => proc?.kill('SIGKILL');
-  process.once('exit', onExit);
-
-  await launch();
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    port,
-    owned: true,
-    async stop() {
-      if (proc && !stopped) await kill(proc);
-      stopped = true;
-      process.removeListener('exit', onExit);
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-    async restart() {
-      if (proc && !stopped) await kill(proc);
-      if (stopped) process.once('exit', onExit);
-      await launch();
     },
   };
 }

@@ -7,7 +7,7 @@ import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/
 import { startAgent, trackChildren } from '../helpers/children';
 import { expectRejects } from '../helpers/errors';
 import { expectRestingAtLimit, usage } from '../helpers/usage';
-import { encodeHello, splitAddress } from './wire';
+import { encodeHello, splitAddress } from '../../support/tcp-wire';
 
 jest.setTimeout(90_000);
 const endpoints = trackEndpoints();

@@ -1,12 +1,13 @@
 // Peer authentication on the wire, spoken by hand over raw sockets: the proofs are computed
-// here independently of the native code (test/tcp/wire.ts authProof), so these tests pin the
+// here independently of the native code (test/tcp/raw-socket.ts authProof), so these tests pin the
 // documented bytes, and play the attacks the handshake must defeat: a recorded handshake
 // replayed, an acceptor's proof reflected back at it, a node id claimed without the secret,
 // frames sent in place of a proof.
 import { randomBytes } from 'node:crypto';
 import { type AuthFailedInfo, type Endpoint } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
-import { FrameType, HELLO_AUTH, PROOF_BYTES, RawPeer, authProof, encodeHeader, encodeHello, parseFrames, parseHello } from './wire';
+import { FrameType, HELLO_AUTH, PROOF_BYTES, encodeHeader, encodeHello, parseFrames, parseHello } from '../../support/tcp-wire';
+import { RawPeer, authProof } from './raw-socket';
 
 jest.setTimeout(60_000);
 

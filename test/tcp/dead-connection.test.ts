@@ -6,7 +6,8 @@
 import { Endpoint } from '../../src';
 import { type Agent, startAgent, trackChildren } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
-import { FrameType, type Header, PART_EXT_BYTES, encodeHeader, encodeHello, onePerPut, parseFrames, parseHello, rawExchange } from './wire';
+import { FrameType, type Header, PART_EXT_BYTES, encodeHeader, encodeHello, parseFrames, parseHello } from '../../support/tcp-wire';
+import { onePerPut, rawExchange } from './raw-socket';
 
 const TARGET = VADDR + 0x10n; // on the child: one 64 KiB buffer, ops epoch that ends at the first put
 const BUFFER_BYTES = 64 * 1024;

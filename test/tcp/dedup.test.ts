@@ -1,12 +1,13 @@
 // The receiver's side of puts sent again after a broken connection, spoken over raw sockets
-// (test/tcp/wire.ts) by a fake sender that reconnects as the same node and incarnation: a
+// (support/tcp-wire.ts) by a fake sender that reconnects as the same node and incarnation: a
 // put id the receiver already settled is answered with its first outcome (Ack, or the same
 // Nack status) and counted once; a put below the sender's floor, or one the receiver no
 // longer remembers, is refused with status 12 (ERR_RVMA_AMBIGUOUS) rather than placed twice;
 // the window keeps its name while it lives, so a sender can tell when it may send again.
 import { type Agent, startAgent, trackChildren } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
-import { FrameType, type Header, encodeHeader, encodeHello, onePerPut, parseFrames, parseHello, rawExchange } from './wire';
+import { FrameType, type Header, encodeHeader, encodeHello, parseFrames, parseHello } from '../../support/tcp-wire';
+import { onePerPut, rawExchange } from './raw-socket';
 
 const BOX = VADDR + 0x20n; // on the child: ops epochs of EPOCH_OPS puts, 64 KiB buffers
 const LATE = VADDR + 0x21n; // on the child: opened only during a test

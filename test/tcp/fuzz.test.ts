@@ -11,20 +11,8 @@ import { Endpoint, type ProtocolErrorInfo, RvmaError } from '../../src';
 import { seededBytes, waitFor } from '../helpers/children';
 import { rng } from '../helpers/data';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
-import {
-  FLAG_APPEND,
-  FrameType,
-  HEADER_BYTES,
-  type Header,
-  MAGIC,
-  PART_EXT_BYTES,
-  VERSION,
-  encodeHeader,
-  encodeHello,
-  parseFrames,
-  parseHello,
-  rawExchange,
-} from './wire';
+import { FLAG_APPEND, FrameType, HEADER_BYTES, type Header, MAGIC, PART_EXT_BYTES, VERSION, encodeHeader, encodeHello, parseFrames, parseHello } from '../../support/tcp-wire';
+import { rawExchange } from './raw-socket';
 
 const SANITIZED = process.env.RVMA_SANITIZED === '1';
 /** Frames thrown per progress mode (an ASan build runs about 3x slower). */

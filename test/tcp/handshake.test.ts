@@ -6,7 +6,8 @@ import * as net from 'node:net';
 import { Endpoint, type ProtocolErrorInfo } from '../../src';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
-import { FrameType, HELLO_BYTES, type HelloFields, MAGIC, VERSION, encodeHello, parseFrames, parseHello, rawExchange } from './wire';
+import { FrameType, HELLO_BYTES, type HelloFields, MAGIC, VERSION, encodeHello, parseFrames, parseHello } from '../../support/tcp-wire';
+import { rawExchange } from './raw-socket';
 
 /** Collects an emitter's events and waits (bounded) for the next one. */
 function collect<T>(emitter: EventEmitter, name: string): { seen: T[]; next(timeoutMs?: number): Promise<T> } {

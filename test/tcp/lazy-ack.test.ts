@@ -6,7 +6,8 @@
 // likewise, with longer runs and a longer timer; the late flag without the lazy one is malformed.
 import { type Agent, startAgent, trackChildren } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
-import { FLAG_APPEND, FLAG_LATE_ACK, FLAG_LAZY_ACK, FrameType, encodeHeader, encodeHello, onePerPut, parseFrames, parseHello, rawExchange } from './wire';
+import { FLAG_APPEND, FLAG_LATE_ACK, FLAG_LAZY_ACK, FrameType, encodeHeader, encodeHello, parseFrames, parseHello } from '../../support/tcp-wire';
+import { onePerPut, rawExchange } from './raw-socket';
 
 const BOX = VADDR + 0x20n; // on the child: ops epochs, 64 KiB buffers
 const MISSING = VADDR + 0x21n; // never opened

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { type ProtocolErrorInfo } from '../../src';
+import { type ParsedFrame } from '../../support/tcp-wire';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -207,15 +208,8 @@ const tcp = (() => {
 
 // ---- Speaking it ---------------------------------------------------------------------------
 
-interface Frame {
-  type: number;
-  flags: number;
-  status: number;
-  parts: number;
-  id: bigint;
-  vaddr: bigint;
-  offset: bigint;
-  len: bigint;
+/** A frame's fields (only their names from support/tcp-wire.ts: their layout comes from the document). */
+interface Frame extends Omit<ParsedFrame, 'text'> {
   /** Error text, or a put's payload. */
   body: Buffer;
 }

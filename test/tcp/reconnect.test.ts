@@ -1,4 +1,4 @@
-// Puts survive broken connections: a proxy between peers (test/helpers/tcp-proxy.ts) resets
+// Puts survive broken connections: a proxy between peers (support/tcp-proxy.ts) resets
 // their connections while puts are in flight; the sender keeps what was not answered and
 // sends it again over a new connection to the same incarnation, and the receiver places each
 // put exactly once. Peers that really die, or come back as a new incarnation, still lose
@@ -8,7 +8,7 @@ import { type Agent, seededBytes, sha256, startAgent, trackChildren, waitFor, wa
 import { parseRecords, recordLength } from '../helpers/data';
 import { PROGRESS_MODES, VADDR, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
-import { TcpProxy } from '../helpers/tcp-proxy';
+import { TcpProxy } from '../../support/tcp-proxy';
 
 const SANITIZED = process.env.RVMA_SANITIZED === '1';
 const SENDERS = 16;

@@ -5,7 +5,7 @@
 import * as net from 'node:net';
 import { type ProtocolErrorInfo } from '../../src';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
-import { FrameType, HEADER_BYTES, encodeHeader, encodeHello, parseHello, splitAddress } from './wire';
+import { FrameType, HEADER_BYTES, encodeHeader, encodeHello, parseHello, splitAddress } from '../../support/tcp-wire';
 
 jest.setTimeout(60_000);
 const endpoints = trackEndpoints();

@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import { Endpoint, type ProtocolErrorInfo } from '../../src';
 import { ChildCommandError, startAgent, trackChildren } from '../helpers/children';
 import { expectRejects } from '../helpers/errors';
-import { FrameType, RawPeer, encodeHello, parseFrames } from '../tcp/wire';
+import { FrameType, encodeHello, parseFrames } from '../../support/tcp-wire';
+import { RawPeer } from '../tcp/raw-socket';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 
 jest.setTimeout(60_000);

@@ -6,6 +6,7 @@
 // Columns are named by their group and heading ("bandwidth (MB/s) overall") by where they sit
 // under the group line, never by position, and only the one "Final:" line counts. Anything
 // unexpected throws with the output attached, so a changed ucx_perftest cannot turn into wrong numbers.
+import { resultRow } from './result-row';
 
 function fail(why: string, output: string): never {
   throw new Error(`cannot read ucx_perftest's output (${why}):\n${output.trimEnd()}`);
@@ -36,11 +37,5 @@ export function parseUcxFinal(output: string, required: string[]): Record<string
   const finals = lines.filter((line) => line.startsWith('Final:'));
   if (finals.length !== 1) fail(`${finals.length} "Final:" lines, expected 1`, output);
   const values = finals[0].slice('Final:'.length).trim().split(/\s+/).map(Number);
-  if (values.length !== names.length) fail(`${names.length} columns but ${values.length} values`, output);
-  if (!values.every(Number.isFinite)) fail('a value is not a number', output);
-  const row: Record<string, number> = {};
-  names.forEach((name, i) => (row[name] = values[i]));
-  const missing = required.filter((name) => !(name in row));
-  if (missing.length) fail(`no column ${missing.join(', ')}`, output);
-  return row;
+  return resultRow(names, values, required, (why) => fail(why, output));
 }

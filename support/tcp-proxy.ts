@@ -1,11 +1,12 @@
-// A TCP proxy between rvma peers, for breaking their connections on purpose: every
-// connection accepted is forwarded to the target, and can be reset (socket.resetAndDestroy(),
-// both sides) on demand, after a seeded lifetime, or after a seeded number of bytes. It rewrites the listen address in the
-// target's hello to its own, so a peer that dials the target's advertised address again
-// (after a broken connection) comes back through the proxy.
+// A TCP proxy between rvma peers, for breaking their connections on purpose (tests, the soak's
+// tcp-reset fault): every connection accepted is forwarded to the target, and can be reset
+// (socket.resetAndDestroy(), both sides) on demand, after a seeded lifetime, or after a seeded
+// number of bytes. It rewrites the listen address in the target's hello to its own, so a peer
+// that dials the target's advertised address again (after a broken connection) comes back
+// through the proxy.
 import * as net from 'node:net';
-import { rng } from './data';
-import { HELLO_BYTES, NONCE_BYTES, splitAddress } from '../tcp/wire';
+import { mulberry32 } from './mulberry32';
+import { parseHello, splitAddress, withAddress } from './tcp-wire';
 
 interface Pair {
   client: net.Socket;
@@ -19,6 +20,8 @@ export interface ProxyOptions {
   /** Reset each connection once it carried towards the target a number of bytes drawn likewise. Default: never. */
   cutAfterBytes?: number;
   seed?: number;
+  /** What the proxy stands for, in reports. */
+  name?: string;
 }
 
 export class TcpProxy {
@@ -35,25 +38,32 @@ export class TcpProxy {
   private lifetimeMs: number | undefined;
   private readonly cutAfterBytes: number | undefined;
   private readonly random: () => number;
+  private readonly target: { host: string; port: number };
+  readonly name: string;
 
   private constructor(
     private readonly server: net.Server,
-    private readonly target: { host: string; port: number },
+    target: string,
     readonly address: string,
     options: ProxyOptions,
   ) {
+    this.target = splitAddress(target);
     this.lifetimeMs = options.lifetimeMs;
     this.cutAfterBytes = options.cutAfterBytes;
-    this.random = rng(options.seed ?? 1);
+    this.random = mulberry32(options.seed ?? 1);
+    this.name = options.name ?? target;
     server.on('connection', (client) => this.forward(client));
   }
 
   /** Listens on 127.0.0.1 (any port) and forwards to target ('tcp://HOST:PORT'). */
   static async start(target: string, options: ProxyOptions = {}): Promise<TcpProxy> {
     const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', resolve);
+    });
     const address = `tcp://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
-    return new TcpProxy(server, splitAddress(target), address, options);
+    return new TcpProxy(server, target, address, options);
   }
 
   /** Connections open now (both sides). */
@@ -123,19 +133,12 @@ export class TcpProxy {
     let head = Buffer.alloc(0);
     const onHello = (chunk: Buffer): void => {
       head = Buffer.concat([head, chunk]);
-      if (head.length < HELLO_BYTES) return;
-      const idLen = head.readUInt16LE(6);
-      const addressLen = head.readUInt16LE(16);
-      const idAt = HELLO_BYTES + NONCE_BYTES;
-      const size = idAt + idLen + addressLen;
-      if (head.length < size) return;
+      const size = parseHello(head)?.size;
+      if (size === undefined) return;
       upstream.off('data', onHello);
-      const ours = Buffer.from(this.address);
-      const fixed = Buffer.from(head.subarray(0, HELLO_BYTES));
-      fixed.writeUInt16LE(ours.length, 16);
       const cut = this.helloCutsLeft > 0;
       if (cut) this.helloCutsLeft--;
-      client.write(Buffer.concat([fixed, head.subarray(HELLO_BYTES, idAt + idLen), ours, head.subarray(size)]), () => {
+      client.write(withAddress(head, size, this.address), () => {
         if (!cut) return;
         this.helloCuts++;
         setImmediate(() => this.reset(pair));
