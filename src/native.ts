@@ -63,16 +63,12 @@ export interface NativeEndpoint {
     vaddr: bigint,
     data: Uint8Array,
     offset: bigint,
-    append: boolean,
-    raw: boolean,
+    /** Placement and handling: putFlags() (src/mailbox/put-descriptor.ts). */
+    flags: number,
     /** Names the memory under data (see MemoryIds); 0: unnamed. */
     memory: number,
     /** A gathered put: these bytes come first, then data's. */
     head?: Uint8Array,
-    /** Copy the payload now: the caller's memory is free at once. */
-    copy?: boolean,
-    /** When the receiver answers: 0 at once, 1 lazily, 2 late (AckPace). */
-    ack?: number,
   ): number;
   /** Sends the puts queued in this turn (loop progress). */
   flush(): void;
@@ -98,12 +94,10 @@ export interface NativeEndpoint {
   deregisterRegion(key: bigint): number;
   /** 0: accepted (a Connected event follows), otherwise the refusal status. */
   connect(requestId: number, address: string): number;
-  /** Where each provider that accepts peers listens: { tcp?, rdma?, shm? } (by provider name: 'verbs' for rdma). */
   /** Each provider the endpoint runs, and where it accepts peers ('' for nowhere). */
   listenAddresses(): Record<string, string>;
   /** [nodeId, provider, detail] per connected peer. */
   peers(): [string, string, string][];
-  /** Why provider 'auto' runs tcp where an rdma:// listen asked for verbs; '' otherwise. */
   /** Why 'auto' runs another provider in place of the one its listen address named, or ''. */
   fallback(): string;
   incarnation(): bigint;

@@ -7,6 +7,7 @@
 #include "convert.h"
 #include "js_wake.h"
 #include "put_copy.h"
+#include "put_flags.h"
 
 namespace rvma::addon {
 namespace {
@@ -145,10 +146,6 @@ uint64_t memoryArg(const Napi::CallbackInfo& info, size_t index) {
   int64_t memory = 0;
   if (info.Length() > index) napi_get_value_int64(info.Env(), info[index], &memory);
   return memory > 0 ? uint64_t(memory) : 0;
-}
-
-AckPace ackPaceOf(uint32_t pace) {
-  return pace == 2 ? AckPace::Late : pace == 1 ? AckPace::Lazy : AckPace::Eager;
 }
 
 }  // namespace
@@ -299,44 +296,40 @@ Napi::Value EndpointWrap::IncEpoch(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, double(engine_->table().incEpoch(vaddr)));
 }
 
-// put(putId, route, vaddr, data, offset: bigint, append: boolean, raw?: boolean, memory?: number,
-//     head?: bytes, copy?: boolean, ack?: number) -> status. route: an index route() gave,
-//     which names the peer and its incarnation. raw: a one-sided
-//     write where vaddr is the peer's region key. head: a gathered put, whose payload is head's
-//     bytes followed by data's. copy: the payload is copied now, and the caller's memory is free
-//     at once. ack: an AckPace (0 eager, 1 lazy, 2 late). A putId
-//     that names a counter (CounterPutId) is counted there instead of reported. Accepted: 0, or
-//     -1 when the turn's end must flush() (Engine::roundDue).
+// put(putId, route, vaddr, data, offset: bigint, flags, memory, head?) -> status. route: an
+// index route() gave, which names the peer and its incarnation. flags: put_flags.h (with
+// kPutCopy the payload is copied now, and the caller's memory is free at once). memory: names
+// the JS memory under data (0: unnamed). head: a gathered put, whose payload is head's bytes
+// followed by data's. A putId that names a counter (CounterPutId) is counted there instead of
+// reported. Accepted: 0, or kPutRoundDue when the turn's end must flush() (Engine::roundDue).
 Napi::Value EndpointWrap::Put(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!engine_) return Napi::Number::New(env, double(Status::Closed));
   uint64_t vaddr, offset;
   uint8_t* data;
   size_t len;
-  if (info.Length() < 6 || !info[0].IsNumber() || !info[1].IsNumber() || !toU64(info[2], &vaddr) ||
-      !toBytes(info[3], &data, &len) || !toU64(info[4], &offset) || !info[5].IsBoolean()) {
-    return typeError(env, "put(putId, route, vaddr, data, offset, append)");
+  if (info.Length() < 7 || !info[0].IsNumber() || !info[1].IsNumber() || !toU64(info[2], &vaddr) ||
+      !toBytes(info[3], &data, &len) || !toU64(info[4], &offset) || !info[5].IsNumber()) {
+    return typeError(env, "put(putId, route, vaddr, data, offset, flags, memory, head?)");
   }
   const uint32_t route = info[1].As<Napi::Number>().Uint32Value();
   if (route >= routes_.size()) return typeError(env, "put: no such route");
   const Destination& to = routes_[route];
-  PutRequest req{uint64_t(info[0].As<Napi::Number>().Int64Value()), to.peer, vaddr, data, len,
-                 Placement{info[5].As<Napi::Boolean>().Value(), offset}};
-  req.incarnation = to.incarnation;
-  req.raw = info.Length() > 6 && info[6].IsBoolean() && info[6].As<Napi::Boolean>().Value();
-  req.memory = memoryArg(info, 7);
-  if (info.Length() > 8 && !info[8].IsUndefined()) {
+  const uint32_t flags = info[5].As<Napi::Number>().Uint32Value();
+  PutRequest req = putRequest(uint64_t(info[0].As<Napi::Number>().Int64Value()), to.peer, to.incarnation, vaddr, data,
+                              len, offset, flags);
+  req.memory = memoryArg(info, 6);
+  if (info.Length() > 7 && !info[7].IsUndefined()) {
     uint8_t* head;
     size_t headLen;
-    if (!toBytes(info[8], &head, &headLen)) return typeError(env, "put: head must be bytes");
+    if (!toBytes(info[7], &head, &headLen)) return typeError(env, "put: head must be bytes");
     req.head = head;
     req.headLen = headLen;
     req.len += headLen;
   }
   Status s;
-  req.ack = info.Length() > 10 && info[10].IsNumber() ? ackPaceOf(info[10].As<Napi::Number>().Uint32Value()) : AckPace::Eager;
   try {
-    if (info.Length() > 9 && info[9].IsBoolean() && info[9].As<Napi::Boolean>().Value()) copyIfKept(req);
+    if (flags & kPutCopy) copyIfKept(req);
     s = engine_->put(std::move(req));
   } catch (const std::bad_alloc&) {
     s = Status::OutOfMemory;
@@ -378,8 +371,8 @@ Napi::Value EndpointWrap::PutQueued(const Napi::CallbackInfo& info) {
       !toBytes(info[2], &arena, &arenaLen)) {
     return typeError(env, "putQueued(entries, count, arena)");
   }
-  // Entry: putId, route, vaddr high 32 bits, vaddr low 32 bits, offset, flags (1 append,
-  // 2 raw, 4 lazy ack, 8 late ack), payload start in arena, payload length.
+  // Entry: putId, route, vaddr high 32 bits, vaddr low 32 bits, offset, flags (put_flags.h;
+  // every queued payload is copied here), payload start in arena, payload length.
   constexpr size_t kQueuedWords = 8;
   const double* e = reinterpret_cast<const double*>(entryBytes);
   const size_t count = info[1].As<Napi::Number>().Uint32Value();
@@ -401,12 +394,8 @@ Napi::Value EndpointWrap::PutQueued(const Napi::CallbackInfo& info) {
       const double* q = e + i * kQueuedWords;
       const uint64_t route = uint64_t(q[1]), at = uint64_t(q[6]), len = uint64_t(q[7]);
       const Destination& d = routes_[route];
-      const uint32_t flags = uint32_t(q[5]);
-      PutRequest req{uint64_t(q[0]), d.peer, (uint64_t(q[2]) << 32) | uint64_t(q[3]), block.get() + at, len,
-                     Placement{(flags & 1) != 0, uint64_t(q[4])}};
-      req.raw = (flags & 2) != 0;
-      req.ack = (flags & 8) ? AckPace::Late : (flags & 4) ? AckPace::Lazy : AckPace::Eager;
-      req.incarnation = d.incarnation;
+      PutRequest req = putRequest(uint64_t(q[0]), d.peer, d.incarnation, (uint64_t(q[2]) << 32) | uint64_t(q[3]),
+                                  block.get() + at, len, uint64_t(q[4]), uint32_t(q[5]));
       req.joined = std::shared_ptr<const uint8_t>(block, block.get() + at);
       Status s = engine_->put(std::move(req));
       if (!ok(s)) engine_->putSettled(uint64_t(q[0]), s);  // reported like any outcome

@@ -4,15 +4,13 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import type { Directory, NodeRecord, RegistrationLostInfo } from '../directory/directory';
 import { MemoryDirectory } from '../directory/memory-directory';
-import { EVENT_WORDS, EventKind, type NativeEndpoint, type NativeEndpointOptions, PUT_ROUND_DUE, native } from '../native';
+import { EVENT_WORDS, EventKind, type NativeEndpoint, type NativeEndpointOptions, native } from '../native';
 import { CompletionWordsView, SLOTS_PER_PAGE, SLOT_WORDS } from './completion-words';
-import { RvmaError, type StatusContext, codeOfStatus, hex, nativeFailure, statusError } from '../base/errors';
+import { RvmaError, codeOfStatus, hex, nativeFailure, statusError } from '../base/errors';
 import { type EpochType, Mailbox, type MailboxHost } from './mailbox';
-import { IdTable } from './id-table';
 import { MemoryIds } from './memory-ids';
-import { type PutData, checkPutData } from './put-data';
-import { NativeRoutes } from './native-routes';
-import { PutQueue, queueable } from './put-queue';
+import type { PutData } from './put-data';
+import { type Destination, PutSender } from './put-sender';
 import { COUNTER_SLOTS_PER_PAGE, COUNTER_SLOT_WORDS, PutCounter, type PutCounterHost, counterOfPutId } from './put-counter';
 import { Region, type RegionHost } from './region';
 import {
@@ -29,7 +27,6 @@ import {
 } from './endpoint-options';
 import {
   type MailboxOptions,
-  AckPace,
   type CountedPut,
   type CountedPutOptions,
   type PutOptions,
@@ -114,32 +111,6 @@ export interface EndpointStats {
 // their promises must settle. Idle ones may be collected (the native side then closes).
 const busy = new Set<Endpoint>();
 
-interface PendingPut {
-  id: number;
-  wait: Wait<void>;
-  /** Kept until the native side reports, so the bytes stay alive while they are read. */
-  data: Uint8Array | undefined;
-  /** A gathered put's first bytes, kept like data. */
-  head: Uint8Array | undefined;
-  offset: bigint;
-  append: boolean;
-  raw: boolean;
-  ack: AckPace;
-  /** What the caller named (node id, label, address or name): forgotten on PEER_LOST. */
-  target: string;
-  /** Where it went, once resolved; handed to the native side from then on (it may read data until putDone). */
-  destination: Destination | undefined;
-  /** With noBufferRetryMs: until when a NO_BUFFER refusal is retried, and how often it was. */
-  retryUntil: number;
-  retries: number;
-  call: string;
-}
-
-interface Destination {
-  route: Route;
-  vaddr: bigint;
-}
-
 /** The verbs registration cache's counters (docs/api.md, "Memory registration"). */
 export interface RegistrationStats {
   /** Memory registrations made with the device. */
@@ -201,21 +172,10 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
 
   private readonly handle: NativeEndpoint;
   private readonly mailboxes = new Map<number, Mailbox>();
-  private readonly puts = new IdTable<PendingPut>();
+  private readonly sender: PutSender;
   private readonly counters = new Map<number, PutCounter>();
   private readonly counterPages: Uint32Array[] = [];
   private readonly counterHost: PutCounterHost;
-  /** Puts handed to the native side in this turn leave in one write, at its end (loop progress). */
-  private flushQueued = false;
-  private readonly flushPuts = (): void => {
-    this.flushQueued = false;
-    if (this.isClosed) return;
-    if (this.queue.size) this.queue.flush(); // sends everything queued natively too
-    else this.handle.flush();
-  };
-  /** Small counted puts of this turn, handed over in one native call (see PutQueue). */
-  private readonly queue: PutQueue;
-  private readonly routes: NativeRoutes;
   private readonly connects = new Map<number, Wait<string>>();
   private readonly regions = new Map<number, Region>();
   private readonly regionHost: RegionHost;
@@ -312,8 +272,17 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
       waiting: this.holdLoop,
       released: (id) => this.regions.delete(id),
     };
-    this.routes = new NativeRoutes(this.handle);
-    this.queue = new PutQueue(this.handle, this.routes);
+    this.sender = new PutSender(
+      {
+        nodeId,
+        isClosed: () => this.isClosed,
+        holdLoop: this.holdLoop,
+        assertOpen: (call) => this.assertOpen(call),
+        forget: (target) => this.resolver.forget(target),
+      },
+      this.handle,
+      this.memory,
+    );
     this.counterHost = {
       nodeId,
       writesOnThisThread: progress === 'loop',
@@ -383,7 +352,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
         }
         return { route: routeOf(record, this.routing), vaddr: binding.vaddr };
       });
-      return this.send(call, name, route, data, o.offset, o.append, false, o);
+      return this.sender.send(call, name, route, data, o.offset, o.append, false, o);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -527,7 +496,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     try {
       const o = parsePutOptions(call, options);
       const v = checkU64(call, 'vaddr', vaddr, 1n);
-      return this.send(call, this.targetName(call, target), this.routeTo(target, v), data, o.offset, o.append, false, o);
+      return this.sender.send(call, this.targetName(call, target), this.routeTo(target, v), data, o.offset, o.append, false, o);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -570,7 +539,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     try {
       const o = parseWaitOptions(call, options);
       const k = checkU64(call, 'key', key, 1n);
-      return this.send(call, this.targetName(call, target), this.routeTo(target, k), data, checkU64(call, 'offset', offset), false, true, o);
+      return this.sender.send(call, this.targetName(call, target), this.routeTo(target, k), data, checkU64(call, 'offset', offset), false, true, o);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -628,171 +597,19 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     return route instanceof Promise ? route.then((r) => ({ route: r, vaddr })) : { route, vaddr };
   }
 
-  private send(
-    call: string,
-    target: string,
-    destination: Destination | Promise<Destination>,
-    data: PutData,
-    offset: bigint,
-    append: boolean,
-    raw: boolean,
-    o: WaitOptions & { noBufferRetryMs?: number; ack?: AckPace },
-  ): Promise<void> {
-    const [head, bytes] = checkPutData(call, data);
-    this.assertOpen(call);
-    const id = this.nextRequestId++;
-    const pending: PendingPut = {
-      id,
-      data: bytes,
-      head,
-      offset,
-      append,
-      raw,
-      ack: o.ack ?? AckPace.Eager,
-      target,
-      destination: undefined,
-      retryUntil: o.noBufferRetryMs ? Date.now() + o.noBufferRetryMs : 0,
-      retries: 0,
-      call,
-      wait: new Wait<void>(
-        this.putLabel(call, target),
-        o,
-        () => {
-          // Settled early (timeout/abort): the native side may still read the bytes.
-          if (pending.data === undefined || !pending.destination) this.puts.delete(id);
-        },
-        this.holdLoop,
-      ),
-    };
-    if (pending.wait.done) return pending.wait.promise;
-    this.puts.add(pending);
-    if (destination instanceof Promise) {
-      destination.then(
-        (d) => this.submit(pending, d),
-        (error: Error) => {
-          this.puts.delete(id);
-          pending.wait.reject(error);
-        },
-      );
-    } else {
-      this.submit(pending, destination);
-    }
-    return pending.wait.promise;
-  }
-
-  /** What a put's timeout or abort error names it: built once per target, not per put. */
-  private putLabel(call: string, target: string): string {
-    if (call !== this.lastLabelCall || target !== this.lastLabelTarget) {
-      this.lastLabelCall = call;
-      this.lastLabelTarget = target;
-      this.lastLabel = `${call} to "${target}"`;
-    }
-    return this.lastLabel;
-  }
-  private lastLabelCall = '';
-  private lastLabelTarget = '';
-  private lastLabel = '';
-
-  /** Hands a put to the native side (again, when a NO_BUFFER refusal is retried). */
-  private submit(pending: PendingPut, d: Destination): void {
-    if (pending.wait.done || this.isClosed) {
-      this.puts.delete(pending.id); // settled while resolving or between retries: nothing in flight
-      return;
-    }
-    pending.destination = d;
-    const { id, data, offset, append, raw, head, ack } = pending;
-    // Not through the queue: a promise put reaches its provider now (with loopback, it is
-    // placed before put() returns).
-    const status = this.handOver(id, d, data!, head, offset, append, raw, false, ack, false, 0);
-    if (status !== 0) this.putDone(id, status);
-  }
-
-  /**
-   * One put to the native side: with mayQueue a small one into this turn's queue (copied
-   * there), any other at once, behind what the queue holds. 0, or the status it was refused
-   * with now. copy: the native side copies the data now (a counted put's memory is not kept).
-   * ack: when the receiver answers. len: the payload's bytes (head's and data's), needed
-   * only with mayQueue.
-   */
-  private handOver(
-    id: number,
-    d: Destination,
-    data: Uint8Array,
-    head: Uint8Array | undefined,
-    offset: bigint,
-    append: boolean,
-    raw: boolean,
-    copy: boolean,
-    ack: AckPace,
-    mayQueue: boolean,
-    len: number,
-  ): number {
-    if (mayQueue && queueable(len, offset)) {
-      this.queue.add(id, d.route, d.vaddr, offset, append, raw, ack, head, data, len);
-      this.flushSoon();
-      return 0;
-    }
-    const memory = copy ? 0 : (this.memory?.of(data) ?? 0);
-    this.queue.flush(); // puts leave in the order they were made
-    const status = this.handle.put(id, this.routes.indexOf(d.route), d.vaddr, data, offset, append, raw, memory, head, copy, ack);
-    if (status !== PUT_ROUND_DUE) return status;
-    this.flushSoon();
-    return 0;
-  }
-
   /**
    * @internal A ring frame handed to its native sending side (src/ring/outbound.ts), behind the
    * puts queued in this turn: 0, RING_NO_CREDIT, or the refusal status.
    */
   ringSend(outId: number, putId: number, data: Uint8Array, header: Uint8Array | undefined): number {
-    this.queue.flush();
-    const status = this.handle.ringSend(outId, putId, data, header);
-    if (status !== PUT_ROUND_DUE) return status;
-    this.flushSoon();
-    return 0;
+    return this.sender.ringSend(outId, putId, data, header);
   }
 
   /** A counted put or raw write: no promise, no per-put state here; the counter settles it. */
   private sendCounted(call: string, target: string | Endpoint, vaddr: bigint, data: PutData, raw: boolean, o: CountedPut): void {
     this.assertOpen(call);
-    const { counter } = o;
-    counter.checkUsable(call, this.counterHost);
-    const [head, bytes] = checkPutData(call, data);
-    const len = bytes.byteLength + (head === undefined ? 0 : head.byteLength);
-    const copy = o.copy || len <= PutCounter.COPY_MAX_BYTES;
-    const id = counter.issue(this.targetName(call, target), vaddr, bytes, head, copy);
-    const destination = this.routeTo(target, vaddr);
-    if (!(destination instanceof Promise)) return this.submitCounted(id, destination, bytes, head, len, raw, copy, o);
-    const index = counter.issued - 1;
-    // Copied puts are copied now, not once the route is known: the caller may reuse the memory.
-    const later = copy ? joinedCopy(head, bytes) : bytes;
-    const laterHead = copy ? undefined : head;
-    destination.then(
-      (d) => this.submitCounted(id, d, later, laterHead, len, raw, copy, o),
-      (error: unknown) => {
-        if (!this.isClosed) counter.failedLocally(index, error instanceof RvmaError ? error : new RvmaError('ERR_RVMA_NO_PEER', `${call}: ${String(error)}`));
-      },
-    );
-  }
-
-  private submitCounted(id: number, d: Destination, bytes: Uint8Array, head: Uint8Array | undefined, len: number, raw: boolean, copy: boolean, o: CountedPut): void {
-    if (this.isClosed) return; // counted as lost when the endpoint closed
-    const status = this.handOver(id, d, bytes, head, o.offset, o.append, raw, copy, o.ack, true, len);
-    if (status !== 0) o.counter.refused(counterOfPutId(id)!.index, status);
-  }
-
-  /**
-   * At the end of this turn the queued puts go over, and (loop progress) everything queued
-   * natively leaves. An immediate, not a microtask: it runs once every promise chain of the turn
-   * has settled, so puts made after an await leave in the same write. A rendezvous ping-pong
-   * step (its answer, then the next request) took 113 against 200 µs of CPU per side, and a ring
-   * frame about 40% less (bench:rendezvous ping, bench:ring, same CPU); put round trips and
-   * bandwidth did not change (bench:tcp).
-   */
-  private flushSoon(): void {
-    if (this.flushQueued) return;
-    this.flushQueued = true;
-    setImmediate(this.flushPuts);
+    o.counter.checkUsable(call, this.counterHost);
+    this.sender.sendCounted(call, this.targetName(call, target), vaddr, this.routeTo(target, vaddr), data, raw, o);
   }
 
   /**
@@ -827,14 +644,9 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     if (this.isClosed) return;
     this.finalStats = this.stats();
     this.isClosed = true;
-    this.queue.clear();
     this.handle.close(); // joins the progress thread: nothing reads put data after this
     const error = new RvmaError('ERR_RVMA_CLOSED', `endpoint "${this.nodeId}" closed`);
-    for (const pending of this.puts.values()) {
-      pending.data = pending.head = undefined;
-      pending.wait.reject(error);
-    }
-    this.puts.clear();
+    this.sender.endpointClosed(error);
     for (const counter of [...this.counters.values()]) counter.endpointClosed();
     this.counters.clear();
     for (const wait of [...this.connects.values()]) wait.reject(error);
@@ -865,7 +677,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
         const counted = counterOfPutId(id);
         if (counted && debugLog.enabled) debugLog(`endpoint "${this.nodeId}": a counted put failed: ${codeOfStatus(events[i + 7])}${reason ? ` (${reason})` : ''}`);
         if (counted) this.counters.get(counted.slot)?.putFailed(counted.index, events[i + 7], reason);
-        else this.putDone(id, events[i + 7], reason);
+        else this.sender.settled(id, events[i + 7], reason);
       } else if (kind === EventKind.CounterReached) {
         this.counters.get(id)?.reached();
       } else if (kind === EventKind.MailboxReleased) {
@@ -899,38 +711,6 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
         this.emit('authFailed', info);
       }
     }
-  }
-
-  /** reason: why it failed, where the transport says (e.g. why no connection could be made). */
-  private putDone(id: number, status: number, reason?: string): void {
-    const pending = this.puts.get(id);
-    if (!pending) return;
-    if (this.retryLater(pending, status)) return;
-    this.puts.delete(id);
-    const bytes = pending.data && pending.data.byteLength + (pending.head?.byteLength ?? 0);
-    pending.data = pending.head = undefined;
-    if (status === 0) {
-      pending.wait.resolve();
-      return;
-    }
-    // The node behind a cached route is gone or moved: resolve it afresh next time.
-    const code = codeOfStatus(status);
-    if (code === 'ERR_RVMA_PEER_LOST' || code === 'ERR_RVMA_NO_PEER') this.resolver.forget(pending.target);
-    const context: StatusContext = { op: pending.call, vaddr: pending.destination?.vaddr ?? 0n, node: pending.target, bytes, reason };
-    const error = statusError(status, context);
-    if (debugLog.enabled) debugLog(`endpoint "${this.nodeId}": ${error.code}: ${error.message}`);
-    pending.wait.reject(error);
-  }
-
-  /** A NO_BUFFER refusal within the put's retry budget: try again after a backoff. */
-  private retryLater(pending: PendingPut, status: number): boolean {
-    if (!pending.retryUntil || pending.wait.done || codeOfStatus(status) !== 'ERR_RVMA_NO_BUFFER') return false;
-    if (Date.now() >= pending.retryUntil) return false;
-    const attempt = ++pending.retries;
-    const resubmit = (): void => this.submit(pending, pending.destination!);
-    if (attempt <= 3) setImmediate(resubmit); // the receiver usually re-posts within a turn
-    else setTimeout(resubmit, Math.min(2 ** (attempt - 4), 10));
-    return true;
   }
 
   private wordsOf(slot: number): CompletionWordsView {
@@ -989,13 +769,4 @@ function isCounted(options: unknown): options is { counter: PutCounter } {
 /** A wildcard listen address means nothing to other hosts: publish this host's name instead. */
 function publishable(address: string): string {
   return address.replace(/^(tcp|rdma):\/\/(0\.0\.0\.0|\[::\])(?=:\d+$)/, `$1://${hostname()}`);
-}
-
-/** A put's bytes, head and data, copied into one new array (not slice(): a Buffer's is a view). */
-function joinedCopy(head: Uint8Array | undefined, data: Uint8Array): Uint8Array {
-  if (!head) return new Uint8Array(data);
-  const joined = new Uint8Array(head.byteLength + data.byteLength);
-  joined.set(head);
-  joined.set(data, head.byteLength);
-  return joined;
 }

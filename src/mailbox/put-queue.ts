@@ -3,17 +3,13 @@
 // payloads, copied there at the call. A put costs a few typed-array writes instead of a native
 // call with a dozen arguments to convert.
 import type { NativeEndpoint } from '../native';
-import { AckPace } from './call-options';
 import type { NativeRoutes } from './native-routes';
+import type { PutDescriptor } from './put-descriptor';
 import type { Route } from './resolver';
 
 const WORDS = 8; // putId, route, vaddr high, vaddr low, offset, flags, payload start, length (native PutQueued)
 const ENTRIES = 1024;
 const ARENA_BYTES = 256 << 10;
-const APPEND = 1;
-const RAW = 2;
-const LAZY_ACK = 4;
-const LATE_ACK = 8;
 
 export class PutQueue {
   private readonly entries = new Float64Array(ENTRIES * WORDS);
@@ -36,20 +32,12 @@ export class PutQueue {
     return this.count;
   }
 
-  /** Queues a put of at most MAX_BYTES (offset below 2^53); the caller flushes at the end of the turn. */
-  /** len: the payload's bytes, head's and data's. */
-  add(
-    putId: number,
-    route: Route,
-    vaddr: bigint,
-    offset: bigint,
-    append: boolean,
-    raw: boolean,
-    ack: AckPace,
-    head: Uint8Array | undefined,
-    data: Uint8Array,
-    len: number,
-  ): void {
+  /**
+   * Queues a put of at most MAX_BYTES (offset below 2^53); the caller flushes at the end of the
+   * turn. len: the payload's bytes, head's and data's.
+   */
+  add(put: PutDescriptor, route: Route, vaddr: bigint, len: number): void {
+    const { head, data } = put;
     if (this.count === ENTRIES || this.used + len > ARENA_BYTES) this.flush();
     if (vaddr !== this.lastVaddr) {
       this.lastVaddr = vaddr;
@@ -68,12 +56,12 @@ export class PutQueue {
     this.used += len;
     const e = this.entries;
     const w = this.count++ * WORDS;
-    e[w] = putId;
+    e[w] = put.id;
     e[w + 1] = this.routes.indexOf(route);
     e[w + 2] = this.vaddrHigh;
     e[w + 3] = this.vaddrLow;
-    e[w + 4] = offset === 0n ? 0 : Number(offset);
-    e[w + 5] = (append ? APPEND : 0) | (raw ? RAW : 0) | (ack === AckPace.Lazy ? LAZY_ACK : 0) | (ack === AckPace.Late ? LATE_ACK : 0);
+    e[w + 4] = put.offset === 0n ? 0 : Number(put.offset);
+    e[w + 5] = put.flags;
     e[w + 6] = at;
     e[w + 7] = len;
   }
