@@ -10,6 +10,7 @@ import { RvmaError, codeOfStatus, hex, nativeFailure, statusError } from '../bas
 import { type EpochType, Mailbox, type MailboxHost } from './mailbox';
 import { MemoryIds } from './memory-ids';
 import type { PutData } from './put-data';
+import { LoopHolder } from './loop-holder';
 import { type Destination, PutSender } from './put-sender';
 import { COUNTER_SLOTS_PER_PAGE, COUNTER_SLOT_WORDS, PutCounter, type PutCounterHost, counterOfPutId } from './put-counter';
 import { Region, type RegionHost } from './region';
@@ -107,10 +108,6 @@ export interface EndpointStats {
   progressWakeups: number;
 }
 
-// Endpoints with something pending stay reachable even if the application dropped them:
-// their promises must settle. Idle ones may be collected (the native side then closes).
-const busy = new Set<Endpoint>();
-
 /** The verbs registration cache's counters (docs/api.md, "Memory registration"). */
 export interface RegistrationStats {
   /** Memory registrations made with the device. */
@@ -190,10 +187,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
   private readonly host: MailboxHost;
   private nextRequestId = 1;
   private nextDynamicVaddr = DYNAMIC_VADDR_BASE;
-  private waiters = 0;
-  /** In `busy` and referenced natively; let go at the end of the turn in which the last wait ended. */
-  private held = false;
-  private releaseDue = false;
+  private readonly loop: LoopHolder;
   private isClosed = false;
   private isRegistered = false;
   private unfollow: (() => void) | undefined;
@@ -242,6 +236,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
       // limit), or a listen address another socket holds: typed, so the caller can act on it.
       throw nativeFailure(error, 'Endpoint.create');
     }
+    this.loop = new LoopHolder(this, this.handle, () => this.isClosed);
     this.verbsFallback = this.handle.fallback() || undefined;
     const listening = this.handle.listenAddresses();
     this.routing = { loopback: 'loopback' in listening, rdma: 'verbs' in listening, shm: 'shm' in listening };
@@ -448,7 +443,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
    * @internal Holds the event loop while a wait is pending (Wait's hold): the endpoint's own
    * waits and those of the library's protocols built on it (a ring's recv, control, around).
    */
-  readonly holdLoop: LoopHold = (delta) => this.waiting(delta);
+  readonly holdLoop: LoopHold = (delta) => this.loop.waiting(delta);
 
   /**
    * @internal Opens any vaddr, reserved ones included (used by the library's own protocols).
@@ -654,7 +649,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     this.mailboxes.clear();
     for (const region of this.regions.values()) region.endpointClosed();
     this.regions.clear();
-    busy.delete(this);
+    this.loop.endpointClosed();
     this.unfollow?.();
     try {
       if (this.ownsDirectory) await this.directory.close();
@@ -723,38 +718,6 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     }
     return new CompletionWordsView(page, (slot % SLOTS_PER_PAGE) * SLOT_WORDS);
   }
-
-  /**
-   * The native wake-up keeps the process alive only while something waits on it. When the
-   * last wait ends, the hold is released RELEASE_DELAY_MS later, not at once: the next put
-   * or next() usually follows within the same turn, and letting go and taking hold again on
-   * every operation would cost two native calls and two changes of `busy` each time.
-   */
-  private waiting(delta: 1 | -1): void {
-    this.waiters += delta;
-    if (this.isClosed) return;
-    if (this.waiters > 0) {
-      if (this.held) return;
-      this.held = true;
-      busy.add(this);
-      this.handle.ref();
-    } else if (!this.releaseDue) {
-      // Released at the end of this turn if nothing waits by then: a loop that waits again at
-      // once (the usual case) keeps the hold without a native call per wait. Not by a timer: a
-      // timer, even one cleared, wakes a sleeping process when it falls due (a pipeline rank
-      // waiting for each frame was woken every 20 ms by one).
-      this.releaseDue = true;
-      setImmediate(this.releaseIfIdle);
-    }
-  }
-
-  private readonly releaseIfIdle = (): void => {
-    this.releaseDue = false;
-    if (this.waiters > 0 || !this.held || this.isClosed) return;
-    this.held = false;
-    busy.delete(this);
-    this.handle.unref();
-  };
 
   private assertOpen(call: string): void {
     if (this.isClosed) throw new RvmaError('ERR_RVMA_CLOSED', `${call}: endpoint "${this.nodeId}" is closed`);
