@@ -1,5 +1,5 @@
-// One shm connection to a peer process on this host: the handshake on a unix socket, then
-// puts through the shared segment's rings. Small puts travel inline; larger ones are pulled
+// One shm connection to a peer process on this host: the handshake on a unix socket
+// (shm_handshake.cpp), then puts through the shared segment's rings. Small puts travel inline; larger ones are pulled
 // by the receiver straight from the sender's memory into the mailbox buffer
 // (process_vm_readv), or copied through the ring in chunks where the receiver cannot pull.
 // The socket stays open only to tell either side at once when the other is gone.
@@ -105,20 +105,21 @@ class ShmConnection {
   };
 
   void onSocket(uint32_t events);
-  bool onOffer(const uint8_t* p, size_t len, std::vector<int>& fds);
-  bool onAccept(const uint8_t* p, size_t len);
-  bool onConfirm(const uint8_t* p, size_t len);
-  bool onLateRefusal(const uint8_t* p, size_t len);
   bool onArenaShare(const uint8_t* p, size_t len, std::vector<int>& fds);
   // Whether a far put's source [src, src + len) lies in our arena and the peer has it (shared
   // now if not yet): then its record carries kFlagArena.
   bool shareArena(const void* src, uint64_t len);
-  bool adoptPeer();
-  bool probe(const shm::Hello& h) const;
   void attachRings(int inbound, int outbound);
   void becomeReady();
-  shm::Hello hello(shm::HelloKind kind, uint32_t flags) const;
 
+  // The handshake (shm_handshake.cpp).
+  bool onOffer(const uint8_t* p, size_t len, std::vector<int>& fds);
+  bool onAccept(const uint8_t* p, size_t len);
+  bool onConfirm(const uint8_t* p, size_t len);
+  bool onLateRefusal(const uint8_t* p, size_t len);
+  bool adoptPeer();
+  bool probe(const shm::Hello& h) const;
+  shm::Hello hello(shm::HelloKind kind, uint32_t flags) const;
   // Peer authentication (auth/peer_auth.h; what each hello carries: shm_hello.h).
   const auth::PeerAuth& auth() const;
   auth::Party self() const;

@@ -1,3 +1,4 @@
+// A connection's life and data pump: puts framed out, placed in, answered; keepalive; teardown.
 #include "tcp_connection.h"
 
 #include "../../core/debug_log.h"
@@ -24,9 +25,7 @@ constexpr size_t kRxBuffer = 64 * 1024;
 // kRxBuffer once reads fill it: a thousand idle connections, with a hello or without, cost a
 // thousand of these, not of kRxBuffer (64 MiB of heap that the allocator kept once they closed).
 constexpr size_t kHandshakeBuffer = 1024;
-static_assert(kHandshakeBuffer >= wire::kHelloBytes + wire::kNonceBytes + wire::kMaxNodeIdBytes +
-                                      wire::kMaxAddressBytes + wire::kProofBytes,
-              "a hello and its proof fit the handshake's staging buffer");
+static_assert(kHandshakeBuffer >= TcpHello::kMaxBytes, "a hello and its proof fit the handshake's staging buffer");
 // Frames queued for a peer besides puts: past this many, its input is not read until it reads
 // some (it may be flooding us with Pings or refused puts and never reading the answers). As
 // the shm provider's bound on waiting answers; each is a TxItem of about 150 bytes.
@@ -44,13 +43,11 @@ constexpr int kMaxIov = 256;
 // by many senders stay parseable while connections break.
 constexpr uint64_t kStagedAppendMax = 4096;
 static_assert(kStagedAppendMax <= kRxBuffer, "a staged append must fit the staging buffer");
-constexpr auth::Context kAuthContext{"tcp", wire::kVersion};
-static_assert(wire::kNonceBytes == auth::kNonceBytes && wire::kProofBytes == auth::kProofBytes, "one nonce, one proof");
 }  // namespace
 
 TcpConnection::TcpConnection(TcpProvider& owner, int fd, bool outgoing, std::string dialAddress, uint64_t serial)
     : owner_(owner), fd_(fd), outgoing_(outgoing), dialAddress_(std::move(dialAddress)), serial_(serial),
-      state_(outgoing ? State::Connecting : State::Handshake), rxBuf_(kHandshakeBuffer) {}
+      state_(outgoing ? State::Connecting : State::Handshake), hello_(outgoing), rxBuf_(kHandshakeBuffer) {}
 
 TcpConnection::~TcpConnection() {
   if (fd_ >= 0) ::close(fd_);
@@ -67,8 +64,7 @@ void TcpConnection::onConnected() {
   state_ = State::Handshake;
   remoteHost_ = peerHost(fd_);
   TxItem item;
-  hello_ = owner_.hello(fd_);
-  item.owned = wire::encodeHello(hello_);
+  item.owned = hello_.send(owner_.hello(fd_));
   enqueue(std::move(item));
   flush();
 }
@@ -89,8 +85,8 @@ void TcpConnection::put(OutPut p) {
 void TcpConnection::sendPut(OutPut p) {
   // A put meant for, or already sent to, an earlier incarnation of the node must not reach
   // its successor.
-  if ((p.req.incarnation != 0 && p.req.incarnation != peer_.incarnation) ||
-      (p.wireId != 0 && p.incarnation != peer_.incarnation)) {
+  if ((p.req.incarnation != 0 && p.req.incarnation != peer().incarnation) ||
+      (p.wireId != 0 && p.incarnation != peer().incarnation)) {
     owner_.putFinished(p, Status::PeerLost);
     return;
   }
@@ -101,10 +97,10 @@ void TcpConnection::sendPut(OutPut p) {
     return;
   }
   if (p.wireId == 0) {
-    if (!sentTo_) sentTo_ = owner_.sentPuts().nodeOf(peer_.nodeId);
+    if (!sentTo_) sentTo_ = owner_.sentPuts().nodeOf(peer().nodeId);
     p.to = sentTo_;
     p.wireId = owner_.sentPuts().assign(sentTo_);
-    p.incarnation = peer_.incarnation;
+    p.incarnation = peer().incarnation;
   }
   p.window = peerWindow_;
   const PutRequest& req = p.req;
@@ -340,26 +336,16 @@ bool TcpConnection::process() {
     const uint8_t* p = rxBuf_.data() + rxStart_;
     switch (rx_) {
       case Rx::Hello: {
-        if (avail < helloNeed_) return true;
-        if (helloNeed_ == wire::kHelloBytes) {
-          auto r = wire::decodeHelloFixed(p, &peer_, &nodeIdLen_, &addressLen_);
-          if (r != wire::DecodeResult::Ok) {
-            protocolFail(std::string("handshake refused: ") + wire::describe(r) +
-                         (r == wire::DecodeResult::BadVersion
-                              ? " (peer speaks " + std::to_string(peer_.version) + ", this node speaks " +
-                                    std::to_string(wire::kVersion) + ")"
-                              : ""));
-            return false;
-          }
-          helloNeed_ += wire::kNonceBytes + nodeIdLen_ + addressLen_;
-          continue;
+        const size_t need = hello_.need();
+        if (avail < need) return true;
+        bool done;
+        std::string why = hello_.take(p, &done);
+        if (!why.empty()) {
+          protocolFail(why);
+          return false;
         }
-        const uint8_t* rest = p + wire::kHelloBytes;
-        std::memcpy(peer_.nonce.data(), rest, wire::kNonceBytes);
-        rest += wire::kNonceBytes;
-        peer_.nodeId.assign(reinterpret_cast<const char*>(rest), nodeIdLen_);
-        peer_.listenAddress.assign(reinterpret_cast<const char*>(rest + nodeIdLen_), addressLen_);
-        rxStart_ += helloNeed_;
+        if (!done) continue;
+        rxStart_ += need;
         if (!onHello()) return false;
         continue;
       }
@@ -427,19 +413,19 @@ bool TcpConnection::process() {
 
 bool TcpConnection::onHello() {
   const auth::PeerAuth& auth = owner_.ctx().auth;
-  if (((peer_.flags & wire::kHelloAuth) != 0) != auth.enabled()) {
+  if (hello_.peerAuthenticates() != auth.enabled()) {
     authFail(auth::mismatch(auth.enabled()));
     return false;
   }
-  if (!expectedNode_.empty() && peer_.nodeId != expectedNode_) {
+  if (!expectedNode_.empty() && peer().nodeId != expectedNode_) {
     wrongNode_ = true;
-    fail(Status::PeerLost, dialAddress_ + " is now node \"" + peer_.nodeId + "\", not \"" + expectedNode_ + "\"", false);
+    fail(Status::PeerLost, dialAddress_ + " is now node \"" + peer().nodeId + "\", not \"" + expectedNode_ + "\"", false);
     return false;
   }
   if (!auth.enabled()) return becomeReady();
   // Our proof goes out now; nothing of the peer's but its proof is read until it verifies.
   TxItem item;
-  auth::Proof proof = auth.prove(kAuthContext, self(), peer());
+  auth::Proof proof = hello_.prove(auth);
   item.owned.assign(reinterpret_cast<const char*>(proof.data()), proof.size());
   enqueue(std::move(item));
   flush();
@@ -447,18 +433,8 @@ bool TcpConnection::onHello() {
   return state_ != State::Dead;
 }
 
-auth::Party TcpConnection::self() const {
-  return auth::Party{outgoing_ ? auth::Role::Dialer : auth::Role::Acceptor, hello_.nonce, hello_.nodeId,
-                     hello_.incarnation};
-}
-
-auth::Party TcpConnection::peer() const {
-  return auth::Party{outgoing_ ? auth::Role::Acceptor : auth::Role::Dialer, peer_.nonce, peer_.nodeId,
-                     peer_.incarnation};
-}
-
 bool TcpConnection::onProof(const uint8_t* proof) {
-  if (!owner_.ctx().auth.verify(kAuthContext, peer(), self(), proof)) {
+  if (!hello_.verify(owner_.ctx().auth, proof)) {
     authFail(auth::kBadProof);
     return false;
   }
@@ -473,12 +449,12 @@ bool TcpConnection::becomeReady() {
   }
   rx_ = Rx::Header;
   state_ = State::Ready;
-  window_ = owner_.attachSender(peer_.nodeId, peer_.incarnation);
+  window_ = owner_.attachSender(peer().nodeId, peer().incarnation);
   sendControl(wire::FrameType::Window, window_->id());
   if (state_ == State::Dead) return false;
   owner_.onHandshake(this);
   if (state_ == State::Dead) return false;
-  RVMA_DEBUG_LOG(connectionUpLine("tcp", outgoing_, peer_.nodeId, peer_.incarnation, dialAddress_));
+  RVMA_DEBUG_LOG(connectionUpLine("tcp", outgoing_, peer().nodeId, peer().incarnation, dialAddress_));
   startWaiting();
   return state_ != State::Dead;
 }
@@ -517,7 +493,7 @@ bool TcpConnection::onHeader() {
       peerWindow_ = hdr_.id;
       // Connected once the peer took us: it names a window only after its own checks (it
       // may refuse a node id that another incarnation holds).
-      for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, Status::Ok, peer_.nodeId);
+      for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, Status::Ok, peer().nodeId);
       connectRequests_.clear();
       startWaiting();
       return state_ != State::Dead;
@@ -577,14 +553,14 @@ bool TcpConnection::onPut(bool raw) {
   if (hdr_.len > owner_.options().maxPutBytes) {
     s = Status::TooLarge;
   } else if (raw) {
-    s = owner_.ctx().regions.reserve(hdr_.vaddr, hdr_.offset, hdr_.len, peer_.nodeId, &rawRes_);
+    s = owner_.ctx().regions.reserve(hdr_.vaddr, hdr_.offset, hdr_.len, peer().nodeId, &rawRes_);
   } else if ((hdr_.flags & wire::kAppend) && hdr_.len <= kStagedAppendMax) {
     rx_ = Rx::Staged;
     remaining_ = hdr_.len;
     return true;
   } else {
     Placement where{(hdr_.flags & wire::kAppend) != 0, hdr_.offset};
-    s = owner_.ctx().table.reserve(hdr_.vaddr, where, hdr_.len, peer_.nodeId, &res_);
+    s = owner_.ctx().table.reserve(hdr_.vaddr, where, hdr_.len, peer().nodeId, &res_);
   }
   if (!ok(s)) {
     window_->settle(hdr_.id, s);
@@ -726,7 +702,7 @@ void TcpConnection::placeStaged(const uint8_t* p) {
   rxStart_ += len;
   remaining_ = 0;
   rx_ = Rx::Header;
-  Status s = owner_.ctx().table.deliver(hdr_.vaddr, Placement{true, 0}, p, len, peer_.nodeId);
+  Status s = owner_.ctx().table.deliver(hdr_.vaddr, Placement{true, 0}, p, len, peer().nodeId);
   window_->settle(hdr_.id, s);
   sendAnswer(hdr_.id, s);
 }
@@ -859,12 +835,12 @@ void TcpConnection::fail(Status status, const std::string& why, bool protocolErr
   for (auto& p : waiting_) unanswered.push_back(std::move(p));
   waiting_.clear();
   for (size_t i = 0; i < answered; i++) owner_.putFinished(pending[i].put, pending[i].status);
-  std::string peer = peer_.nodeId.empty() ? dialAddress_ : peer_.nodeId;
-  RVMA_DEBUG_LOG(connectionEndLine("tcp", outgoing_, peer, "a peer", wasReady, why,
+  std::string who = peer().nodeId.empty() ? dialAddress_ : peer().nodeId;
+  RVMA_DEBUG_LOG(connectionEndLine("tcp", outgoing_, who, "a peer", wasReady, why,
                                    protocolError ? "protocol error" : status == Status::Auth ? "authentication" : ""));
-  if (protocolError) owner_.ctx().events.protocolError(peer, why);
+  if (protocolError) owner_.ctx().events.protocolError(who, why);
   if (status == Status::Auth) {
-    owner_.ctx().events.authFailed(dialAddress_, peer_.nodeId.empty() ? why : why + " (it claimed node \"" + peer_.nodeId + "\")");
+    owner_.ctx().events.authFailed(dialAddress_, peer().nodeId.empty() ? why : why + " (it claimed node \"" + peer().nodeId + "\")");
   }
   for (uint64_t request : connectRequests_) owner_.ctx().events.connected(request, status, why);
   connectRequests_.clear();

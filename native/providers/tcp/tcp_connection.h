@@ -1,5 +1,6 @@
-// One TCP connection to a peer: handshake, framed puts out, placement of incoming puts
-// straight into mailbox buffers, ACK/NACK, keepalive. Lives on the progress context only.
+// One TCP connection to a peer: handshake (its hellos and proofs: TcpHello), framed puts out,
+// placement of incoming puts straight into mailbox buffers, ACK/NACK, keepalive. Lives on the
+// progress context only.
 // Its puts belong to the provider: when the connection breaks it hands back those not
 // answered yet, and the provider sends them again over another connection (see TcpProvider).
 #pragma once
@@ -13,6 +14,7 @@
 #include "../../wire/frames.h"
 #include "../provider.h"
 #include "put_window.h"
+#include "tcp_hello.h"
 #include "tcp_put.h"
 
 namespace rvma {
@@ -43,12 +45,12 @@ class TcpConnection {
   void fail(Status status, const std::string& why, bool protocolError);
 
   State state() const { return state_; }
-  const std::string& peerNodeId() const { return peer_.nodeId; }
-  uint64_t peerIncarnation() const { return peer_.incarnation; }
+  const std::string& peerNodeId() const { return peer().nodeId; }
+  uint64_t peerIncarnation() const { return peer().incarnation; }
   // The peer's name for its window of our puts (0 until its Window frame came): puts go out
   // only once it is known.
   uint64_t peerWindow() const { return peerWindow_; }
-  const std::string& peerListenAddress() const { return peer_.listenAddress; }
+  const std::string& peerListenAddress() const { return peer().listenAddress; }
   const std::string& dialAddress() const { return dialAddress_; }
   // The peer's numeric address (set once connected): another connection claiming the same
   // node and incarnation must come from there too.
@@ -119,8 +121,7 @@ class TcpConnection {
   bool onHello();
   bool onProof(const uint8_t* proof);
   bool becomeReady();
-  auth::Party self() const;
-  auth::Party peer() const;
+  const wire::Hello& peer() const { return hello_.peer(); }
   bool onHeader();
   bool onPut(bool raw);
   bool onPartExt(const uint8_t* p);
@@ -149,8 +150,7 @@ class TcpConnection {
   std::string remoteHost_;
   uint64_t serial_;
   State state_;
-  wire::Hello peer_;
-  wire::Hello hello_;  // ours, as sent: the proofs cover its nonce
+  TcpHello hello_;  // ours and the peer's
   std::vector<uint64_t> connectRequests_;
   std::string expectedNode_;
   bool refused_ = false, wrongNode_ = false, authRefused_ = false;
@@ -178,7 +178,6 @@ class TcpConnection {
   std::vector<uint8_t> rxBuf_;
   size_t rxStart_ = 0, rxEnd_ = 0;
   Rx rx_ = Rx::Hello;
-  size_t helloNeed_ = wire::kHelloBytes, nodeIdLen_ = 0, addressLen_ = 0;
   wire::FrameHeader hdr_{};
   Reservation res_;
   RegionReservation rawRes_;  // when the incoming payload is a raw write

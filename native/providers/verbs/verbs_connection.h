@@ -4,7 +4,8 @@
 // It receives through the provider's shared receive queue: the provider hands it the
 // receive completions of its queue pair (onReceive). Lives on the progress context only.
 // With auth, each side proves the shared secret (AuthMsg) after the hellos; the connection
-// is ready only once the peer's proof verifies, and nothing else of the peer's counts before.
+// is ready only once the peer's proof verifies, and nothing else of the peer's counts before
+// (the handshake: verbs_hello.cpp).
 // Work is batched by progress round (Progress::atRoundEnd): the answers gathered in a round
 // leave as one Acks message, and the round's work requests as one chain, one doorbell, with
 // a completion asked for every kSignalEvery of them and for the chain's last (flushSends).
@@ -127,12 +128,14 @@ class VerbsConnection {
   void sendCtrl(uint32_t index, uint32_t len);
   void sendUnsolicited(verbs::MsgType type, uint64_t key = 0);
   void drainUnsolicited();
-  void sendHello();
   // Gathered for the round's Acks: a credit (slot) returns with its put's answer.
   void sendAck(uint64_t putId, Status status, uint32_t slot);
   void flushAnswers();
   verbs::Phase phase() const;
   bool authenticates() const;  // this endpoint has an auth secret
+  // The handshake (verbs_hello.cpp): hellos, proofs, ready.
+  void sendHello();
+  void onHello(const verbs::CtrlMsg& m);
   auth::Party self() const;
   auth::Party peer() const;
   void maybeProve();
@@ -143,13 +146,13 @@ class VerbsConnection {
   void finishAuthFail();
   std::string peerLabel() const;
   void maybeReady();
+
   void startWaiting();
   void sendPut(const PutRequest& req);
   void sendRaw(const PutRequest& req);  // verbs_raw_writes.cpp, as the other raw-write members
   void writeRaw(const PutRequest& req, const RemoteRegion& region);
   void onEager(uint32_t slot, uint32_t byteLen);
   void onCtrl(const uint8_t* p, uint32_t len);
-  void onHello(const verbs::CtrlMsg& m);
   void onRts(const verbs::RtsMsg& m, const std::string& head);
   void onAck(const verbs::AckMsg& m);
   void onAcks(const verbs::AcksMsg& m);
