@@ -1,6 +1,7 @@
-// The tcp provider's wire format (docs/protocol.md), written independently of native/wire: for
-// the tests that speak (and mis-speak) it over raw sockets, the proxies (which rewrite the listen
-// address in a hello) and hostile raw clients (soak, bench:hostile). Little-endian throughout.
+// The tcp provider's wire format (docs/protocol.md), written independently of its native
+// decoder (native/providers/tcp/tcp_frames.h): for the tests that speak (and mis-speak) it over
+// raw sockets, the proxies (which rewrite the listen address in a hello) and hostile raw clients
+// (soak, bench:hostile). Little-endian throughout.
 //   hello:  u32 magic | u16 version | u16 nodeIdLen | u64 incarnation | u16 addressLen |
 //           u16 flags (1: auth) | 12 zero bytes | 32-byte nonce | nodeId | address
 //   then, when both sides authenticate, a 32-byte proof each way before any frame
@@ -10,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 
 export const MAGIC = 0x414d5652;
-export const VERSION = 7; // native/wire/frames.h kVersion
+export const VERSION = 7; // native/providers/tcp/tcp_frames.h kVersion
 export const HELLO_BYTES = 32; // the fixed part
 export const NONCE_BYTES = 32;
 export const PROOF_BYTES = 32;

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "native/wire/frames.h"
+#include "native/providers/tcp/tcp_frames.h"
 
 using namespace rvma::wire;
 

@@ -32,7 +32,7 @@
 
 #include "harness_support.h"
 #include "native/providers/tcp/tcp_provider.h"
-#include "native/wire/frames.h"
+#include "native/providers/tcp/tcp_frames.h"
 
 using namespace rvma;
 using rvma::fuzz::Guarded;

@@ -20,7 +20,7 @@ describe('Endpoint.capabilities', () => {
         for (const gid of port.gids) expect(gid.gid).toMatch(/^([0-9a-f]{4}:){7}[0-9a-f]{4}$/);
       }
     }
-    // The versions the wire decoders check (native/wire/frames.h, shm_layout.h, verbs_wire.h).
+    // The versions the wire decoders check (tcp_frames.h, shm_layout.h, verbs_wire.h).
     expect(caps.protocols).toEqual({ tcp: 7, shm: 7, verbs: 6 });
     // Without rdma-core no device can be enumerated.
     if (!caps.rdmaCore) expect(caps.devices).toEqual([]);

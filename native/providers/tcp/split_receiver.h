@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "../../core/mailbox_table.h"
-#include "../../wire/frames.h"
+#include "tcp_frames.h"
 
 namespace rvma {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../../core/mailbox.h"
-#include "../../wire/frames.h"
+#include "tcp_frames.h"
 #include "../provider.h"
 #include "put_window.h"
 #include "tcp_hello.h"

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "../../auth/peer_auth.h"
-#include "../../wire/frames.h"
+#include "tcp_frames.h"
 
 namespace rvma {
 

@@ -1,5 +1,5 @@
 // The tcp provider as the engine sees it: "tcp://" addresses, its options, its wire version.
-#include "../../wire/frames.h"
+#include "tcp_frames.h"
 #include "../provider_kind.h"
 #include "tcp_provider.h"
 

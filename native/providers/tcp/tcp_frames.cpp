@@ -1,4 +1,4 @@
-#include "frames.h"
+#include "tcp_frames.h"
 
 #include <endian.h>
 
