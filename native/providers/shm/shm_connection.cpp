@@ -460,12 +460,12 @@ bool ShmConnection::onRegionRecord(const Record& r) {
   switch (r.type) {
     case RecordType::RegionQuery: {
       RegionInfoRecord info{{{uint32_t(RecordType::RegionInfo), sizeof(RegionInfoRecord)}, 0, 0, r.key.key}, 0, 0};
-      RegionReservation pin;
-      Status s = owner_.options().cma ? owner_.loans().lend(r.key.key, serial_, peer_.nodeId, &pin) : Status::InvalidArgument;
+      RegionLender::Lent lent;
+      Status s = owner_.options().cma ? owner_.lender().lend(r.key.key, serial_, peer_.nodeId, &lent) : Status::InvalidArgument;
       info.key.status = uint32_t(s);
       if (ok(s)) {
-        info.address = reinterpret_cast<uint64_t>(pin.dst);
-        info.len = pin.len;
+        info.address = reinterpret_cast<uint64_t>(lent.pin.dst);
+        info.len = lent.pin.len;
       }
       control(&info, sizeof info);
       return true;
@@ -495,7 +495,7 @@ bool ShmConnection::onRegionRecord(const Record& r) {
       return true;
     }
     default:  // RevokeAck
-      if (!owner_.loans().returned(r.key.key, serial_)) {
+      if (!owner_.lender().returned(r.key.key, serial_)) {
         fail(Status::PeerLost, "shm ring: a revoke confirmed for a region not revoked", true);
         return false;
       }

@@ -28,7 +28,7 @@ ShmProvider::ShmProvider(ProviderContext ctx, ShmOptions options, uint64_t incar
       lazyKicks_(ctx_.progress, kLazyAckDelayMs, [](ShmConnection* c) { c->kickDeferred(); }),
       lateKicks_(ctx_.progress, kLateAckDelayMs, [](ShmConnection* c) { c->kickDeferred(); }),
       housekeeping_(ctx_.progress, [this] { houseKeep(); }),
-      loans_(ctx_.regions) {}
+      lender_(ctx_.regions) {}
 
 ShmProvider::~ShmProvider() { close(); }
 
@@ -246,7 +246,7 @@ void ShmProvider::onReady(ShmConnection* conn) {
 
 void ShmProvider::onDead(ShmConnection* conn, bool wasReady, Status status, const std::string& why) {
   const std::string node = conn->peerNodeId();
-  loans_.holderGone(conn->serial());  // it writes nothing more
+  lender_.holderGone(conn->serial());  // it writes nothing more
   lazyKicks_.remove(conn);
   lateKicks_.remove(conn);
   if (wasReady) {
@@ -297,7 +297,7 @@ void ShmProvider::forgetAddress(const std::string& address) {
 
 void ShmProvider::regionClosed(uint64_t key) {
   std::vector<ShmConnection*> holders;  // revoke() may kill one, which leaves conns_
-  for (uint64_t holder : loans_.revoke(key)) {
+  for (uint64_t holder : lender_.revoke(key)) {
     for (auto& c : conns_) {
       if (c->serial() == holder) holders.push_back(c.get());
     }
@@ -337,7 +337,7 @@ void ShmProvider::close() {
   for (ShmConnection* c : live) c->fail(Status::Closed, "endpoint closed", false);
   conns_.clear();
   dead_.clear();
-  loans_.clear();
+  lender_.clear();
 }
 
 }  // namespace rvma

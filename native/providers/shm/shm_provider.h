@@ -11,12 +11,12 @@
 #include <unordered_set>
 #include <vector>
 
+#include "../../core/region_lender.h"
 #include "../deferred_set.h"
 #include "../provider.h"
 #include "shm_connection.h"
 #include "shm_options.h"
 #include "shm_pull_helper.h"
-#include "shm_regions.h"
 
 namespace rvma {
 
@@ -49,7 +49,7 @@ class ShmProvider final : public Provider {
   uint64_t incarnation() const { return incarnation_; }
   uint64_t probeAddress() const { return reinterpret_cast<uint64_t>(&probe_); }
   uint64_t probeValue() const { return probe_; }
-  shm::RegionLoans& loans() { return loans_; }
+  RegionLender& lender() { return lender_; }
   shm::PullHelper& pullHelper() { return pullHelper_; }
   // Whether process pid claiming (node, incarnation) may connect: not while another
   // incarnation of that node, or another process, is connected as it (*why says so), as on tcp.
@@ -102,7 +102,7 @@ class ShmProvider final : public Provider {
   std::unordered_map<std::string, std::string> addressOfNode_;           // where we dialed a node
 
   uint64_t nextSerial_ = 1;
-  shm::RegionLoans loans_;  // our regions lent to peers, by connection serial
+  RegionLender lender_;  // our regions lent to peers, by connection serial
   shm::PullHelper pullHelper_;
 
   std::mutex knownMu_;

@@ -507,7 +507,7 @@ void VerbsConnection::fail(Status status, const std::string& why) {
     owner_.registrations().release(op.target);
   }
   reads_.clear();
-  owner_.lender().connectionGone(id_);
+  owner_.lender().holderGone(id_);
   backlog_.clear();
   posted_.clear();
   answers_.clear();

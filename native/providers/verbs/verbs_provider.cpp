@@ -113,7 +113,7 @@ bool VerbsProvider::open(std::string* error, Status* status) {
     return false;
   }
   registrations_ = std::make_unique<verbs::RegistrationCache>(pd_.get(), options_.registrationCacheBytes, counters_);
-  lender_ = std::make_unique<verbs::RegionLender>(ctx_.regions, pd_.get());
+  lender_ = std::make_unique<RegionLender>(ctx_.regions, verbs::registerForRemoteWrites(pd_.get()));
   return true;
 }
 
@@ -289,9 +289,9 @@ void VerbsProvider::endRound() {
 // Not within a round under loop progress (JS closes the region): the revokes leave now.
 void VerbsProvider::regionClosed(uint64_t key) {
   if (closed_) return;
-  for (uint32_t id : lender_->revoke(key)) {
-    if (VerbsConnection* c = find(id)) c->revoke(key);
-    else lender_->returned(key, id);
+  for (uint64_t holder : lender_->revoke(key)) {
+    if (VerbsConnection* c = find(uint32_t(holder))) c->revoke(key);
+    else lender_->returned(key, holder);
   }
   endRound();
 }

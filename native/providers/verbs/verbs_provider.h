@@ -63,7 +63,7 @@ class VerbsProvider final : public Provider {
   void removeQp(uint32_t qpNum) { qpConns_.erase(qpNum); }
   uint32_t maxReadDepth() const { return readDepth_; }
   verbs::RegistrationCache& registrations() { return *registrations_; }
-  verbs::RegionLender& lender() { return *lender_; }
+  RegionLender& lender() { return *lender_; }
   // The connection has work for the end of this progress round (VerbsConnection::endRound).
   void dueThisRound(uint32_t connId) {
     ctx_.progress.roundDue();
@@ -110,7 +110,7 @@ class VerbsProvider final : public Provider {
   verbs::CqPtr cq_;
   std::unique_ptr<verbs::SharedReceiveQueue> srq_;
   std::unique_ptr<verbs::RegistrationCache> registrations_;
-  std::unique_ptr<verbs::RegionLender> lender_;
+  std::unique_ptr<RegionLender> lender_;
   verbs::CmIdPtr listenId_;
   uint64_t cmToken_ = 0, cqToken_ = 0;
   // Loop progress handles a bounded batch of completions per callback; this eventfd brings

@@ -1,7 +1,7 @@
 // Raw one-sided writes over a connection. The writer asks the owner once per region key for
 // the region (RegionQuery / RegionInfo), then RDMA_WRITEs straight into it and sends a notice
 // on the same queue pair (Raw, answered by Ack). The owner lends its regions through the
-// provider's RegionLender and withdraws them with Revoke / RevokeAck.
+// provider's RegionLender (core/region_lender.h) and withdraws them with Revoke / RevokeAck.
 #include <algorithm>
 #include <cstring>
 
@@ -74,12 +74,12 @@ void VerbsConnection::revoke(uint64_t key) { sendUnsolicited(MsgType::Revoke, ke
 
 // Lends one of our regions to the peer: its address and key leave this node, by design.
 void VerbsConnection::onRegionQuery(uint64_t key) {
-  verbs::RegionLender::Lent lent{};
+  RegionLender::Lent lent;
   Status s = owner_.lender().lend(key, id_, peerNode_, &lent);
   uint32_t index;
   uint8_t* p = ctrlTx(&index);
   if (!p) return;
-  RegionInfoMsg m{CtrlHeader{kMagic, uint16_t(MsgType::RegionInfo), uint16_t(s)}, lent.rkey, 0, key, lent.addr, lent.len};
+  RegionInfoMsg m{CtrlHeader{kMagic, uint16_t(MsgType::RegionInfo), uint16_t(s)}, rkeyOf(lent), 0, key, uint64_t(uintptr_t(lent.pin.dst)), lent.pin.len};
   std::memcpy(p, &m, sizeof m);
   sendCtrl(index, sizeof m);
 }
