@@ -30,7 +30,6 @@ class VerbsKind final : public ProviderKind {
   const char* fallback() const override { return "tcp"; }
   uint32_t protocolVersion() const override { return verbs::kVersion; }
 #ifdef RVMA_HAVE_VERBS
-  bool built() const override { return true; }
   void describe(CapabilityFacts* facts) const override {
     facts->add("rdmaCore", "true");
     facts->add("devices", rdmaDevicesJson());
