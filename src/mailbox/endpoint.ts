@@ -91,7 +91,9 @@ export interface PeerInfo {
   /**
    * shm: 'cma' when this endpoint's large puts are pulled by the peer straight from our memory
    * (process_vm_readv), 'copy' when they go through the shared ring in chunks (CMA refused or
-   * disabled). '' otherwise.
+   * disabled). 'arena' once one of them was copied with one memcpy through a shared arena: the
+   * peer copied it out of ours (its source was allocBuffer memory), or we wrote it into the
+   * peer's posted buffer (shm.senderWrites); the others are still pulled. '' otherwise.
    */
   detail: string;
 }

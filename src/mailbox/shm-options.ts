@@ -15,6 +15,15 @@ export interface ShmOptions {
    * See endpoint.peers(). Default true.
    */
   cma?: boolean;
+  /**
+   * A large put from ordinary memory into a buffer this endpoint posted from the shared arena
+   * (`allocBuffer`, `mailbox.post(size)`: see docs/api.md, "The shared arena") is copied by its
+   * sender straight into that buffer, one memcpy, instead of pulled through the kernel: this
+   * endpoint reserves the put's range and hands the sender its place in the arena, which it
+   * shares with that peer. Only with a peer that may reach this process's memory anyway (as
+   * for pulls). With false, such puts are pulled. Default true.
+   */
+  senderWrites?: boolean;
   /** Bytes of each direction's shared ring per connection: a power of two, 64 KiB..256 MiB. Default 1 MiB. */
   ringBytes?: number;
   /** Puts up to this size travel inline through the ring; larger ones are pulled. At most ringBytes / 4. Default 64 KiB. */
@@ -41,13 +50,14 @@ const NUMBERS: Partial<Record<keyof ShmOptions, [number, number]>> = {
   connectTimeoutMs: [1, MAX_MS],
   busyPollUs: [0, 100_000],
 };
-const KEYS: (keyof ShmOptions)[] = ['enabled', 'cma', ...(Object.keys(NUMBERS) as (keyof ShmOptions)[])];
+const KEYS: (keyof ShmOptions)[] = ['enabled', 'cma', 'senderWrites', ...(Object.keys(NUMBERS) as (keyof ShmOptions)[])];
 
 /** Checks the `shm` group of Endpoint.create's options (defaults stay native). */
 export function parseShmOptions(call: string, options: unknown): ShmOptions {
   const o = checkOptions<ShmOptions>(`${call} shm`, options, KEYS);
   if (o.enabled !== undefined) checkBoolean(call, 'shm.enabled', o.enabled);
   if (o.cma !== undefined) checkBoolean(call, 'shm.cma', o.cma);
+  if (o.senderWrites !== undefined) checkBoolean(call, 'shm.senderWrites', o.senderWrites);
   for (const [key, [min, max]] of Object.entries(NUMBERS) as [keyof ShmOptions, [number, number]][]) {
     if (o[key] !== undefined) checkInteger(call, `shm.${key}`, o[key], min, max);
   }

@@ -21,7 +21,7 @@ describe('Endpoint.capabilities', () => {
       }
     }
     // The versions the wire decoders check (tcp_frames.h, shm_layout.h, verbs_wire.h).
-    expect(caps.protocols).toEqual({ tcp: 7, shm: 7, verbs: 6 });
+    expect(caps.protocols).toEqual({ tcp: 7, shm: 8, verbs: 6 });
     // Without rdma-core no device can be enumerated.
     if (!caps.rdmaCore) expect(caps.devices).toEqual([]);
   });

@@ -55,17 +55,18 @@ std::string decodeArenaShare(const uint8_t* p, size_t len, ArenaShare* out) {
 }
 
 PeerArena::~PeerArena() {
-  if (base_) munmap(const_cast<uint8_t*>(base_), share_.bytes);
+  if (base_) munmap(base_, share_.bytes);
 }
 
 std::string PeerArena::adopt(int fd, const ArenaShare& share) {
   std::string why = base_ ? "a second share" : checkSealedMemfd(fd, share.bytes);
   if (why.empty()) {
-    void* p = mmap(nullptr, share.bytes, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    // Writable for the peer's write grants (a memfd's fd is opened read-write).
+    void* p = mmap(nullptr, share.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     if (p == MAP_FAILED) {
       why = std::string("cannot map it: ") + std::strerror(errno);
     } else {
-      base_ = static_cast<const uint8_t*>(p);
+      base_ = static_cast<uint8_t*>(p);
       share_ = share;
     }
   }
@@ -73,7 +74,7 @@ std::string PeerArena::adopt(int fd, const ArenaShare& share) {
   return why.empty() ? why : "shm arena share: " + why;
 }
 
-const uint8_t* PeerArena::at(uint64_t src, uint64_t len) const {
+uint8_t* PeerArena::at(uint64_t src, uint64_t len) const {
   if (!base_ || src < share_.base || len > share_.bytes || src - share_.base > share_.bytes - len) return nullptr;
   return base_ + (src - share_.base);
 }

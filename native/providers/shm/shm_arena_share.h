@@ -1,8 +1,11 @@
-// Arena shares (protocol version 7): after the handshake, a side whose peer may read its memory
-// anyway (the peer read its probe word) sends the memfd of its process's arena (core/arena.h)
-// once, on the connection's socket, before the first far put from arena memory. The record that
-// put travels in carries kFlagArena: the receiver copies its bytes out of its read-only mapping
-// of that memfd with one memcpy instead of pulling them with process_vm_readv.
+// Arena shares (protocol version 7): after the handshake, a side whose peer may reach its memory
+// anyway (the peer read its probe word with process_vm_readv, whose permission also covers
+// process_vm_writev) sends the memfd of its process's arena (core/arena.h) once, on the
+// connection's socket, before the first record that needs it:
+// - a far put from arena memory carries kFlagArena: the receiver copies its bytes out of its
+//   mapping of the sender's memfd with one memcpy instead of pulling them with process_vm_readv;
+// - a Grant (version 8) names a reserved range of a posted buffer in the receiver's arena: the
+//   sender copies the put's bytes into its mapping of the receiver's memfd.
 //
 // The share is untrusted: the memfd must be a shmem file (not hugetlbfs, whose holes fault when
 // no huge page is free) of exactly the announced size and sealed against shrinking, so that
@@ -31,7 +34,7 @@ std::string decodeArenaShare(const uint8_t* p, size_t len, ArenaShare* out);
 // The kind field of a socket message of at least 8 bytes (hello or share), else 0.
 uint16_t messageKind(const uint8_t* p, size_t len);
 
-// A peer's arena, mapped read-only. RAII.
+// A peer's arena, mapped. RAII.
 class PeerArena {
  public:
   PeerArena() = default;
@@ -43,10 +46,10 @@ class PeerArena {
   std::string adopt(int fd, const ArenaShare& share);
   bool mapped() const { return base_ != nullptr; }
   // Our view of [src, src + len) of the peer's memory, or nullptr unless it lies in the arena.
-  const uint8_t* at(uint64_t src, uint64_t len) const;
+  uint8_t* at(uint64_t src, uint64_t len) const;
 
  private:
-  const uint8_t* base_ = nullptr;
+  uint8_t* base_ = nullptr;
   ArenaShare share_;
 };
 

@@ -27,6 +27,9 @@ constexpr size_t kMaxQueuedAcks = 4096;
 // went from 9.4 to 12.5 GB/s; at 1 MiB the hand-off cost more than it saved (6.7 -> 5.6), and
 // with the whole process pinned to one CPU it cannot help (bench:shm --placement none / split).
 constexpr uint64_t kSplitPullBytes = 4ull << 20;
+// Granted puts held at once per connection; beyond, far puts are pulled (a peer that never
+// confirms its writes holds at most this many reservations).
+constexpr size_t kMaxGrants = 64;
 
 }  // namespace
 
@@ -145,17 +148,24 @@ bool ShmConnection::onArenaShare(const uint8_t* p, size_t len, std::vector<int>&
   return false;
 }
 
-// Before the first far put from arena memory, the arena goes to the peer: only a peer that
-// reads our memory already (it read our probe) is sent far puts, so it learns nothing new.
+// Before the first record that names arena memory (a far put from it, or a Grant into it), the
+// arena goes to the peer: only a peer that reaches our memory already (it read our probe, and
+// process_vm_writev takes the same permission as process_vm_readv) is sent either, so it
+// gains nothing new.
 bool ShmConnection::shareArena(const void* src, uint64_t len) {
   Arena& arena = Arena::shared();
   if (!arena.contains(src, len)) return false;
   if (!arenaShared_) {
     const int fd = arena.fd();
     arenaShared_ = sendMessage(sock_, encodeArenaShare(ArenaShare{arena.base(), Arena::kSpanBytes}), &fd, 1);
-    if (arenaShared_) owner_.onArenaShared(this);
   }
   return arenaShared_;
+}
+
+void ShmConnection::notePutFromArena() {
+  if (putFromArena_) return;
+  putFromArena_ = true;
+  owner_.onLargePutsChanged(this);
 }
 
 void ShmConnection::becomeReady() {
@@ -292,6 +302,8 @@ bool ShmConnection::handle(const Record& r) {
       r.type == RecordType::RevokeAck) {
     return onRegionRecord(r);
   }
+  if (r.type == RecordType::Grant) return onGrant(r.grant);
+  if (r.type == RecordType::Written) return onWritten(r.key.key);
   if (r.put.id != expectedWireId_) {
     fail(Status::PeerLost, "shm ring: put " + std::to_string(r.put.id) + " out of order", true);
     return false;
@@ -301,16 +313,17 @@ bool ShmConnection::handle(const Record& r) {
     fail(Status::PeerLost, "shm ring: a put inside another put's chunks", true);
     return false;
   }
-  bool fatal = false;
-  Status s = place(r, &fatal);
+  bool fatal = false, granted = false;
+  Status s = place(r, &fatal, &granted);
   if (fatal) return false;
   expectedWireId_++;
-  answer(r.put.id, s, r.put.flags);
+  if (!granted) answer(r.put.id, s, r.put.flags);
   return true;
 }
 
-// An inline or far put, placed whole: reserve, copy (or pull), commit.
-Status ShmConnection::place(const Record& r, bool* fatal) {
+// An inline or far put, placed whole: reserve, copy (or pull), commit. A far put from ordinary
+// memory into our arena is granted to its sender instead (onWritten commits it).
+Status ShmConnection::place(const Record& r, bool* fatal, bool* granted) {
   const PutRecord& p = r.put;
   if (p.len > owner_.options().maxPutBytes) return Status::TooLarge;
   const bool far = r.type == RecordType::FarPut || r.type == RecordType::FarGatherPut;
@@ -341,6 +354,13 @@ Status ShmConnection::place(const Record& r, bool* fatal) {
                    : owner_.ctx().table.reserve(p.vaddr, Placement{(p.flags & kFlagAppend) != 0, p.offset}, p.len, peer_.nodeId, &res);
   if (!ok(s)) return s;
   uint8_t* dst = isRaw ? raw.dst : res.dst;
+  if (r.type == RecordType::FarPut && !fromArena && !isRaw && mayGrant(dst, p.len)) {
+    granted_.emplace(p.id, Granted{res, p.flags});
+    GrantRecord g{{uint32_t(RecordType::Grant), sizeof(GrantRecord)}, 0, 0, p.id, reinterpret_cast<uint64_t>(dst), p.len};
+    control(&g, sizeof g);
+    *granted = true;
+    return Status::Ok;
+  }
   Pull pulled = Pull::Ok;
   if (r.type == RecordType::Put) {
     if (p.len) std::memcpy(dst, r.payload, p.len);
@@ -403,6 +423,51 @@ bool ShmConnection::placeChunk(const Record& r) {
   in = Incoming{};
   expectedWireId_++;
   answer(p.id, s, p.flags);
+  return true;
+}
+
+bool ShmConnection::mayGrant(const uint8_t* dst, uint64_t len) {
+  return owner_.options().senderWrites && peerPulls_ && granted_.size() < kMaxGrants && shareArena(dst, len);
+}
+
+// Our put's range in the peer's arena: we copy the bytes there and say so. The peer shared its
+// arena on the socket before it published the Grant, so a share not handled yet waits there.
+bool ShmConnection::onGrant(const GrantRecord& g) {
+  if (!peerArena_.mapped()) onSocket(0);
+  if (state_ == State::Dead) return false;
+  auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.wireId == g.id; });
+  if (it == pending_.end() || !it->grantable || it->granted || it->len != g.len) {
+    fail(Status::PeerLost, "shm ring: a write grant for no put of ours that may take one (" + std::to_string(g.id) + ")", true);
+    return false;
+  }
+  uint8_t* dst = peerArena_.at(g.dst, g.len);
+  if (!dst) {
+    fail(Status::PeerLost, peerArena_.mapped() ? "shm ring: a write grant outside the arena its receiver shared"
+                                               : "shm ring: a write grant into an arena its receiver never shared", true);
+    return false;
+  }
+  std::memcpy(dst, it->data, g.len);
+  it->granted = true;
+  if (!writeGranted_) {
+    writeGranted_ = true;
+    owner_.onLargePutsChanged(this);
+  }
+  KeyRecord written{{uint32_t(RecordType::Written), sizeof(KeyRecord)}, 0, 0, g.id};
+  control(&written, sizeof written);
+  return true;
+}
+
+// The sender wrote a put we granted: placed now, and answered as any put.
+bool ShmConnection::onWritten(uint64_t wireId) {
+  auto it = granted_.find(wireId);
+  if (it == granted_.end()) {
+    fail(Status::PeerLost, "shm ring: a write confirmed for no grant (" + std::to_string(wireId) + ")", true);
+    return false;
+  }
+  const uint32_t flags = it->second.flags;
+  owner_.ctx().table.commit(it->second.res);
+  granted_.erase(it);
+  answer(wireId, Status::Ok, flags);
   return true;
 }
 
@@ -511,6 +576,8 @@ void ShmConnection::revoke(uint64_t key) {
 }
 
 void ShmConnection::cancelIncoming() {
+  for (auto& [id, g] : granted_) owner_.ctx().table.cancel(g.res);
+  granted_.clear();
   if (!incoming_.active) return;
   if (ok(incoming_.status)) {
     if (incoming_.put.flags & kFlagRaw) owner_.ctx().regions.cancel(incoming_.raw);
@@ -519,13 +586,17 @@ void ShmConnection::cancelIncoming() {
   incoming_ = Incoming{};
 }
 
+// Answers come in ring order, except that a put written under a grant is answered only once
+// the peer read our Written: later puts may be answered before it.
 bool ShmConnection::onAck(const AckRecord& a) {
-  if (pending_.empty() || pending_.front().wireId != a.id || a.status > uint32_t(Status::Forbidden)) {
+  auto it = pending_.begin();
+  while (it != pending_.end() && it->granted && it->wireId != a.id) ++it;
+  if (it == pending_.end() || it->wireId != a.id || a.status > uint32_t(Status::Forbidden)) {
     fail(Status::PeerLost, "shm ring: an answer to no put of ours (" + std::to_string(a.id) + ")", true);
     return false;
   }
-  uint64_t request = pending_.front().requestId;
-  pending_.pop_front();
+  uint64_t request = it->requestId;
+  pending_.erase(it);
   owner_.ctx().events.putSettled(request, Status(a.status));
   return true;
 }
@@ -628,7 +699,10 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
     uint8_t* at = out_.claim(bytes, corrupt);
     if (!at) return false;
     begin();
-    if (shareArena(req.data, req.len - req.headLen)) head.flags |= kFlagArena;
+    if (shareArena(req.data, req.len - req.headLen)) {
+      head.flags |= kFlagArena;
+      notePutFromArena();
+    }
     head.prefix = RecordPrefix{uint32_t(RecordType::FarGatherPut), uint32_t(bytes)};
     FarGatherPutRecord far{head, reinterpret_cast<uint64_t>(req.data), req.headLen};
     std::memcpy(at, &far, sizeof far);
@@ -646,7 +720,15 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
       std::memcpy(at, &head, sizeof head);
       req.copyTo(at + sizeof head);
     } else {
-      if (shareArena(req.data, req.len)) head.flags |= kFlagArena;
+      if (shareArena(req.data, req.len)) {
+        head.flags |= kFlagArena;
+        notePutFromArena();
+      } else if (!req.raw) {
+        Pending& p = pending_.back();
+        p.data = req.data;
+        p.len = req.len;
+        p.grantable = true;
+      }
       FarPutRecord far{head, reinterpret_cast<uint64_t>(req.data)};
       std::memcpy(at, &far, sizeof far);
     }

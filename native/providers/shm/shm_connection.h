@@ -1,7 +1,9 @@
 // One shm connection to a peer process on this host: the handshake on a unix socket
-// (shm_handshake.cpp), then puts through the shared segment's rings. Small puts travel inline; larger ones are pulled
-// by the receiver straight from the sender's memory into the mailbox buffer
-// (process_vm_readv), or copied through the ring in chunks where the receiver cannot pull.
+// (shm_handshake.cpp), then puts through the shared segment's rings. Small puts travel inline;
+// larger ones are copied once through an arena where one side's memory is in it (the receiver
+// copies out of the sender's, or the sender into the receiver's posted buffer under a write
+// grant), else pulled by the receiver straight from the sender's memory into the mailbox
+// buffer (process_vm_readv), or copied through the ring in chunks where the receiver cannot pull.
 // The socket stays open only to tell either side at once when the other is gone.
 // Lives on the progress context only.
 #pragma once
@@ -65,9 +67,10 @@ class ShmConnection {
   const std::string& address() const { return address_; }
   // Large puts to this peer are pulled by it (else chunked through the ring).
   bool peerPulls() const { return peerPulls_; }
-  // How large puts to this peer travel, as endpoint.peers() says: "arena" (pulled, and copied out
-  // of our arena when they come from it), "cma" (pulled) or "copy" (chunks through the ring).
-  const char* largePuts() const { return arenaShared_ ? "arena" : peerPulls_ ? "cma" : "copy"; }
+  // How large puts to this peer travel, as endpoint.peers() says: "arena" (one memcpy through an
+  // arena for those whose source or destination is in one, pulled otherwise), "cma" (pulled) or
+  // "copy" (chunks through the ring).
+  const char* largePuts() const { return putFromArena_ || writeGranted_ ? "arena" : peerPulls_ ? "cma" : "copy"; }
   std::vector<uint64_t>& connectRequests() { return connectRequests_; }
   void expectNode(const std::string& node) { expectedNode_ = node; }
   const std::string& expectedNode() const { return expectedNode_; }
@@ -77,6 +80,16 @@ class ShmConnection {
     uint64_t wireId;
     uint64_t requestId;
     std::shared_ptr<const uint8_t> joined;  // a joined put's bytes: the peer may still pull them
+    // A FarPut the peer may answer with a Grant: its bytes, to copy into the granted range.
+    const uint8_t* data = nullptr;
+    uint64_t len = 0;
+    bool grantable = false;
+    bool granted = false;  // copied under a Grant: its Ack may come after later puts' Acks
+  };
+  // A put of the peer's whose range we reserved and granted: it is placed once Written comes.
+  struct Granted {
+    Reservation res;
+    uint32_t flags;
   };
   // A put being written into the ring: chunked ones take several records.
   struct Outgoing {
@@ -109,6 +122,7 @@ class ShmConnection {
   // Whether a far put's source [src, src + len) lies in our arena and the peer has it (shared
   // now if not yet): then its record carries kFlagArena.
   bool shareArena(const void* src, uint64_t len);
+  void notePutFromArena();
   void attachRings(int inbound, int outbound);
   void becomeReady();
 
@@ -139,7 +153,13 @@ class ShmConnection {
   void receive(int* work);
   void releaseRoom();  // publishes what we consumed; a kick if the peer waits for room
   bool handle(const shm::Record& r);
-  Status place(const shm::Record& r, bool* fatal);
+  // *granted: reserved and answered with a Grant instead of placed (onWritten commits it).
+  Status place(const shm::Record& r, bool* fatal, bool* granted);
+  // Whether a far put reserved at dst may be written by its sender instead of pulled (our arena
+  // is then shared with the peer, if it was not yet).
+  bool mayGrant(const uint8_t* dst, uint64_t len);
+  bool onGrant(const shm::GrantRecord& g);
+  bool onWritten(uint64_t wireId);
   bool placeChunk(const shm::Record& r);
   bool transmit(int* work);
   bool writePut(Outgoing& o, bool* corrupt);
@@ -154,7 +174,7 @@ class ShmConnection {
   // Raw writes straight into the peer's region, where both sides may reach the other's memory.
   bool oneSided() const { return peerPulls_ && weCanPull_; }
   void writeRaw(const PutRequest& req);
-  void cancelIncoming();
+  void cancelIncoming();  // the put whose chunks were arriving, and those granted
   void release();
 
   ShmProvider& owner_;
@@ -197,6 +217,9 @@ class ShmConnection {
   bool lazyHeld_ = false;
   shm::PeerArena peerArena_;  // the peer's arena, once it shared it
   bool arenaShared_ = false;  // ours went to the peer
+  bool putFromArena_ = false;  // a far put of ours went from arena memory (endpoint.peers())
+  bool writeGranted_ = false;  // the peer granted us a write (endpoint.peers())
+  std::unordered_map<uint64_t, Granted> granted_;  // by wire id
   std::unordered_map<uint64_t, Lent> lent_;                     // regions of the peer we may write
   std::unordered_map<uint64_t, std::vector<PutRequest>> asked_;  // raw writes waiting for RegionInfo
 };

@@ -10,8 +10,8 @@ namespace rvma::shm {
 constexpr uint32_t kMagic = 0x48535652;  // "RVSH"
 // 2: Ack and RegionInfo status 13 (Forbidden); 3: peer authentication in the hellos (auth flag,
 // nonces, proofs, refusals; shm_hello.h); 4: FarGatherPut; 5: kFlagLazyAck; 6: kFlagLateAck;
-// 7: arena shares (shm_arena_share.h) and kFlagArena
-constexpr uint16_t kVersion = 7;
+// 7: arena shares (shm_arena_share.h) and kFlagArena; 8: write grants (Grant, Written)
+constexpr uint16_t kVersion = 8;
 constexpr uint64_t kMinRingBytes = 64ull << 10;
 constexpr uint64_t kMaxRingBytes = 256ull << 20;
 
@@ -48,6 +48,11 @@ enum class RecordType : uint32_t {
   Revoke = 9,       // region `key` closed: write no more
   RevokeAck = 10,   // no more writes to region `key` from here
   FarGatherPut = 11,  // a gathered put: its first `headLen` bytes inline, the rest pulled from `src`
+  // Write grants: instead of pulling a FarPut, the receiver may reserve its range and answer
+  // with where it lies in the receiver's arena; the sender copies the bytes there itself
+  // (one memcpy, where a pull goes through the kernel page by page) and says so.
+  Grant = 12,    // put `id` goes to [dst, dst + len) in the arena the receiver shared
+  Written = 13,  // a KeyRecord: the bytes of put `key` are in place (answered by an Ack)
 };
 
 constexpr uint32_t kFlagAppend = 1;
@@ -117,7 +122,16 @@ struct RegionInfoRecord {
   uint64_t address, len;
 };
 
-static_assert(sizeof(KeyRecord) == 24 && sizeof(RegionInfoRecord) == 40, "record layout");
+struct GrantRecord {
+  RecordPrefix prefix;
+  uint32_t status;  // 0
+  uint32_t reserved;
+  uint64_t id;   // the put's wire id
+  uint64_t dst;  // an address in the receiver's memory, inside the arena it shared
+  uint64_t len;  // the put's length
+};
+
+static_assert(sizeof(KeyRecord) == 24 && sizeof(RegionInfoRecord) == 40 && sizeof(GrantRecord) == 40, "record layout");
 static_assert(sizeof(PutRecord) == 48 && sizeof(FarPutRecord) == 56 && sizeof(FarGatherPutRecord) == 64 &&
                   sizeof(ChunkPutRecord) == 64 && sizeof(AckRecord) == 24,
               "record layout");

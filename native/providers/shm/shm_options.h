@@ -7,6 +7,9 @@ namespace rvma {
 struct ShmOptions {
   std::string name;                // the abstract socket name listened on; "" picks one
   bool cma = true;                 // pull large puts with process_vm_readv where the peer permits it
+  // A far put into a posted buffer in our arena is copied by its sender (a write grant), where
+  // the sender may reach our memory anyway, instead of pulled.
+  bool senderWrites = true;
   uint64_t ringBytes = 1ull << 20;       // each direction's ring (a power of two)
   // Larger puts are pulled by the receiver (or chunked). Inline, a 64 KiB put went 30% faster
   // than pulled with both processes on one CPU, and as fast across CPUs (bench:shm, bw64k).

@@ -310,7 +310,7 @@ void ShmProvider::describePeers(std::vector<PeerInfo>* out) {
   for (const auto& [node, largePuts] : known_) out->push_back(PeerInfo{node, "shm", largePuts});
 }
 
-void ShmProvider::onArenaShared(ShmConnection* conn) {
+void ShmProvider::onLargePutsChanged(ShmConnection* conn) {
   auto it = byNode_.find(conn->peerNodeId());
   if (it == byNode_.end() || it->second.front() != conn) return;
   std::lock_guard<std::mutex> lock(knownMu_);

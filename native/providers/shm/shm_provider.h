@@ -55,7 +55,7 @@ class ShmProvider final : public Provider {
   // incarnation of that node, or another process, is connected as it (*why says so), as on tcp.
   bool admits(const std::string& node, uint64_t incarnation, pid_t pid, std::string* why) const;
   void onReady(ShmConnection* conn);
-  void onArenaShared(ShmConnection* conn);  // endpoint.peers() says "arena" from now on
+  void onLargePutsChanged(ShmConnection* conn);  // endpoint.peers() says conn->largePuts() from now on
   // conn died (its puts are reported already): it leaves every route.
   void onDead(ShmConnection* conn, bool wasReady, Status status, const std::string& why);
   static uint64_t nowMs();

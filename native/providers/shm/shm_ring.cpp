@@ -139,9 +139,10 @@ RingReader::Next RingReader::next(Record* out, std::string* why, bool refresh) {
       case RecordType::RegionQuery:
       case RecordType::Revoke:
       case RecordType::RevokeAck:
+      case RecordType::Written:
         if (!fixed(&out->key, sizeof(KeyRecord)) || prefix.bytes != sizeof(KeyRecord) || out->key.status != 0 ||
             out->key.reserved != 0) {
-          *why = "shm ring: a malformed region record";
+          *why = "shm ring: a malformed region or written record";
           break;
         }
         good = true;
@@ -150,6 +151,14 @@ RingReader::Next RingReader::next(Record* out, std::string* why, bool refresh) {
         if (!fixed(&out->regionInfo, sizeof(RegionInfoRecord)) || prefix.bytes != sizeof(RegionInfoRecord) ||
             out->regionInfo.key.reserved != 0 || out->regionInfo.key.status > uint32_t(Status::Forbidden)) {
           *why = "shm ring: a malformed region answer";
+          break;
+        }
+        good = true;
+        break;
+      case RecordType::Grant:
+        if (!fixed(&out->grant, sizeof(GrantRecord)) || prefix.bytes != sizeof(GrantRecord) || out->grant.status != 0 ||
+            out->grant.reserved != 0 || out->grant.len == 0) {
+          *why = "shm ring: a malformed write grant";
           break;
         }
         good = true;

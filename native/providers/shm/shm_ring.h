@@ -18,7 +18,8 @@ struct Record {
   uint64_t src = 0;       // FarPut, FarGatherPut (where the bytes after the head are)
   uint64_t chunkOffset = 0, chunkLen = 0;  // ChunkPut
   AckRecord ack{};        // Ack
-  KeyRecord key{};        // RegionQuery, Revoke, RevokeAck
+  KeyRecord key{};        // RegionQuery, Revoke, RevokeAck, Written
+  GrantRecord grant{};    // Grant
   RegionInfoRecord regionInfo{};  // RegionInfo
   const uint8_t* payload = nullptr;  // Put, ChunkPut, FarGatherPut (its head): bytes the peer may still change
   uint64_t payloadLen = 0;
