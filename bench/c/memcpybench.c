@@ -1,9 +1,12 @@
 /*
  * Single-thread memcpy baseline for the shared-memory benchmark: what one CPU copies per second.
  *
- *   memcpybench SIZE COUNT WARMUP [malloc|huge]
+ *   memcpybench SIZE COUNT WARMUP [malloc|huge] [SOURCES DESTINATIONS]
  *       Copies SIZE bytes from one buffer into another, WARMUP untimed times, then COUNT timed
  *       times, and prints {"size":S,"ops":N,"bytes":B,"elapsedNs":T,"gbPerSecond":G} (GB = 1e9).
+ *       With SOURCES and DESTINATIONS, copy i goes from source i % SOURCES into destination
+ *       i % DESTINATIONS: the working set of a transfer with SOURCES puts in flight into that many
+ *       posted buffers, which leaves a CPU's cache where one pair of 1 MiB buffers stays in it.
  *
  * Both buffers are written before the warm-up, so every page is mapped and the destination is
  * as warm as a re-posted mailbox buffer: the copy is timed, not page faults. The source is plain
@@ -18,6 +21,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#define MAX_BUFFERS 64
+
 static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -31,46 +36,56 @@ static void copy(char *dst, const char *src, size_t size) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4 && argc != 5) {
-    fprintf(stderr, "usage: memcpybench SIZE COUNT WARMUP [malloc|huge]\n");
+  if (argc != 4 && argc != 5 && argc != 7) {
+    fprintf(stderr, "usage: memcpybench SIZE COUNT WARMUP [malloc|huge] [SOURCES DESTINATIONS]\n");
     return 2;
   }
   size_t size = strtoull(argv[1], NULL, 10);
   uint64_t count = strtoull(argv[2], NULL, 10);
   uint64_t warmup = strtoull(argv[3], NULL, 10);
-  if (size == 0 || count == 0) {
-    fprintf(stderr, "memcpybench: SIZE and COUNT must be positive\n");
+  const unsigned sources = argc == 7 ? (unsigned)strtoul(argv[5], NULL, 10) : 1;
+  const unsigned destinations = argc == 7 ? (unsigned)strtoul(argv[6], NULL, 10) : 1;
+  if (size == 0 || count == 0 || sources == 0 || destinations == 0 || sources > MAX_BUFFERS ||
+      destinations > MAX_BUFFERS) {
+    fprintf(stderr, "memcpybench: SIZE and COUNT must be positive, SOURCES and DESTINATIONS 1..%d\n", MAX_BUFFERS);
     return 2;
   }
   const size_t huge = (size_t)2 << 20;
-  const int hugeSource = argc == 5 && strcmp(argv[4], "huge") == 0;
-  void *src_mem = NULL, *dst_mem = NULL;
-  if (hugeSource ? posix_memalign(&src_mem, size >= huge ? huge : 4096, size) != 0 : !(src_mem = malloc(size))) {
-    perror("malloc");
-    return 1;
+  const int hugeSource = argc >= 5 && strcmp(argv[4], "huge") == 0;
+  char *src[MAX_BUFFERS], *dst[MAX_BUFFERS];
+  for (unsigned i = 0; i < sources; i++) {
+    void *mem = NULL;
+    if (hugeSource ? posix_memalign(&mem, size >= huge ? huge : 4096, size) != 0 : !(mem = malloc(size))) {
+      perror("malloc");
+      return 1;
+    }
+    src[i] = mem;
+    if (hugeSource && size >= huge) madvise(src[i], size, MADV_HUGEPAGE);
+    memset(src[i], 0xa5, size);
   }
-  if (posix_memalign(&dst_mem, size >= huge ? huge : 4096, size) != 0) {
-    perror("malloc");
-    return 1;
+  for (unsigned i = 0; i < destinations; i++) {
+    void *mem = NULL;
+    if (posix_memalign(&mem, size >= huge ? huge : 4096, size) != 0) {
+      perror("malloc");
+      return 1;
+    }
+    dst[i] = mem;
+    if (size >= huge) madvise(dst[i], size, MADV_HUGEPAGE);
+    memset(dst[i], 0, size);
   }
-  char *src = src_mem, *dst = dst_mem;
-  if (size >= huge) madvise(dst, size, MADV_HUGEPAGE);
-  if (hugeSource && size >= huge) madvise(src, size, MADV_HUGEPAGE);
-  memset(src, 0xa5, size);
-  memset(dst, 0, size);
 
-  for (uint64_t i = 0; i < warmup; i++) copy(dst, src, size);
+  for (uint64_t i = 0; i < warmup; i++) copy(dst[i % destinations], src[i % sources], size);
   uint64_t start = now_ns();
-  for (uint64_t i = 0; i < count; i++) copy(dst, src, size);
+  for (uint64_t i = 0; i < count; i++) copy(dst[i % destinations], src[i % sources], size);
   uint64_t elapsed = now_ns() - start;
-  if (dst[size - 1] != src[size - 1]) {
+  if (dst[0][size - 1] != src[0][size - 1]) {
     fprintf(stderr, "memcpybench: the copy did not land\n");
     return 1;
   }
   double bytes = (double)size * (double)count;
   printf("{\"size\":%zu,\"ops\":%llu,\"bytes\":%.0f,\"elapsedNs\":%llu,\"gbPerSecond\":%.3f}\n", size,
          (unsigned long long)count, bytes, (unsigned long long)elapsed, bytes / (double)elapsed);
-  free(src);
-  free(dst);
+  for (unsigned i = 0; i < sources; i++) free(src[i]);
+  for (unsigned i = 0; i < destinations; i++) free(dst[i]);
   return 0;
 }

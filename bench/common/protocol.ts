@@ -22,6 +22,11 @@ export interface Variant<T extends string = string> {
    * library's allocBuffer() (huge pages from 2 MiB on). memcpy: its source likewise.
    */
   source?: 'buffer' | 'native';
+  /**
+   * memcpy: copy as the mailbox rows do, from window-many sources into as many destinations as
+   * their receiver posts, in turn (else between one pair of buffers, which may stay in cache).
+   */
+  rotate?: boolean;
   /** Scenario ids this variant runs (all when absent). */
   only?: string[];
 }

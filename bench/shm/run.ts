@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import { chosen, reportOf } from '../common/knobs';
 import { compileC, removeCompiled } from '../common/compile';
+import { buffersFor } from '../common/endpoint-receiver';
 import { conclude, startClock } from '../common/conclude';
 import { PairSet } from '../common/pair-set';
 import { describePlacement, placementMode, placementOf } from '../common/placement';
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
   try {
     for (const v of variants) if (v.transport === 'mailbox' || v.transport === 'raw') await pairs.start(v);
     const measure = (v: Variant, s: Scenario): Promise<Measurement> => {
-      if (v.transport === 'memcpy') return runMemcpy(memcpy as string, s, placement, v.source);
+      if (v.transport === 'memcpy') return runMemcpy(memcpy as string, s, placement, v.source, v.rotate ? mailboxBuffers(s) : undefined);
       if (v.transport === 'ucx') return runUcx(v, s, placement);
       return pairs.measure(v, s, placement);
     };
@@ -51,6 +52,11 @@ async function main(): Promise<void> {
     await pairs.stop();
     if (memcpy) removeCompiled(memcpy);
   }
+}
+
+/** The working set of a mailbox row: its window of sources, the buffers its receiver posts. */
+function mailboxBuffers(s: Scenario): { sources: number; destinations: number } {
+  return { sources: s.window, destinations: buffersFor(s.size, 1, s.window, { provider: 'shm', progress: 'loop' }) };
 }
 
 /** memcpy's own figure per size, in GB/s (10^9 bytes), as memcpybench reports it. */

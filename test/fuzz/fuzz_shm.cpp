@@ -15,12 +15,15 @@
 // Then operations, one byte each (kind = low 3 bits), with operands:
 //   0 raw bytes into the ring at our tail: next byte n, then 8 * (n % 64 + 1) bytes, published
 //   1 a well-formed record: next byte picks Put / FarPut / ChunkPut / Ack / Pad / RawNotice /
-//     RegionQuery / Revoke / RevokeAck / FarGatherPut, then fields (a far put with the arena
-//     flag names our arena), or an arena share on the socket: next byte picks ours, sealed
-//     (sent once or twice), or a hostile one (unsealed, another size, two fds, none, garbage
-//     bytes, an eventfd), or a hole punched in ours after sharing it
+//     RegionQuery / Revoke / RevokeAck / FarGatherPut / Written / Grant, then fields (a far put
+//     with the arena flag names our arena; a put to the arena box, whose buffers lie in the
+//     provider's arena, is granted to us, and Written says we wrote it; a Grant names a range
+//     of our arena for one of the provider's puts), or an arena share on the socket: next byte
+//     picks ours, sealed (sent once or twice), or a hostile one (unsealed, another size, two
+//     fds, none, garbage bytes, an eventfd), or a hole punched in ours after sharing it
 //   2 set our published tail to the next 8 bytes      3 consume the provider's ring (or mangle its head)
-//   4 the provider puts to us (16 bytes, ours to answer) 5 let the provider run
+//   4 the provider puts to us (16 bytes; with bit 3, 4 KiB: a far put; ours to answer)
+//   5 let the provider run
 //   6 hang up                                          7 scribble the next byte over a control word
 //
 // Checks: no byte lands outside a posted buffer or the region (canaries; ASan sees the rest),
@@ -46,6 +49,7 @@
 #include <vector>
 
 #include "harness_support.h"
+#include "native/core/arena.h"
 #include "native/providers/shm/shm_arena_share.h"
 #include "native/providers/shm/shm_channel.h"
 #include "native/providers/shm/shm_hello.h"
@@ -63,6 +67,7 @@ namespace {
 constexpr uint64_t kBytesBox = 0x10000;  // bytes epochs of 256-byte buffers
 constexpr uint64_t kOpsBox = 0x10001;    // ops epochs of 3 puts, 64 KiB buffers
 constexpr uint64_t kGuardedBox = 0x10002;  // allows another node only: every put to it is refused
+constexpr uint64_t kArenaBox = 0x10003;    // ops epochs of 1 put, 64 KiB buffers in the provider's arena
 constexpr uint64_t kTheirBox = 0x20000;
 constexpr uint64_t kRing = kMinRingBytes;
 constexpr size_t kMaxPosts = 64;
@@ -184,6 +189,8 @@ class Harness {
     for (int i = 0; i < 2; i++) post(kBytesBox, 256);
     for (int i = 0; i < 2; i++) post(kOpsBox, 64 << 10);
     post(kGuardedBox, 64 << 10);
+    require(ok(table_.open(kArenaBox, MailboxConfig{EpochType::Ops, 1, 4}, &opened)));
+    for (int i = 0; i < 2; i++) postArena();
     region_ = std::make_unique<Guarded>(4096);
     uint32_t id;
     regions_.add(region_->data(), region_->size(), {}, &regionKey_, &id);
@@ -193,6 +200,7 @@ class Harness {
     for (uint64_t i = 0; i < kArenaBytes; i++) arena_[i] = uint8_t(i * 13);
   }
   ~Harness() {
+    for (void* block : arenaPosts_) require(Arena::shared().give(block, kArenaPostBytes));
     munmap(arena_, kArenaBytes);
     ::close(arenaFd_);
   }
@@ -288,7 +296,7 @@ class Harness {
           kick(wakeThem_);
           break;
         case 4:
-          ownPut();
+          ownPut(op & 8);
           break;
         case 5:
           run();
@@ -346,6 +354,17 @@ class Harness {
     table_.post(vaddr, posted_.back()->data(), size, 0, 0, &index);
   }
 
+  // A buffer of the provider's arena (given back once the table is closed).
+  void postArena() {
+    if (arenaPosts_.size() >= kMaxPosts) return;
+    bool zeroed;
+    void* block = Arena::shared().take(kArenaPostBytes, 4096, &zeroed);
+    require(block != nullptr);
+    arenaPosts_.push_back(block);
+    uint64_t index;
+    table_.post(kArenaBox, static_cast<uint8_t*>(block), kArenaPostBytes, 0, 0, &index);
+  }
+
   void run() {
     for (int round = 0; round < 8; round++) {
       std::vector<pollfd> fds;
@@ -361,7 +380,7 @@ class Harness {
         progress_.dispatch(tokens[i], events);
       }
       // Re-post what retired, so that later puts find buffers.
-      for (uint64_t vaddr : sink_.retired) post(vaddr, vaddr == kBytesBox ? 256 : 64 << 10);
+      for (uint64_t vaddr : sink_.retired) vaddr == kArenaBox ? postArena() : post(vaddr, vaddr == kBytesBox ? 256 : 64 << 10);
       sink_.retired.clear();
     }
   }
@@ -383,7 +402,8 @@ class Harness {
     put.flags = in.byte() % 32;  // append, raw, lazy ack, late ack, arena
     put.id = kind & 0x80 ? in.word() : nextPutId_;
     const uint8_t box = in.byte();
-    put.vaddr = box % 5 == 0 ? kBytesBox : box % 5 == 1 ? kOpsBox : box % 5 == 2 ? regionKey_ : box % 5 == 3 ? kGuardedBox : in.word();
+    const uint64_t boxes[] = {kBytesBox, kOpsBox, regionKey_, kGuardedBox, 0, kArenaBox};
+    put.vaddr = box % 6 == 4 ? in.word() : boxes[box % 6];
     put.offset = in.word(2);
     if (put.flags & kFlagAppend) put.offset = 0;
     std::vector<uint8_t> record;
@@ -392,7 +412,7 @@ class Harness {
       std::memcpy(record.data(), head, headBytes);
       in.take(record.data() + headBytes, payload);
     };
-    switch (kind % 11) {
+    switch (kind % 13) {
       case 0: {  // Put
         put.len = in.word(2) % 1100;
         put.prefix = {uint32_t(RecordType::Put), uint32_t(roundUp8(sizeof put + put.len))};
@@ -406,6 +426,7 @@ class Harness {
         far.src = source(put.flags) + in.word(2) % (2 * sourceBytes(put.flags));
         far.put.prefix = {uint32_t(RecordType::FarPut), sizeof far};
         emit(&far, sizeof far, 0);
+        lastFar_ = far.put.id;
         nextPutId_++;
         break;
       }
@@ -452,8 +473,20 @@ class Harness {
       case 7:    // a revoke of a region of ours (we lent none)
       case 8: {  // confirming a revoke it never sent
         const RecordType types[] = {RecordType::RegionQuery, RecordType::Revoke, RecordType::RevokeAck};
-        KeyRecord key{{uint32_t(types[kind % 11 - 6]), sizeof(KeyRecord)}, 0, 0, box % 2 ? regionKey_ : put.vaddr};
+        KeyRecord key{{uint32_t(types[kind % 13 - 6]), sizeof(KeyRecord)}, 0, 0, box % 2 ? regionKey_ : put.vaddr};
         emit(&key, sizeof key, 0);
+        break;
+      }
+      case 11: {  // we wrote our last far put (granted or not), or any id
+        KeyRecord written{{uint32_t(RecordType::Written), sizeof(KeyRecord)}, 0, 0, kind & 0x40 ? in.word() : lastFar_};
+        emit(&written, sizeof written, 0);
+        break;
+      }
+      case 12: {  // write the provider's latest put into our arena, or any put, range and length
+        GrantRecord grant{{uint32_t(RecordType::Grant), sizeof(GrantRecord)}, 0, 0, kind & 0x40 ? in.word() : ownPuts_,
+                          reinterpret_cast<uint64_t>(arena_) + in.word(2) % (2 * kArenaBytes),
+                          kind & 0x20 ? in.word(2) + 1 : sizeof bigOwn_};
+        emit(&grant, sizeof grant, 0);
         break;
       }
       case 10:  // not a record: an arena share on the socket
@@ -504,11 +537,17 @@ class Harness {
     if (other >= 0) ::close(other);
     run();
     // Closed by the provider, or by a refusal of another kind (garbage, a share out of turn)?
+    // (Read past the provider's own arena share, sent before a Grant.)
+    bool closed = !sent;
     pollfd p{sock_, POLLIN, 0};
-    std::vector<int> got;
-    uint8_t buf[64];
-    const bool closed = !sent || (::poll(&p, 1, 0) == 1 && receiveMessage(sock_, buf, sizeof buf, &got) == 0);
-    for (int fd : got) ::close(fd);
+    while (!closed && ::poll(&p, 1, 0) == 1) {
+      std::vector<int> got;
+      uint8_t buf[64];
+      const ssize_t n = receiveMessage(sock_, buf, sizeof buf, &got);
+      for (int fd : got) ::close(fd);
+      if (n < 0) break;
+      closed = n == 0;
+    }
     require(closed || !hostile);
     if (closed) {
       ::close(sock_);
@@ -516,14 +555,14 @@ class Harness {
     }
   }
 
-  void ownPut() {
+  void ownPut(bool big) {
     if (ownPuts_ >= kMaxOwnPuts) return;
     PutRequest req{};
     req.id = ++ownPuts_;
     req.peer = peerName("peer");
     req.vaddr = kTheirBox;
-    req.data = ownData_;
-    req.len = sizeof ownData_;
+    req.data = big ? bigOwn_ : ownData_;
+    req.len = big ? sizeof bigOwn_ : sizeof ownData_;
     provider_->put(req);
   }
 
@@ -544,7 +583,7 @@ class Harness {
   RingControl* outControl_ = nullptr;
   RingControl* inControl_ = nullptr;
   int sock_ = -1, wakeUs_ = -1, wakeThem_ = -1;
-  uint64_t tail_ = 0, nextPutId_ = 1, chunkNext_ = 0, acked_ = 0;
+  uint64_t tail_ = 0, nextPutId_ = 1, chunkNext_ = 0, acked_ = 0, lastFar_ = 0;
   uint64_t ownPuts_ = 0;
   int expectedAuthFailures_ = 0;
   bool ready_ = false;  // the handshake completed (the provider read our Confirm and took it)
@@ -555,6 +594,9 @@ class Harness {
   uint8_t* arena_ = nullptr;
   bool arenaShared_ = false;
   uint8_t ownData_[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  uint8_t bigOwn_[4096] = {};  // larger than eagerMaxBytes: a far put (granted, if we say so)
+  static constexpr uint64_t kArenaPostBytes = 64 << 10;
+  std::vector<void*> arenaPosts_;
 };
 
 }  // namespace

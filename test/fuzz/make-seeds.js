@@ -246,7 +246,8 @@ const le = (n, bytes) => {
   for (let i = 0; i < bytes; i++) b[i] = Number((BigInt(n) >> BigInt(8 * i)) & 0xffn);
   return b;
 };
-// op 1: kind byte (record type = kind % 11; 10: an arena share), flags, mailbox choice (0 bytes box, 1 ops box, 2 region), offset (2 bytes)
+// op 1: kind byte (record type = kind % 13; 10: an arena share, 11: Written, 12: Grant), flags, mailbox choice (0 bytes box,
+// 1 ops box, 2 region, 3 guarded box, 5 arena box: its buffers lie in the provider's arena), offset (2 bytes)
 const record = (kind, flags, box, offset, ...rest) => Buffer.concat([Buffer.from([1, kind, flags, box]), le(offset, 2), ...rest]);
 const shmPut = (box, offset, payload, flags = 0) => record(0, flags, box, offset, le(payload.length, 2), payload);
 const shmFar = (box, len, srcOffset, flags = 0) => record(1, flags, 0 + box, 0, le(len - 1, 3), le(srcOffset, 2));
@@ -258,7 +259,12 @@ const shmFarGather = (box, headLen, restLen, srcOffset) =>
   record(9, 0, box, 0, le(headLen, 2), le(restLen, 3), le(srcOffset, 2), fill(headLen, 7));
 const shmChunk = (box, len, chunkLen) => record(2, 0, box, 0, le(len - 1, 3), le(chunkLen - 1, 2), fill(chunkLen, 3));
 const shmAck = (status) => Buffer.concat([Buffer.from([1, 3, 0, 0]), le(0, 2), Buffer.from([status])]);
-const SHM = { run: Buffer.from([5]), consume: Buffer.from([3]), own: Buffer.from([4]), hangUp: Buffer.from([6]) };
+const SHM = { run: Buffer.from([5]), consume: Buffer.from([3]), own: Buffer.from([4]), ownFar: Buffer.from([12]), hangUp: Buffer.from([6]) };
+const ARENA_BOX = 5;
+// Written (kind 11) for our last far put, or (0x40) for the id in the next 8 bytes.
+const shmWritten = (id) => (id === undefined ? record(11, 0, 0, 0) : record(11 | 0x40, 0, 0, 0, le(id, 8)));
+// Grant (kind 12) for the provider's latest put, at this offset of our arena (2 bytes), of its length.
+const shmGrant = (arenaOffset) => record(12, 0, 0, 0, le(arenaOffset, 2));
 const shmSession = (setup, ...ops) => Buffer.concat([Buffer.from([setup]), ...ops]);
 // The setup byte's bits (fuzz_shm.cpp): 1 cma, 2 we claim pull, 4 the provider has a secret,
 // 8 we authenticate (a 32-byte nonce follows), 16 our proof is right (else 32 bytes follow),
@@ -270,7 +276,7 @@ const early = (...ops) => Buffer.concat([Buffer.from([ops.length]), ...ops]);
 // Flags: 1 can pull, 2 auth, 4 refused. Auth bytes follow the 48 fixed ones where the flags
 // and the kind say so (shm_hello.h): the nonce in Offer and Accept, the proof in Accept and Confirm.
 const SHM_HELLO = { canPull: 1, auth: 2, refused: 4 };
-const SHM_VERSION = 7;
+const SHM_VERSION = 8;
 function shmHello(kind, nodeId, ringBytes, flags = kind === 1 ? 0 : SHM_HELLO.canPull) {
   const b = Buffer.alloc(48);
   b.writeUInt32LE(0x48535652, 0);
@@ -336,6 +342,20 @@ const shm = {
   arenaHole: shmSession(1, shmShare(0), shmShare(7, le(1, 2)), shmFar(1, 8192, 0, ARENA), SHM.run),
   arenaNoPull: shmSession(0, shmShare(0), shmFar(1, 4000, 16, ARENA), SHM.run),
   arenaBeforeConfirm: shmSession(1 | AUTH.early, early(shmShare(0)), SHM.run),
+  // Write grants: a far put into the provider's arena is granted to us, and placed once we say
+  // we wrote it; never written before we hang up; Written for nothing or twice; and the other
+  // way, our grants of the provider's far put: in our arena, past it, before our share, for an
+  // inline put, and for a put id it never sent.
+  grantWritten: shmSession(3, shmFar(ARENA_BOX, 4000, 16), SHM.run, shmWritten(), SHM.run),
+  grantNeverWritten: shmSession(3, shmFar(ARENA_BOX, 4000, 16), SHM.run, SHM.hangUp),
+  grantWrittenTwice: shmSession(3, shmFar(ARENA_BOX, 4000, 16), SHM.run, shmWritten(), shmWritten(), SHM.run),
+  writtenForNothing: shmSession(3, shmWritten(77), SHM.run),
+  grantThenPuts: shmSession(3, shmFar(ARENA_BOX, 4000, 16), shmPut(0, 0, fill(8, 1)), SHM.run, shmWritten(1), SHM.run),
+  grantOwn: shmSession(3, shmShare(0), SHM.ownFar, SHM.run, shmGrant(4096), SHM.run, SHM.consume, shmAck(0), SHM.run),
+  grantOwnPastArena: shmSession(3, shmShare(0), SHM.ownFar, SHM.run, shmGrant(63000), SHM.run),
+  grantOwnNoShare: shmSession(3, SHM.ownFar, SHM.run, shmGrant(0), SHM.run),
+  grantOwnInline: shmSession(3, shmShare(0), SHM.own, SHM.run, shmGrant(0), SHM.run),
+  grantOwnNoPut: shmSession(3, shmShare(0), record(12 | 0x40, 0, 0, 0, le(9, 8), le(0, 2)), SHM.run),
   arenaShareBytes: Buffer.concat([Buffer.from([0x80]), arenaShareMessage(0x7f0000000000n, 16n << 30n)]),
 };
 
