@@ -107,8 +107,9 @@ describe.each(PROGRESS_MODES)('shm write grants (%s progress here)', (progress) 
     // A put too large for the buffer says whether the buffer is held: refused for want of a
     // buffer while a put's range is reserved in it, as too large once it is free again.
     const probe = await endpoints.create({ provider: 'loopback' });
+    const tooLarge = Buffer.alloc(MiB + 1);
     const probeCode = (): Promise<string> =>
-      probe.put(receiver, VADDR, Buffer.alloc(MiB + 1), { timeout: 10_000 }).then(
+      probe.put(receiver, VADDR, tooLarge, { timeout: 10_000 }).then(
         () => 'placed',
         (e: RvmaError) => e.code,
       );
