@@ -24,6 +24,12 @@ export interface ShmOptions {
    * for pulls). With false, such puts are pulled. Default true.
    */
   senderWrites?: boolean;
+  /**
+   * The smallest put senderWrites applies to: a sender's write costs one round trip more than a
+   * pull, which smaller puts do not win back where the processes run on different CPUs (see
+   * docs/api.md). Default 512 KiB.
+   */
+  senderWritesMinBytes?: number;
   /** Bytes of each direction's shared ring per connection: a power of two, 64 KiB..256 MiB. Default 1 MiB. */
   ringBytes?: number;
   /** Puts up to this size travel inline through the ring; larger ones are pulled. At most ringBytes / 4. Default 64 KiB. */
@@ -49,6 +55,7 @@ const NUMBERS: Partial<Record<keyof ShmOptions, [number, number]>> = {
   maxPutBytes: [1, Number.MAX_SAFE_INTEGER],
   connectTimeoutMs: [1, MAX_MS],
   busyPollUs: [0, 100_000],
+  senderWritesMinBytes: [0, Number.MAX_SAFE_INTEGER],
 };
 const KEYS: (keyof ShmOptions)[] = ['enabled', 'cma', 'senderWrites', ...(Object.keys(NUMBERS) as (keyof ShmOptions)[])];
 

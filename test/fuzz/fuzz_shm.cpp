@@ -177,6 +177,7 @@ class Harness {
     options.ringBytes = kRing;
     options.eagerMaxBytes = 1024;
     options.maxPutBytes = 1 << 20;
+    options.senderWritesMinBytes = 1024;  // every far put into the arena box is granted
     provider_ = std::make_unique<ShmProvider>(ProviderContext{"receiver", table_, regions_, sink_, progress_, auth_}, options, 7);
     std::string error;
     Status status = Status::Ok;
@@ -437,6 +438,7 @@ class Harness {
         far.src = source(put.flags) + in.word(2) % (2 * sourceBytes(put.flags));
         far.put.prefix = {uint32_t(RecordType::FarGatherPut), uint32_t(roundUp8(sizeof far + far.headLen))};
         emit(&far, sizeof far, far.headLen);
+        lastFar_ = far.put.id;
         nextPutId_++;
         break;
       }

@@ -350,6 +350,7 @@ const shm = {
   grantNeverWritten: shmSession(3, shmFar(ARENA_BOX, 4000, 16), SHM.run, SHM.hangUp),
   grantWrittenTwice: shmSession(3, shmFar(ARENA_BOX, 4000, 16), SHM.run, shmWritten(), shmWritten(), SHM.run),
   writtenForNothing: shmSession(3, shmWritten(77), SHM.run),
+  grantGather: shmSession(3, record(9, 0, ARENA_BOX, 0, le(8, 2), le(4000, 3), le(64, 2), fill(8, 7)), SHM.run, shmWritten(), SHM.run),
   grantThenPuts: shmSession(3, shmFar(ARENA_BOX, 4000, 16), shmPut(0, 0, fill(8, 1)), SHM.run, shmWritten(1), SHM.run),
   grantOwn: shmSession(3, shmShare(0), SHM.ownFar, SHM.run, shmGrant(4096), SHM.run, SHM.consume, shmAck(0), SHM.run),
   grantOwnPastArena: shmSession(3, shmShare(0), SHM.ownFar, SHM.run, shmGrant(63000), SHM.run),

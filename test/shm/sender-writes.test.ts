@@ -7,7 +7,7 @@ import { expectRejects } from '../helpers/errors';
 const endpoints = trackEndpoints();
 const KiB = 1024;
 const MiB = 1024 * KiB;
-const EAGER_MAX = 64 * KiB; // shm.eagerMaxBytes by default: larger puts are far puts
+const WRITES_MIN = 512 * KiB; // shm.senderWritesMinBytes by default: smaller far puts are pulled
 // endpoint.peers() detail for a peer before any of our puts was granted, and after one was.
 // Where CMA is refused nothing is granted or pulled (puts go in chunks): the bytes are checked all the same.
 const PULLED_DETAIL = Endpoint.capabilities.cma ? 'cma' : 'copy';
@@ -33,18 +33,19 @@ describe.each(PROGRESS_MODES)('shm write grants (%s progress here)', (progress) 
   jest.setTimeout(180_000);
   const children = trackChildren('each');
 
-  test('from a plain Buffer into a peer process\'s posted buffers, 1 B to 256 MiB, byte for byte; peers() says cma until the first put above 64 KiB, arena after', async () => {
+  test('from a plain Buffer into a peer process\'s posted buffers, 1 B to 256 MiB, byte for byte; peers() says cma until the first put of 512 KiB, arena after', async () => {
     const receiver = await startAgent(children, 'receiver', { provider: 'shm', listen: `shm://${uniqueNodeId('rx')}` });
     const sender = await endpoints.create({ provider: 'shm', progress });
     expect(await sender.connect(receiver.address, { timeout: 10_000 })).toBe(receiver.nodeId);
     expect(sender.peers()).toEqual([{ nodeId: receiver.nodeId, provider: 'shm', detail: PULLED_DETAIL }]);
-    // Up to 64 KiB inline; then granted (the posted buffer is in the arena below 2 MiB); 16 MiB
-    // and 256 MiB land in private memory (on hosts without shared huge pages) and are pulled.
-    const sizes = [1, 4 * KiB, 64 * KiB, 64 * KiB + 1, MiB + 3, 2 * MiB - 4096, 16 * MiB, 256 * MiB];
+    // Up to 64 KiB inline; then pulled up to shm.senderWritesMinBytes; then granted (the posted
+    // buffer is in the arena below 2 MiB); 16 MiB and 256 MiB land in private memory (on hosts
+    // without shared huge pages) and are pulled.
+    const sizes = [1, 4 * KiB, 64 * KiB, 64 * KiB + 1, WRITES_MIN - 1, WRITES_MIN, MiB + 3, 2 * MiB - 4096, 16 * MiB, 256 * MiB];
     for (const [i, size] of sizes.entries()) {
       const data = seededBytes(size, i);
       expect(await putIntoAgent(sender, receiver, VADDR + BigInt(i), data)).toMatchObject({ bytes: size, ops: 1, sha256: sha256(data) });
-      const detail = size > EAGER_MAX ? GRANTED_DETAIL : PULLED_DETAIL;
+      const detail = size >= WRITES_MIN ? GRANTED_DETAIL : PULLED_DETAIL;
       expect(sender.peers()).toEqual([{ nodeId: receiver.nodeId, provider: 'shm', detail }]);
     }
   });
@@ -81,7 +82,13 @@ describe.each(PROGRESS_MODES)('shm write grants (%s progress here)', (progress) 
   });
 
   test('granted puts answered after later inline ones: 40 slices, 8 in flight, fill one arena buffer exactly once', async () => {
-    const receiver = await endpoints.create({ provider: 'shm', listen: `shm://${uniqueNodeId('rx')}`, progress });
+    // Grants from 64 KiB on, so that 20 of the slices are granted within one arena buffer.
+    const receiver = await endpoints.create({
+      provider: 'shm',
+      listen: `shm://${uniqueNodeId('rx')}`,
+      progress,
+      shm: { senderWritesMinBytes: 64 * KiB },
+    });
     const sender = await startAgent(children, 'sender', { provider: 'shm' });
     // Far puts (granted) between inline ones, each answered only once its sender has written it.
     // The total stays below 2 MiB, so the buffer is in the arena on any host.
@@ -133,10 +140,15 @@ describe.each(PROGRESS_MODES)('shm write grants (%s progress here)', (progress) 
   });
 });
 
-test('shm.senderWrites must be a boolean', async () => {
+test('shm.senderWrites must be a boolean, shm.senderWritesMinBytes a byte count', async () => {
   await expectRejects(
     Endpoint.create({ provider: 'shm', shm: { senderWrites: 'yes' as unknown as boolean } }),
     'ERR_RVMA_INVALID_ARGUMENT',
     /shm\.senderWrites must be a boolean/,
+  );
+  await expectRejects(
+    Endpoint.create({ provider: 'shm', shm: { senderWritesMinBytes: -1 } }),
+    'ERR_RVMA_INVALID_ARGUMENT',
+    /shm\.senderWritesMinBytes/,
   );
 });

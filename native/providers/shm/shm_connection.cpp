@@ -162,6 +162,15 @@ bool ShmConnection::shareArena(const void* src, uint64_t len) {
   return arenaShared_;
 }
 
+// The put just begun (pending_.back()) is pulled from [data, data + len), or written there by
+// us should the peer grant it.
+void ShmConnection::mayBeGranted(const uint8_t* data, uint64_t len) {
+  Pending& p = pending_.back();
+  p.data = data;
+  p.len = len;
+  p.grantable = true;
+}
+
 void ShmConnection::notePutFromArena() {
   if (putFromArena_) return;
   putFromArena_ = true;
@@ -354,9 +363,12 @@ Status ShmConnection::place(const Record& r, bool* fatal, bool* granted) {
                    : owner_.ctx().table.reserve(p.vaddr, Placement{(p.flags & kFlagAppend) != 0, p.offset}, p.len, peer_.nodeId, &res);
   if (!ok(s)) return s;
   uint8_t* dst = isRaw ? raw.dst : res.dst;
-  if (r.type == RecordType::FarPut && !fromArena && !isRaw && mayGrant(dst, p.len)) {
+  // A FarGatherPut's head came inline; the rest is pulled (or granted) behind it.
+  const uint64_t headLen = p.len - farLen;
+  if (far && !fromArena && !isRaw && mayGrant(dst + headLen, farLen)) {
+    if (headLen) std::memcpy(dst, r.payload, headLen);
     granted_.emplace(p.id, Granted{res, p.flags});
-    GrantRecord g{{uint32_t(RecordType::Grant), sizeof(GrantRecord)}, 0, 0, p.id, reinterpret_cast<uint64_t>(dst), p.len};
+    GrantRecord g{{uint32_t(RecordType::Grant), sizeof(GrantRecord)}, 0, 0, p.id, reinterpret_cast<uint64_t>(dst + headLen), farLen};
     control(&g, sizeof g);
     *granted = true;
     return Status::Ok;
@@ -367,8 +379,6 @@ Status ShmConnection::place(const Record& r, bool* fatal, bool* granted) {
   } else if (r.type == RecordType::RawNotice) {
     // The writer put the bytes there itself: counted and reported, nothing to copy.
   } else {
-    // A FarGatherPut's head came inline; the rest is pulled behind it.
-    const uint64_t headLen = p.len - farLen;
     if (headLen) std::memcpy(dst, r.payload, headLen);
     if (fromArena) std::memcpy(dst + headLen, fromArena, farLen);
     else pulled = farLen >= kSplitPullBytes ? owner_.pullHelper().pull(peerPid_, dst + headLen, r.src, farLen)
@@ -427,7 +437,8 @@ bool ShmConnection::placeChunk(const Record& r) {
 }
 
 bool ShmConnection::mayGrant(const uint8_t* dst, uint64_t len) {
-  return owner_.options().senderWrites && peerPulls_ && granted_.size() < kMaxGrants && shareArena(dst, len);
+  return owner_.options().senderWrites && len >= owner_.options().senderWritesMinBytes && peerPulls_ && granted_.size() < kMaxGrants &&
+         shareArena(dst, len);
 }
 
 // Our put's range in the peer's arena: we copy the bytes there and say so. The peer shared its
@@ -702,6 +713,8 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
     if (shareArena(req.data, req.len - req.headLen)) {
       head.flags |= kFlagArena;
       notePutFromArena();
+    } else if (!req.raw) {
+      mayBeGranted(req.data, req.len - req.headLen);
     }
     head.prefix = RecordPrefix{uint32_t(RecordType::FarGatherPut), uint32_t(bytes)};
     FarGatherPutRecord far{head, reinterpret_cast<uint64_t>(req.data), req.headLen};
@@ -724,10 +737,7 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
         head.flags |= kFlagArena;
         notePutFromArena();
       } else if (!req.raw) {
-        Pending& p = pending_.back();
-        p.data = req.data;
-        p.len = req.len;
-        p.grantable = true;
+        mayBeGranted(req.data, req.len);
       }
       FarPutRecord far{head, reinterpret_cast<uint64_t>(req.data)};
       std::memcpy(at, &far, sizeof far);

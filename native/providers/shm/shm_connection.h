@@ -80,7 +80,7 @@ class ShmConnection {
     uint64_t wireId;
     uint64_t requestId;
     std::shared_ptr<const uint8_t> joined;  // a joined put's bytes: the peer may still pull them
-    // A FarPut the peer may answer with a Grant: its bytes, to copy into the granted range.
+    // A far put the peer may answer with a Grant: its pulled bytes, to copy into the granted range.
     const uint8_t* data = nullptr;
     uint64_t len = 0;
     bool grantable = false;
@@ -123,6 +123,7 @@ class ShmConnection {
   // now if not yet): then its record carries kFlagArena.
   bool shareArena(const void* src, uint64_t len);
   void notePutFromArena();
+  void mayBeGranted(const uint8_t* data, uint64_t len);
   void attachRings(int inbound, int outbound);
   void becomeReady();
 

@@ -11,7 +11,8 @@ namespace rvma {
 namespace {
 
 bool readShmOptions(const OptionBag& o, ShmOptions* shm, std::string* error) {
-  return o.flag("cma", &shm->cma, error) && o.flag("senderWrites", &shm->senderWrites, error) && o.number("ringBytes", &shm->ringBytes, error) &&
+  return o.flag("cma", &shm->cma, error) && o.flag("senderWrites", &shm->senderWrites, error) &&
+         o.number("senderWritesMinBytes", &shm->senderWritesMinBytes, error) && o.number("ringBytes", &shm->ringBytes, error) &&
          o.number("eagerMaxBytes", &shm->eagerMaxBytes, error) && o.number("maxPutBytes", &shm->maxPutBytes, error) &&
          o.number("connectTimeoutMs", &shm->connectTimeoutMs, error) &&
          o.number("busyPollUs", &shm->busyPollUs, error) && o.allRead(error);

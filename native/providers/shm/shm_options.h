@@ -10,6 +10,11 @@ struct ShmOptions {
   // A far put into a posted buffer in our arena is copied by its sender (a write grant), where
   // the sender may reach our memory anyway, instead of pulled.
   bool senderWrites = true;
+  // ...from this size on. A grant costs a round trip more than a pull (two more wake-ups): with
+  // the processes on two CPUs, puts of 384 KiB went at 7.4 GB/s granted against 8.5 pulled,
+  // 512 KiB evenly, 1 MiB at 10.7 against 8.6 (bench:shm --placement split --sizes, variants
+  // mailbox and pulled); on one CPU grants won from 72 KiB on.
+  uint64_t senderWritesMinBytes = 512ull << 10;
   uint64_t ringBytes = 1ull << 20;       // each direction's ring (a power of two)
   // Larger puts are pulled by the receiver (or chunked). Inline, a 64 KiB put went 30% faster
   // than pulled with both processes on one CPU, and as fast across CPUs (bench:shm, bw64k).
