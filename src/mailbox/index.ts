@@ -25,6 +25,7 @@ export type {
   EndpointEvents,
 } from './endpoint';
 export type { VerbsOptions } from './verbs-options';
+export type { SenderWrites } from './shm-options';
 export { Mailbox } from './mailbox';
 export { Region } from './region';
 export { PutCounter } from './put-counter';

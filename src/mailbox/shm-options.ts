@@ -1,6 +1,9 @@
 // The shm provider's options (Endpoint.create's `shm` group): types, limits, checks.
 import { checkBoolean, checkInteger, checkOptions, invalid } from '../base/validate';
 
+/** See ShmOptions.senderWrites. */
+export type SenderWrites = 'never' | 'streaming' | 'always';
+
 export interface ShmOptions {
   /**
    * Run the shared-memory provider (with provider 'auto' or 'shm'): accept same-host peers
@@ -16,14 +19,17 @@ export interface ShmOptions {
    */
   cma?: boolean;
   /**
-   * A large put from ordinary memory into a buffer this endpoint posted from the shared arena
-   * (`allocBuffer`, `mailbox.post(size)`: see docs/api.md, "The shared arena") is copied by its
-   * sender straight into that buffer, one memcpy, instead of pulled through the kernel: this
-   * endpoint reserves the put's range and hands the sender its place in the arena, which it
-   * shares with that peer. Only with a peer that may reach this process's memory anyway (as
-   * for pulls). With false, such puts are pulled. Default true.
+   * Whether a large put from ordinary memory into a buffer this endpoint posted from the shared
+   * arena (`allocBuffer`, `mailbox.post(size)`: see docs/api.md, "The shared arena") is copied
+   * by its sender straight into that buffer, one memcpy, instead of pulled through the kernel:
+   * this endpoint reserves the put's range and hands the sender its place in the arena, which
+   * it shares with that peer. Only with a peer that may reach this process's memory anyway (as
+   * for pulls), and from senderWritesMinBytes on. A sender's write costs one round trip more
+   * than a pull: 'streaming' (default) asks for it only while more of the sender's records wait
+   * behind the put (it streams, so the round trip overlaps them), so that a lone put's latency
+   * stays a pull's; 'always' for every such put; 'never' pulls them all.
    */
-  senderWrites?: boolean;
+  senderWrites?: SenderWrites;
   /**
    * The smallest put senderWrites applies to: a sender's write costs one round trip more than a
    * pull, which smaller puts do not win back where the processes run on different CPUs (see
@@ -49,6 +55,7 @@ export interface ShmOptions {
 }
 
 const MAX_MS = 2 ** 31 - 1;
+const SENDER_WRITES: unknown[] = ['never', 'streaming', 'always'];
 const NUMBERS: Partial<Record<keyof ShmOptions, [number, number]>> = {
   ringBytes: [64 << 10, 256 << 20],
   eagerMaxBytes: [0, 64 << 20],
@@ -64,7 +71,9 @@ export function parseShmOptions(call: string, options: unknown): ShmOptions {
   const o = checkOptions<ShmOptions>(`${call} shm`, options, KEYS);
   if (o.enabled !== undefined) checkBoolean(call, 'shm.enabled', o.enabled);
   if (o.cma !== undefined) checkBoolean(call, 'shm.cma', o.cma);
-  if (o.senderWrites !== undefined) checkBoolean(call, 'shm.senderWrites', o.senderWrites);
+  if (o.senderWrites !== undefined && !SENDER_WRITES.includes(o.senderWrites)) {
+    throw invalid(call, `shm.senderWrites must be 'never', 'streaming' or 'always', got ${String(o.senderWrites)}`);
+  }
   for (const [key, [min, max]] of Object.entries(NUMBERS) as [keyof ShmOptions, [number, number]][]) {
     if (o[key] !== undefined) checkInteger(call, `shm.${key}`, o[key], min, max);
   }

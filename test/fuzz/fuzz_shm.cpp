@@ -177,7 +177,8 @@ class Harness {
     options.ringBytes = kRing;
     options.eagerMaxBytes = 1024;
     options.maxPutBytes = 1 << 20;
-    options.senderWritesMinBytes = 1024;  // every far put into the arena box is granted
+    options.senderWrites = SenderWrites::Always;  // every far put into the arena box is granted
+    options.senderWritesMinBytes = 1024;
     provider_ = std::make_unique<ShmProvider>(ProviderContext{"receiver", table_, regions_, sink_, progress_, auth_}, options, 7);
     std::string error;
     Status status = Status::Ok;

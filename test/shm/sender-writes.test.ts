@@ -1,10 +1,13 @@
 // shm write grants between processes: a far put from ordinary memory into a posted arena buffer is written by its sender.
+// Most cases use shm.senderWrites 'always' on the receiver, so that every eligible put is granted;
+// the default 'streaming' grants only a put with more records behind it (its own case below).
 import { Endpoint, type RvmaError } from '../../src';
-import { type Agent, seededBytes, sha256, startAgent, trackChildren, waitFor } from '../helpers/children';
+import { type Agent, seededBytes, sha256, startAgent, trackChildren, waitFor, waitStopped } from '../helpers/children';
 import { PROGRESS_MODES, VADDR, trackEndpoints, uniqueNodeId } from '../helpers/endpoints';
 import { expectRejects } from '../helpers/errors';
 
 const endpoints = trackEndpoints();
+const ALWAYS = { senderWrites: 'always' } as const;
 const KiB = 1024;
 const MiB = 1024 * KiB;
 const WRITES_MIN = 512 * KiB; // shm.senderWritesMinBytes by default: smaller far puts are pulled
@@ -34,7 +37,7 @@ describe.each(PROGRESS_MODES)('shm write grants (%s progress here)', (progress) 
   const children = trackChildren('each');
 
   test('from a plain Buffer into a peer process\'s posted buffers, 1 B to 256 MiB, byte for byte; peers() says cma until the first put of 512 KiB, arena after', async () => {
-    const receiver = await startAgent(children, 'receiver', { provider: 'shm', listen: `shm://${uniqueNodeId('rx')}` });
+    const receiver = await startAgent(children, 'receiver', { provider: 'shm', listen: `shm://${uniqueNodeId('rx')}`, shm: ALWAYS });
     const sender = await endpoints.create({ provider: 'shm', progress });
     expect(await sender.connect(receiver.address, { timeout: 10_000 })).toBe(receiver.nodeId);
     expect(sender.peers()).toEqual([{ nodeId: receiver.nodeId, provider: 'shm', detail: PULLED_DETAIL }]);
@@ -50,11 +53,11 @@ describe.each(PROGRESS_MODES)('shm write grants (%s progress here)', (progress) 
     }
   });
 
-  test('to a peer process created with shm.senderWrites false: pulled, byte for byte, and peers() stays cma', async () => {
+  test("to a peer process created with shm.senderWrites 'never': pulled, byte for byte, and peers() stays cma", async () => {
     const receiver = await startAgent(children, 'receiver', {
       provider: 'shm',
       listen: `shm://${uniqueNodeId('rx')}`,
-      shm: { senderWrites: false },
+      shm: { senderWrites: 'never' },
     });
     const sender = await endpoints.create({ provider: 'shm', progress });
     const data = seededBytes(MiB + 3, 4);
@@ -63,7 +66,7 @@ describe.each(PROGRESS_MODES)('shm write grants (%s progress here)', (progress) 
   });
 
   test('from a peer process into this endpoint: a buffer of ordinary memory is pulled, one from the arena granted; the peer\'s peers() says arena only after the second', async () => {
-    const receiver = await endpoints.create({ provider: 'shm', listen: `shm://${uniqueNodeId('rx')}`, progress });
+    const receiver = await endpoints.create({ provider: 'shm', listen: `shm://${uniqueNodeId('rx')}`, progress, shm: ALWAYS });
     const sender = await startAgent(children, 'sender', { provider: 'shm' });
     const mailbox = receiver.openMailbox(VADDR, { epoch: 'ops', threshold: 1n });
     const size = MiB + 3;
@@ -81,16 +84,17 @@ describe.each(PROGRESS_MODES)('shm write grants (%s progress here)', (progress) 
     }
   });
 
-  test('granted puts answered after later inline ones: 40 slices, 8 in flight, fill one arena buffer exactly once', async () => {
+  test('granted puts with inline ones between them (answered in order, once written): 40 slices, 8 in flight, fill one arena buffer exactly once', async () => {
     // Grants from 64 KiB on, so that 20 of the slices are granted within one arena buffer.
     const receiver = await endpoints.create({
       provider: 'shm',
       listen: `shm://${uniqueNodeId('rx')}`,
       progress,
-      shm: { senderWritesMinBytes: 64 * KiB },
+      shm: { ...ALWAYS, senderWritesMinBytes: 64 * KiB },
     });
     const sender = await startAgent(children, 'sender', { provider: 'shm' });
-    // Far puts (granted) between inline ones, each answered only once its sender has written it.
+    // Far puts (granted) between inline ones: each is answered once its sender has written it,
+    // and the puts behind it after it.
     // The total stays below 2 MiB, so the buffer is in the arena on any host.
     const far = [64 * KiB + 8, 96 * KiB, 72 * KiB + 5];
     const near = [100, 8, 4 * KiB + 3, 1];
@@ -107,8 +111,35 @@ describe.each(PROGRESS_MODES)('shm write grants (%s progress here)', (progress) 
     expect(await agentPeers(sender)).toEqual([{ nodeId: receiver.nodeId, provider: 'shm', detail: GRANTED_DETAIL }]);
   });
 
+  test("'streaming' (the default): a lone put is pulled; puts queued behind each other are granted, all but the last", async () => {
+    const receiver = await startAgent(children, 'receiver', { provider: 'shm', listen: `shm://${uniqueNodeId('rx')}` });
+    const sender = await endpoints.create({ provider: 'shm', progress });
+    const v = VADDR.toString();
+    const SIZE = MiB;
+    await receiver.child.request({ cmd: 'open', vaddr: v, options: { epoch: 'ops', threshold: 1 } });
+    for (let i = 0; i < 5; i++) await receiver.child.request({ cmd: 'post', vaddr: v, size: SIZE });
+    const lone = seededBytes(SIZE, 10);
+    const first = receiver.child.request({ cmd: 'next', vaddr: v, timeout: 30_000 }, 40_000);
+    await sender.put(receiver.address, VADDR, lone, { timeout: 30_000 });
+    expect(await first).toMatchObject({ bytes: SIZE, sha256: sha256(lone) });
+    expect(sender.peers()).toEqual([{ nodeId: receiver.nodeId, provider: 'shm', detail: PULLED_DETAIL }]);
+
+    // Four puts written into the ring of a frozen receiver: it finds them all at once.
+    receiver.child.signal('SIGSTOP');
+    await waitStopped(receiver.child.pid);
+    const data = [11, 12, 13, 14].map((seed) => seededBytes(SIZE, seed));
+    const puts = data.map((bytes) => sender.put(receiver.address, VADDR, bytes, { timeout: 30_000 }));
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the puts' records reach the ring
+    receiver.child.signal('SIGCONT');
+    await Promise.all(puts);
+    for (const bytes of data) {
+      expect(await receiver.child.request({ cmd: 'next', vaddr: v, timeout: 30_000 }, 40_000)).toMatchObject({ bytes: SIZE, sha256: sha256(bytes) });
+    }
+    expect(sender.peers()).toEqual([{ nodeId: receiver.nodeId, provider: 'shm', detail: GRANTED_DETAIL }]);
+  });
+
   test('a sender killed before it writes its granted put: the held range is given back, and the next sender\'s put is the only one that completes', async () => {
-    const receiver = await endpoints.create({ provider: 'shm', listen: `shm://${uniqueNodeId('rx')}`, progress });
+    const receiver = await endpoints.create({ provider: 'shm', listen: `shm://${uniqueNodeId('rx')}`, progress, shm: ALWAYS });
     const mailbox = receiver.openMailbox(VADDR, { epoch: 'ops', threshold: 1n });
     const posted = mailbox.post(MiB);
     // A put too large for the buffer says whether the buffer is held: refused for want of a
@@ -140,11 +171,11 @@ describe.each(PROGRESS_MODES)('shm write grants (%s progress here)', (progress) 
   });
 });
 
-test('shm.senderWrites must be a boolean, shm.senderWritesMinBytes a byte count', async () => {
+test("shm.senderWrites must be 'never', 'streaming' or 'always', shm.senderWritesMinBytes a byte count", async () => {
   await expectRejects(
-    Endpoint.create({ provider: 'shm', shm: { senderWrites: 'yes' as unknown as boolean } }),
+    Endpoint.create({ provider: 'shm', shm: { senderWrites: true as unknown as 'always' } }),
     'ERR_RVMA_INVALID_ARGUMENT',
-    /shm\.senderWrites must be a boolean/,
+    /shm\.senderWrites must be 'never', 'streaming' or 'always'/,
   );
   await expectRejects(
     Endpoint.create({ provider: 'shm', shm: { senderWritesMinBytes: -1 } }),

@@ -326,8 +326,7 @@ bool ShmConnection::handle(const Record& r) {
   Status s = place(r, &fatal, &granted);
   if (fatal) return false;
   expectedWireId_++;
-  if (!granted) answer(r.put.id, s, r.put.flags);
-  return true;
+  return granted || settle(r.put.id, s, r.put.flags);
 }
 
 // An inline or far put, placed whole: reserve, copy (or pull), commit. A far put from ordinary
@@ -365,9 +364,10 @@ Status ShmConnection::place(const Record& r, bool* fatal, bool* granted) {
   uint8_t* dst = isRaw ? raw.dst : res.dst;
   // A FarGatherPut's head came inline; the rest is pulled (or granted) behind it.
   const uint64_t headLen = p.len - farLen;
-  if (far && !fromArena && !isRaw && mayGrant(dst + headLen, farLen)) {
+  if (far && !fromArena && !isRaw && mayGrant(r, dst + headLen, farLen)) {
     if (headLen) std::memcpy(dst, r.payload, headLen);
-    granted_.emplace(p.id, Granted{res, p.flags});
+    held_.push_back(Held{p.id, p.flags, Status::Ok, true, res});
+    openGrants_++;
     GrantRecord g{{uint32_t(RecordType::Grant), sizeof(GrantRecord)}, 0, 0, p.id, reinterpret_cast<uint64_t>(dst + headLen), farLen};
     control(&g, sizeof g);
     *granted = true;
@@ -432,13 +432,15 @@ bool ShmConnection::placeChunk(const Record& r) {
   Status s = in.status;
   in = Incoming{};
   expectedWireId_++;
-  answer(p.id, s, p.flags);
-  return true;
+  return settle(p.id, s, p.flags);
 }
 
-bool ShmConnection::mayGrant(const uint8_t* dst, uint64_t len) {
-  return owner_.options().senderWrites && len >= owner_.options().senderWritesMinBytes && peerPulls_ && granted_.size() < kMaxGrants &&
-         shareArena(dst, len);
+bool ShmConnection::mayGrant(const Record& r, const uint8_t* dst, uint64_t len) {
+  const ShmOptions& o = owner_.options();
+  if (o.senderWrites == SenderWrites::Never || len < o.senderWritesMinBytes || !peerPulls_ || openGrants_ >= kMaxGrants) {
+    return false;
+  }
+  return (o.senderWrites == SenderWrites::Always || in_.behind(r)) && shareArena(dst, len);
 }
 
 // Our put's range in the peer's arena: we copy the bytes there and say so. The peer shared its
@@ -468,17 +470,35 @@ bool ShmConnection::onGrant(const GrantRecord& g) {
   return true;
 }
 
-// The sender wrote a put we granted: placed now, and answered as any put.
+// The sender wrote a put we granted: placed now, and answered (with the puts held behind it) once
+// the granted puts before it are written too.
 bool ShmConnection::onWritten(uint64_t wireId) {
-  auto it = granted_.find(wireId);
-  if (it == granted_.end()) {
+  auto it = std::find_if(held_.begin(), held_.end(), [&](const Held& h) { return h.wireId == wireId && h.granted; });
+  if (it == held_.end()) {
     fail(Status::PeerLost, "shm ring: a write confirmed for no grant (" + std::to_string(wireId) + ")", true);
     return false;
   }
-  const uint32_t flags = it->second.flags;
-  owner_.ctx().table.commit(it->second.res);
-  granted_.erase(it);
-  answer(wireId, Status::Ok, flags);
+  owner_.ctx().table.commit(it->res);
+  it->granted = false;
+  openGrants_--;
+  for (; !held_.empty() && !held_.front().granted; held_.pop_front()) {
+    answer(held_.front().wireId, held_.front().status, held_.front().flags);
+  }
+  return true;
+}
+
+bool ShmConnection::settle(uint64_t wireId, Status status, uint32_t putFlags) {
+  if (held_.empty()) {
+    answer(wireId, status, putFlags);
+    return true;
+  }
+  // A sender reads its grants before it writes more puts, so no more can come behind one than
+  // its ring held when the grant went out (records of 48 bytes and more).
+  if (held_.size() >= 2 * ringBytes_ / sizeof(PutRecord)) {
+    fail(Status::PeerLost, "shm ring: a granted put left unwritten while its later puts pile up", true);
+    return false;
+  }
+  held_.push_back(Held{wireId, putFlags, status, false, {}});
   return true;
 }
 
@@ -587,8 +607,11 @@ void ShmConnection::revoke(uint64_t key) {
 }
 
 void ShmConnection::cancelIncoming() {
-  for (auto& [id, g] : granted_) owner_.ctx().table.cancel(g.res);
-  granted_.clear();
+  for (const Held& h : held_) {
+    if (h.granted) owner_.ctx().table.cancel(h.res);
+  }
+  held_.clear();
+  openGrants_ = 0;
   if (!incoming_.active) return;
   if (ok(incoming_.status)) {
     if (incoming_.put.flags & kFlagRaw) owner_.ctx().regions.cancel(incoming_.raw);
@@ -597,17 +620,13 @@ void ShmConnection::cancelIncoming() {
   incoming_ = Incoming{};
 }
 
-// Answers come in ring order, except that a put written under a grant is answered only once
-// the peer read our Written: later puts may be answered before it.
 bool ShmConnection::onAck(const AckRecord& a) {
-  auto it = pending_.begin();
-  while (it != pending_.end() && it->granted && it->wireId != a.id) ++it;
-  if (it == pending_.end() || it->wireId != a.id || a.status > uint32_t(Status::Forbidden)) {
+  if (pending_.empty() || pending_.front().wireId != a.id || a.status > uint32_t(Status::Forbidden)) {
     fail(Status::PeerLost, "shm ring: an answer to no put of ours (" + std::to_string(a.id) + ")", true);
     return false;
   }
-  uint64_t request = it->requestId;
-  pending_.erase(it);
+  uint64_t request = pending_.front().requestId;
+  pending_.pop_front();
   owner_.ctx().events.putSettled(request, Status(a.status));
   return true;
 }

@@ -84,12 +84,16 @@ class ShmConnection {
     const uint8_t* data = nullptr;
     uint64_t len = 0;
     bool grantable = false;
-    bool granted = false;  // copied under a Grant: its Ack may come after later puts' Acks
+    bool granted = false;  // copied under a Grant already
   };
-  // A put of the peer's whose range we reserved and granted: it is placed once Written comes.
-  struct Granted {
-    Reservation res;
+  // A put of the peer's not answered yet because a granted put before it (or it itself) waits
+  // for its Written: answers go in the order of the puts.
+  struct Held {
+    uint64_t wireId;
     uint32_t flags;
+    Status status;
+    bool granted;   // its range is reserved (res) until Written commits it
+    Reservation res;
   };
   // A put being written into the ring: chunked ones take several records.
   struct Outgoing {
@@ -156,9 +160,9 @@ class ShmConnection {
   bool handle(const shm::Record& r);
   // *granted: reserved and answered with a Grant instead of placed (onWritten commits it).
   Status place(const shm::Record& r, bool* fatal, bool* granted);
-  // Whether a far put reserved at dst may be written by its sender instead of pulled (our arena
-  // is then shared with the peer, if it was not yet).
-  bool mayGrant(const uint8_t* dst, uint64_t len);
+  // Whether far put r, its pulled part reserved at [dst, dst + len), may be written by its
+  // sender instead of pulled (our arena is then shared with the peer, if it was not yet).
+  bool mayGrant(const shm::Record& r, const uint8_t* dst, uint64_t len);
   bool onGrant(const shm::GrantRecord& g);
   bool onWritten(uint64_t wireId);
   bool placeChunk(const shm::Record& r);
@@ -169,6 +173,8 @@ class ShmConnection {
   bool onAck(const shm::AckRecord& a);
   bool onRegionRecord(const shm::Record& r);
   void answer(uint64_t wireId, Status status, uint32_t putFlags);
+  // answer(), or held behind a granted put not written yet; false once that failed the connection.
+  bool settle(uint64_t wireId, Status status, uint32_t putFlags);
   void kickPeer();
   // pace: Eager wakes the peer; a lazy or late put's Ack need not (see transmit()).
   void control(const void* record, uint32_t size, AckPace pace = AckPace::Eager);
@@ -220,7 +226,8 @@ class ShmConnection {
   bool arenaShared_ = false;  // ours went to the peer
   bool putFromArena_ = false;  // a far put of ours went from arena memory (endpoint.peers())
   bool writeGranted_ = false;  // the peer granted us a write (endpoint.peers())
-  std::unordered_map<uint64_t, Granted> granted_;  // by wire id
+  std::deque<Held> held_;  // from the oldest granted put not written yet on, in put order
+  size_t openGrants_ = 0;  // granted puts in held_ not written yet
   std::unordered_map<uint64_t, Lent> lent_;                     // regions of the peer we may write
   std::unordered_map<uint64_t, std::vector<PutRequest>> asked_;  // raw writes waiting for RegionInfo
 };

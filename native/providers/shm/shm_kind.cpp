@@ -10,8 +10,19 @@
 namespace rvma {
 namespace {
 
+bool readSenderWrites(const OptionBag& o, SenderWrites* out, std::string* error) {
+  std::string mode;
+  if (!o.text("senderWrites", &mode, error)) return false;
+  if (mode.empty()) return true;
+  if (mode == "never") *out = SenderWrites::Never;
+  else if (mode == "streaming") *out = SenderWrites::Streaming;
+  else if (mode == "always") *out = SenderWrites::Always;
+  else *error = "shm.senderWrites must be 'never', 'streaming' or 'always', got \"" + mode + "\"";
+  return error->empty();
+}
+
 bool readShmOptions(const OptionBag& o, ShmOptions* shm, std::string* error) {
-  return o.flag("cma", &shm->cma, error) && o.flag("senderWrites", &shm->senderWrites, error) &&
+  return o.flag("cma", &shm->cma, error) && readSenderWrites(o, &shm->senderWrites, error) &&
          o.number("senderWritesMinBytes", &shm->senderWritesMinBytes, error) && o.number("ringBytes", &shm->ringBytes, error) &&
          o.number("eagerMaxBytes", &shm->eagerMaxBytes, error) && o.number("maxPutBytes", &shm->maxPutBytes, error) &&
          o.number("connectTimeoutMs", &shm->connectTimeoutMs, error) &&

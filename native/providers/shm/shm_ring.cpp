@@ -19,6 +19,9 @@ bool RingReader::loadTail(std::string* why) {
 
 bool RingReader::pending() const { return loadAcquire(&control_->tail) != head_; }
 
+// (A tail the peer set behind our head reads as records behind: only a hint, checked when read.)
+bool RingReader::behind(const Record& r) const { return loadAcquire(&control_->tail) - head_ > r.bytes; }
+
 bool RingReader::publish() {
   if (head_ == published_) return false;
   published_ = head_;

@@ -42,6 +42,8 @@ class RingReader {
   bool publish();
   // Whether anything is published beyond what was consumed (reads the peer's tail).
   bool pending() const;
+  // Whether anything is published behind r, the record not consumed yet (reads the peer's tail).
+  bool behind(const Record& r) const;
   uint64_t head() const { return head_; }
 
  private:
