@@ -16,7 +16,7 @@ struct ShmOptions {
   SenderWrites senderWrites = SenderWrites::Streaming;
   // ...from this size on. With the processes on two CPUs, puts of 384 KiB went at 7.4 GB/s
   // granted (always) against 8.5 pulled, 512 KiB evenly, 1 MiB at 10.7 against 8.6 (bench:shm
-  // --placement split --sizes, variants mailbox and pulled); on one CPU grants won from 72 KiB.
+  // --placement split --sizes, variants always and pulled); on one CPU grants won from 72 KiB.
   uint64_t senderWritesMinBytes = 512ull << 10;
   uint64_t ringBytes = 1ull << 20;       // each direction's ring (a power of two)
   // Larger puts are pulled by the receiver (or chunked). Inline, a 64 KiB put went 30% faster
