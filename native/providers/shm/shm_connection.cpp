@@ -171,9 +171,9 @@ void ShmConnection::mayBeGranted(const uint8_t* data, uint64_t len) {
   p.grantable = true;
 }
 
-void ShmConnection::notePutFromArena() {
-  if (putFromArena_) return;
-  putFromArena_ = true;
+void ShmConnection::noteArenaUsed() {
+  if (arenaUsed_) return;
+  arenaUsed_ = true;
   owner_.onLargePutsChanged(this);
 }
 
@@ -461,10 +461,7 @@ bool ShmConnection::onGrant(const GrantRecord& g) {
   }
   std::memcpy(dst, it->data, g.len);
   it->granted = true;
-  if (!writeGranted_) {
-    writeGranted_ = true;
-    owner_.onLargePutsChanged(this);
-  }
+  noteArenaUsed();
   KeyRecord written{{uint32_t(RecordType::Written), sizeof(KeyRecord)}, 0, 0, g.id};
   control(&written, sizeof written);
   return true;
@@ -731,7 +728,7 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
     begin();
     if (shareArena(req.data, req.len - req.headLen)) {
       head.flags |= kFlagArena;
-      notePutFromArena();
+      noteArenaUsed();
     } else if (!req.raw) {
       mayBeGranted(req.data, req.len - req.headLen);
     }
@@ -754,7 +751,7 @@ bool ShmConnection::writePut(Outgoing& o, bool* corrupt) {
     } else {
       if (shareArena(req.data, req.len)) {
         head.flags |= kFlagArena;
-        notePutFromArena();
+        noteArenaUsed();
       } else if (!req.raw) {
         mayBeGranted(req.data, req.len);
       }

@@ -70,7 +70,7 @@ class ShmConnection {
   // How large puts to this peer travel, as endpoint.peers() says: "arena" (one memcpy through an
   // arena for those whose source or destination is in one, pulled otherwise), "cma" (pulled) or
   // "copy" (chunks through the ring).
-  const char* largePuts() const { return putFromArena_ || writeGranted_ ? "arena" : peerPulls_ ? "cma" : "copy"; }
+  const char* largePuts() const { return arenaUsed_ ? "arena" : peerPulls_ ? "cma" : "copy"; }
   std::vector<uint64_t>& connectRequests() { return connectRequests_; }
   void expectNode(const std::string& node) { expectedNode_ = node; }
   const std::string& expectedNode() const { return expectedNode_; }
@@ -126,7 +126,7 @@ class ShmConnection {
   // Whether a far put's source [src, src + len) lies in our arena and the peer has it (shared
   // now if not yet): then its record carries kFlagArena.
   bool shareArena(const void* src, uint64_t len);
-  void notePutFromArena();
+  void noteArenaUsed();  // one of our large puts went through an arena: endpoint.peers() says so
   void mayBeGranted(const uint8_t* data, uint64_t len);
   void attachRings(int inbound, int outbound);
   void becomeReady();
@@ -224,8 +224,7 @@ class ShmConnection {
   bool lazyHeld_ = false;
   shm::PeerArena peerArena_;  // the peer's arena, once it shared it
   bool arenaShared_ = false;  // ours went to the peer
-  bool putFromArena_ = false;  // a far put of ours went from arena memory (endpoint.peers())
-  bool writeGranted_ = false;  // the peer granted us a write (endpoint.peers())
+  bool arenaUsed_ = false;  // a far put of ours went from our arena, or into the peer's under a grant
   std::deque<Held> held_;  // from the oldest granted put not written yet on, in put order
   size_t openGrants_ = 0;  // granted puts in held_ not written yet
   std::unordered_map<uint64_t, Lent> lent_;                     // regions of the peer we may write
